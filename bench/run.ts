@@ -1,0 +1,298 @@
+import 'reflect-metadata';
+import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { setLogLevel } from '../src/common/logger';
+import { createDataSource } from '../src/db/data-source';
+import { startEmbedded } from '../src/db/embedded';
+import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
+import { createApiKey } from '../src/modules/apikey/api-key.service';
+import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
+
+/**
+ * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
+ * as its own process (production mode) on a free loopback port, drives each workload through GraphQL
+ * and its REST twin with autocannon, and prints one table (and JSON with --json). Figures, not verdicts.
+ */
+const { values: opts } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '1' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    pool: { type: 'string', default: '8' },
+    json: { type: 'string' },
+    only: { type: 'string' },
+    'import-rows': { type: 'string', default: '100000' },
+    'skip-import': { type: 'boolean', default: false },
+  },
+});
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+const uuidOf = (s: string) => md5(s).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+const addressOf = (label: string) => `0x${(md5(label) + md5(`x${label}`)).slice(0, 40)}`;
+
+interface Row {
+  workload: string;
+  door: string;
+  reqPerSec: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  errors: number;
+  peakRssMb: number;
+  sqlPerRequest: number | null;
+  bytesPerResponse: number | null;
+  note?: string;
+}
+
+function scaled(factor: number): Scale {
+  return {
+    collections: Math.max(2, Math.round(DEFAULT_SCALE.collections * factor)),
+    assetsPerCollection: DEFAULT_SCALE.assetsPerCollection,
+    offers: Math.max(10, Math.round(DEFAULT_SCALE.offers * factor)),
+    orders: Math.max(5, Math.round(DEFAULT_SCALE.orders * factor)),
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh database for the run, with the project's migrations and the data set; returns how the server reaches it. */
+async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; label: string }> {
+  const serverUrl = process.env.DATABASE_URL;
+  let url: string;
+  let stop = async () => {};
+  let env: Record<string, string>;
+  let label: string;
+  if (serverUrl) {
+    const admin = new Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query('DROP DATABASE IF EXISTS gw_bench WITH (FORCE)');
+    await admin.query('CREATE DATABASE gw_bench');
+    await admin.end();
+    const parsed = new URL(serverUrl);
+    parsed.pathname = '/gw_bench';
+    url = parsed.toString();
+    env = { DATABASE_URL: url };
+    label = `PostgreSQL (${parsed.host}, database gw_bench)`;
+  } else {
+    const dataDir = path.resolve('.bench/data');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    const embedded = await startEmbedded(dataDir, { purpose: 'npm run bench (loading)', maxConnections: 4 });
+    url = embedded.url;
+    stop = embedded.stop;
+    env = { DATA_DIR: dataDir };
+    label = `embedded PGlite (${dataDir})`;
+  }
+  const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 600_000 });
+  await ds.initialize();
+  await ds.runMigrations({ transaction: 'each' });
+  log(`loading the data set into ${label}`);
+  await loadDataset(ds, scale, log);
+  const { key } = await createApiKey(ds.manager, { address: addressOf('bench-admin'), role: ApiKeyRole.ADMIN, label: 'bench' });
+  await ds.destroy();
+  await stop();
+  return { env, adminKey: key, label };
+}
+
+function peakRssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+/** Resets the kernel's peak-RSS mark of the server so each workload reports its own peak. */
+function resetPeakRss(pid: number): void {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not permitted here: the figure is then the peak since start
+  }
+}
+
+async function startServer(env: Record<string, string>, pool: number): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', SEED_DEMO: 'false', LOG_LEVEL: 'warn', DB_POOL_SIZE: String(pool) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i += 1) {
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill();
+  throw new Error('the gateway did not become ready within 60 s');
+}
+
+interface Workload {
+  name: string;
+  door: 'GraphQL' | 'REST';
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+function gql(name: string, query: string, variables: Record<string, unknown> = {}): Workload {
+  return { name, door: 'GraphQL', method: 'POST', path: '/graphql', body: JSON.stringify({ query, variables }) };
+}
+
+function workloads(): Workload[] {
+  const collectionId = uuidOf('c1');
+  const contract = addressOf('contract2');
+  return [
+    gql('W1 collections x assets', '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }'),
+    { name: 'W1 collections x assets', door: 'REST', method: 'GET', path: '/v1/collections?limit=20&include_assets=true' },
+    gql('W2 one asset', 'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }', {
+      a: contract,
+      t: '1',
+    }),
+    { name: 'W2 one asset', door: 'REST', method: 'GET', path: `/v1/assets/${contract}/1` },
+    gql('W3 assets by token id', 'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }', {
+      c: collectionId,
+    }),
+    { name: 'W3 assets by token id', door: 'REST', method: 'GET', path: `/v1/assets?collection_id=${collectionId}&order_by=token_id&direction=asc&limit=50` },
+    gql('W4 offers of an asset', 'query ($a: Address!, $t: TokenId!) { offers(tokenAddress: $a, tokenId: $t, limit: 20) { result { id price taker assets { result { name tokenId } } } } }', {
+      a: contract,
+      t: '1',
+    }),
+    { name: 'W4 offers of an asset', door: 'REST', method: 'GET', path: `/v1/offers?token_address=${contract}&token_id=1&limit=20` },
+    gql('W5 statistics 24h', '{ statistics(period: "24h", limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
+    { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
+  ];
+}
+
+async function probe(base: string, w: Workload): Promise<{ sql: number | null; bytes: number; ok: boolean }> {
+  const res = await fetch(base + w.path, { method: w.method, headers: { 'content-type': 'application/json' }, body: w.body });
+  const text = await res.text();
+  const ok = res.ok && !text.includes('"errors"');
+  if (!ok) log(`  ${w.door} ${w.name}: HTTP ${res.status} ${text.slice(0, 200)}`);
+  const sql = res.headers.get('x-sql-statements');
+  return { sql: sql === null ? null : Number(sql), bytes: Buffer.byteLength(text), ok };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function drive(base: string, pid: number, w: Workload): Promise<Row> {
+  const { sql, bytes } = await probe(base, w);
+  const options = {
+    url: base + w.path,
+    method: w.method,
+    headers: { 'content-type': 'application/json' },
+    body: w.body,
+    connections: Number(opts.connections),
+  };
+  await autocannon({ ...options, duration: Number(opts.warmup) });
+  resetPeakRss(pid);
+  const rounds: autocannon.Result[] = [];
+  for (let i = 0; i < Number(opts.rounds); i += 1) rounds.push(await autocannon({ ...options, duration: Number(opts.duration) }));
+  const best = rounds.sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rounds.length / 2)];
+  return {
+    workload: w.name,
+    door: w.door,
+    reqPerSec: Math.round(median(rounds.map((r) => r.requests.average))),
+    p50Ms: best.latency.p50,
+    p99Ms: best.latency.p99,
+    errors: rounds.reduce((n, r) => n + r.errors + r.non2xx + r.timeouts, 0),
+    peakRssMb: peakRssMb(pid),
+    sqlPerRequest: sql,
+    bytesPerResponse: bytes,
+  };
+}
+
+async function benchImport(base: string, pid: number, adminKey: string, rows: number): Promise<Row> {
+  const lines = ['name,description,image_url,metadata,owner'];
+  const owner = addressOf('bench-admin');
+  for (let i = 0; i < rows; i += 1) lines.push(`Imported ${i},"Row ${i}, imported",https://img.example/i/${i}.png,"{""n"":${i}}",${owner}`);
+  const csv = lines.join('\n');
+  const form = new FormData();
+  form.append('collection_id', uuidOf('c3'));
+  form.append('file', new Blob([csv], { type: 'text/csv' }), 'bench.csv');
+  resetPeakRss(pid);
+  const started = process.hrtime.bigint();
+  const res = await fetch(`${base}/v1/assets/import`, { method: 'POST', headers: { 'access-token': adminKey }, body: form });
+  const text = await res.text();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (!res.ok) log(`  import: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return {
+    workload: `Import ${rows.toLocaleString('en')} rows`,
+    door: 'REST',
+    reqPerSec: null,
+    p50Ms: null,
+    p99Ms: null,
+    errors: res.ok ? 0 : 1,
+    peakRssMb: peakRssMb(pid),
+    sqlPerRequest: Number(res.headers.get('x-sql-statements')),
+    bytesPerResponse: Buffer.byteLength(text),
+    note: `${seconds.toFixed(1)} s, ${Math.round(rows / seconds).toLocaleString('en')} rows/s, ${(csv.length / 1024 / 1024).toFixed(1)} MB`,
+  };
+}
+
+function table(rows: Row[]): string {
+  const header = ['workload', 'door', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'SQL/req', 'bytes/resp', 'note'];
+  const cells = rows.map((r) => [
+    r.workload,
+    r.door,
+    r.reqPerSec?.toLocaleString('en') ?? '-',
+    r.p50Ms?.toString() ?? '-',
+    r.p99Ms?.toString() ?? '-',
+    String(r.errors),
+    String(r.peakRssMb),
+    r.sqlPerRequest?.toString() ?? '-',
+    r.bytesPerResponse?.toLocaleString('en') ?? '-',
+    r.note ?? '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c: string[]) => `| ${c.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  setLogLevel('warn');
+  const scale = scaled(Number(opts.scale));
+  const { env, adminKey, label } = await prepareDatabase(scale);
+  const { child, base } = await startServer(env, Number(opts.pool));
+  const rows: Row[] = [];
+  try {
+    const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
+    for (const w of workloads().filter((x) => !only || only.test(x.name))) {
+      log(`running ${w.name} (${w.door})`);
+      rows.push(await drive(base, child.pid!, w));
+    }
+    if (!opts['skip-import']) {
+      log('running the import');
+      rows.push(await benchImport(base, child.pid!, adminKey, Number(opts['import-rows'])));
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
+  process.stdout.write(`\n${settings}\n\n${table(rows)}\n`);
+  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), rows }, null, 2));
+}
+
+main().catch((err) => {
+  log(`bench failed: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});

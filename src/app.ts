@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import express, { NextFunction, Request, Response } from 'express';
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import { graphqlUploadExpress } from 'graphql-upload-minimal';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { DataSource } from 'typeorm';
+import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from './common/errors';
+import { processCounters, requestScope } from './common/request-scope';
+import { Context, createContext } from './context';
+import { formatGraphQLError, toClientError } from './graphql/format-error';
+import { operationLimits } from './graphql/limits';
+import { buildAppSchema } from './graphql/schema';
+import { keyFromHeaders } from './modules/apikey/api-key.service';
+import { sendRestError } from './rest/errors';
+import { restRouter } from './rest/v1/router';
+import { MAX_IMPORT_BYTES } from './modules/import/csv-rows';
+
+export interface AppOptions {
+  jsonBodyLimit?: string;
+}
+
+export interface App {
+  app: express.Express;
+  stop(): Promise<void>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId: string;
+  }
+}
+
+/**
+ * Opens the request scope (request id, SQL statement counter) once the body has been read, so that every
+ * statement the request causes is counted for it; the id goes back in `x-request-id`.
+ */
+function openScope(req: Request, res: Response, next: NextFunction): void {
+  processCounters.requests += 1;
+  requestScope.run({ requestId: req.requestId, sqlStatements: 0 }, next);
+}
+
+/** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
+export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
+  const schema = await buildAppSchema();
+  const limit = options.jsonBodyLimit ?? '1mb';
+  const apollo = new ApolloServer<Context>({
+    schema,
+    introspection: true,
+    // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
+    stopOnTerminationSignals: false,
+    includeStacktraceInErrorResponses: false,
+    formatError: formatGraphQLError(schema),
+    validationRules: [operationLimits],
+    plugins: [
+      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      // We send no cache hints; the default cache-control plugin would wrap every field resolver to look for them.
+      ApolloServerPluginCacheControlDisabled(),
+      {
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              const scope = requestScope.getStore();
+              if (scope) response.http.headers.set('x-sql-statements', String(scope.sqlStatements));
+            },
+          };
+        },
+      },
+    ],
+  });
+  await apollo.start();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    req.requestId = randomUUID();
+    res.setHeader('x-request-id', req.requestId);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await ds.query('SELECT 1');
+      res.json({ status: 'ready' });
+    } catch {
+      res.status(503).json({ status: 'unavailable', reason: 'the database does not answer' });
+    }
+  });
+
+  app.use(
+    '/graphql',
+    // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
+    graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
+    express.json({ limit }),
+    openScope,
+    expressMiddleware(apollo, {
+      context: async ({ req }) => createContext(ds, req.requestId, keyFromHeaders(req.headers)),
+    }),
+  );
+  // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
+  app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
+  app.use('/v1', express.json({ limit }), openScope);
+  app.use(restRouter(schema, ds));
+
+  app.use((req, res) => {
+    sendRestError(res, schema, new NotFoundError(`no route ${req.method} ${req.path}; see the README for the API`), false);
+  });
+
+  // Body parsing (express, graphql-upload) and anything else that fails outside a resolver. Their 4xx
+  // errors are the client's: they keep their status; the client never gets a stack.
+  app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+    let error: unknown = err;
+    if (err.type === 'entity.parse.failed') error = new BadRequestError('the request body is not valid JSON');
+    else if (err.status === 413) {
+      const max = (err as { limit?: number }).limit;
+      error = new PayloadTooLargeError(max ? `the request body is larger than ${Math.floor(max / 1024)} KB` : err.message);
+    } else if (err.status && err.status >= 400 && err.status < 500) {
+      error = new BadRequestError(`the request cannot be read: ${err.message}`);
+    }
+    if (req.originalUrl.startsWith('/graphql')) {
+      const client = toClientError(schema, error);
+      res.status(httpStatusOf[client.code] ?? 500).json({
+        errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
+      });
+    } else {
+      sendRestError(res, schema, error, false);
+    }
+  });
+
+  return {
+    app,
+    async stop() {
+      await apollo.stop();
+    },
+  };
+}

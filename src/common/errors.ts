@@ -1,0 +1,80 @@
+import { GraphQLError } from 'graphql';
+
+/** One field's problem, as listed in `error.details`. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+  line?: number;
+}
+
+/** The error codes of decisions.md, with the HTTP status each one takes on the REST door. */
+export const httpStatusOf: Record<string, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  VALIDATION_FAILED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+};
+
+export abstract class AppError extends GraphQLError {
+  constructor(code: keyof typeof httpStatusOf, message: string, details: FieldProblem[] = []) {
+    super(message, { extensions: { code, details } });
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, details: FieldProblem[] = []) {
+    super('BAD_REQUEST', message, details);
+  }
+}
+export class UnauthenticatedError extends AppError {
+  constructor(message = 'this operation needs an API key in the access-token header (or Authorization: Bearer)') {
+    super('UNAUTHENTICATED', message);
+  }
+}
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('FORBIDDEN', message);
+  }
+}
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super('NOT_FOUND', message);
+  }
+}
+export class ConflictError extends AppError {
+  constructor(message: string, details: FieldProblem[] = []) {
+    super('CONFLICT', message, details);
+  }
+}
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super('PAYLOAD_TOO_LARGE', message);
+  }
+}
+export class ValidationError extends AppError {
+  constructor(details: FieldProblem[], message?: string) {
+    super('VALIDATION_FAILED', message ?? details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
+  }
+}
+
+/** Collects field problems so that one response names every bad field, not only the first. */
+export class Problems {
+  readonly list: FieldProblem[] = [];
+  add(field: string, message: string): void {
+    this.list.push({ field, message });
+  }
+  throwIfAny(): void {
+    if (this.list.length) throw new ValidationError(this.list);
+  }
+}
+
+/** PostgreSQL's unique_violation, so services can turn a lost race into a 409. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  return e?.code === '23505' || e?.driverError?.code === '23505';
+}

@@ -1,0 +1,229 @@
+import { ArgsType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { ClassType } from 'type-graphql';
+import { DataSource } from 'typeorm';
+import { BadRequestError } from './errors';
+import { Params } from './sql';
+
+export enum SortDirection {
+  ASC = 'asc',
+  DESC = 'desc',
+}
+registerEnumType(SortDirection, { name: 'SortDirection' });
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/** The list parameters common to every list (interface.md 4.1); each list adds `orderBy` and its filters. */
+@ArgsType()
+export class PageArgs {
+  @Field(() => Int, { defaultValue: DEFAULT_LIMIT, description: `Page size, 1 to ${MAX_LIMIT}` })
+  limit: number;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'A 1-based page number ("1", "2", ...) or the `cursor` of the previous page',
+  })
+  page?: string | null;
+
+  @Field(() => SortDirection, { defaultValue: SortDirection.DESC })
+  direction: SortDirection;
+}
+
+export interface Page<T> {
+  cursor: string | null;
+  remaining: number;
+  result: T[];
+}
+
+/** The page envelope type of one item type: `{ cursor remaining result }`. */
+export function PageType<T extends object>(itemType: ClassType<T>) {
+  @ObjectType({ simpleResolvers: true })
+  abstract class PageClass implements Page<T> {
+    @Field(() => String, { nullable: true, description: 'Pass as `page` to get the next page; null on the last page' })
+    cursor: string | null;
+
+    @Field(() => Int, { description: 'How many matching items come after this page' })
+    remaining: number;
+
+    @Field(() => [itemType])
+    result: T[];
+  }
+  return PageClass;
+}
+
+/** How a list sorts by one `order_by` value: the SQL expression, its type, and whether it can be null. */
+export interface SortKey {
+  expression: string;
+  sqlType: 'timestamptz' | 'numeric' | 'text' | 'integer';
+  nullable?: boolean;
+}
+
+interface Position {
+  offset: number;
+  after?: { value: unknown; id: string };
+}
+
+const MAX_PAGE_NUMBER = 1_000_000;
+
+function encodeCursor(orderBy: string, direction: string, value: unknown, id: string): string {
+  const v = value instanceof Date ? value.toISOString() : value;
+  return Buffer.from(JSON.stringify([orderBy, direction, v, id])).toString('base64url');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A cursor's sort value must be of the sort's type, or the database would be asked nonsense. */
+function cursorValueFits(value: unknown, sort: SortKey): boolean {
+  if (value === null) return Boolean(sort.nullable);
+  switch (sort.sqlType) {
+    case 'timestamptz':
+      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) && /^\d{4}-\d{2}-\d{2}T/.test(value);
+    case 'numeric':
+      return typeof value === 'string' && /^-?\d{1,80}(\.\d{1,40})?$/.test(value);
+    case 'integer':
+      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && /^-?\d{1,10}$/.test(value));
+    default:
+      return typeof value === 'string' && value.length <= 1000;
+  }
+}
+
+function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 'uuid' | 'text' = 'uuid'): Position {
+  if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_LIMIT) {
+    throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${args.limit}`, [
+      { field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` },
+    ]);
+  }
+  const page = args.page;
+  if (page === undefined || page === null || page === '') return { offset: 0 };
+  if (/^[0-9]+$/.test(page)) {
+    const n = Number(page);
+    if (n < 1 || n > MAX_PAGE_NUMBER) {
+      throw new BadRequestError(`page must be a page number from 1 to ${MAX_PAGE_NUMBER} or a cursor, got ${page}`, [
+        { field: 'page', message: 'must be a page number from 1 or a cursor' },
+      ]);
+    }
+    return { offset: (n - 1) * args.limit };
+  }
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(page, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== 4 ||
+    typeof decoded[3] !== 'string' ||
+    (idType === 'uuid' && !UUID.test(decoded[3])) ||
+    !cursorValueFits(decoded[2], sort)
+  ) {
+    throw new BadRequestError(
+      `page must be a page number or the cursor of a previous response; "${page.slice(0, 60)}" is neither`,
+      [{ field: 'page', message: 'unknown cursor' }],
+    );
+  }
+  const [cursorOrderBy, cursorDirection, value, id] = decoded as [string, string, unknown, string];
+  if (cursorOrderBy !== orderBy || cursorDirection !== args.direction) {
+    throw new BadRequestError(
+      `this cursor belongs to order_by=${cursorOrderBy} direction=${cursorDirection}; ` +
+        `the request asks for order_by=${orderBy} direction=${args.direction}`,
+      [{ field: 'page', message: 'cursor from a different ordering' }],
+    );
+  }
+  return { offset: 0, after: { value, id } };
+}
+
+export interface ListQuery {
+  /** `FROM` clause with the main table aliased, e.g. `assets t`. */
+  from: string;
+  /** Select list of the item columns (see selectColumns). */
+  columns: string;
+  /** Primary key expression used to break ties, e.g. `t.id`. */
+  idExpression: string;
+  /** Type of that key: uuid (default) or text (categories, tags). */
+  idType?: 'uuid' | 'text';
+  where: string[];
+  params: Params;
+  sort: SortKey;
+  orderBy: string;
+  args: PageArgs;
+}
+
+function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): string {
+  const op = q.args.direction === SortDirection.ASC ? '>' : '<';
+  const { expression, sqlType, nullable } = q.sort;
+  const id = q.params.add(after.id);
+  if (after.value === null) {
+    // Nulls sort last: after a null, only later nulls remain.
+    return `(${expression} IS NULL AND ${q.idExpression} ${op} ${id}::${q.idType ?? 'uuid'})`;
+  }
+  const value = q.params.add(after.value);
+  const tuple = `(${expression}, ${q.idExpression}) ${op} (${value}::${sqlType}, ${id}::${q.idType ?? 'uuid'})`;
+  return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
+}
+
+function orderClause(q: ListQuery): string {
+  const dir = q.args.direction === SortDirection.ASC ? 'ASC' : 'DESC';
+  // NULLS LAST only where nulls can occur: on a NOT NULL key it would stop an index from giving the order.
+  return `${q.sort.expression} ${dir}${q.sort.nullable ? ' NULLS LAST' : ''}, ${q.idExpression} ${dir}`;
+}
+
+function toPage<T>(rows: Record<string, unknown>[], offset: number, q: ListQuery): Page<T> {
+  const total = rows.length ? Number(rows[0].__total) : 0;
+  const remaining = Math.max(0, total - offset - rows.length);
+  const last = rows[rows.length - 1];
+  const cursor = remaining > 0 && last ? encodeCursor(q.orderBy, q.args.direction, last.__sort, String(last.id)) : null;
+  for (const row of rows) {
+    delete row.__total;
+    delete row.__sort;
+    delete row.__parent;
+  }
+  return { cursor, remaining, result: rows as T[] };
+}
+
+/**
+ * One page of a list in one statement: the rows, the sort value of each (for the next cursor) and the
+ * count of all matching rows (`count(*) OVER ()`, computed before LIMIT) from which `remaining` follows.
+ */
+export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T>> {
+  const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
+  const where = [...q.where];
+  if (position.after) where.push(keysetCondition(q, position.after));
+  const sql =
+    `SELECT ${q.columns}, ${q.sort.expression} AS "__sort", count(*) OVER () AS "__total" FROM ${q.from}` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    ` ORDER BY ${orderClause(q)} LIMIT ${q.params.add(q.args.limit)} OFFSET ${q.params.add(position.offset)}`;
+  const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
+  return toPage<T>(rows, position.offset, q);
+}
+
+/**
+ * The same page for many parents at once (e.g. the first 20 assets of each of 20 collections), in one
+ * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count.
+ */
+export async function fetchPagesByParent<T>(
+  ds: DataSource,
+  q: ListQuery,
+  parent: { column: string; ids: readonly string[]; sqlType: 'uuid' | 'text' },
+): Promise<Map<string, Page<T>>> {
+  const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
+  const ids = q.params.add(parent.ids);
+  const where = [`${parent.column} = p.id`, ...q.where];
+  if (position.after) where.push(keysetCondition(q, position.after));
+  const sql =
+    `SELECT x.* FROM unnest(${ids}::${parent.sqlType}[]) AS p(id) CROSS JOIN LATERAL (` +
+    `SELECT ${q.columns}, p.id AS "__parent", ${q.sort.expression} AS "__sort", count(*) OVER () AS "__total" ` +
+    `FROM ${q.from} WHERE ${where.join(' AND ')} ORDER BY ${orderClause(q)} ` +
+    `LIMIT ${q.params.add(q.args.limit)} OFFSET ${q.params.add(position.offset)}) x`;
+  const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
+  const grouped = new Map<string, Record<string, unknown>[]>();
+  for (const row of rows) {
+    const key = String(row.__parent);
+    let list = grouped.get(key);
+    if (!list) grouped.set(key, (list = []));
+    list.push(row);
+  }
+  const pages = new Map<string, Page<T>>();
+  for (const id of parent.ids) pages.set(id, toPage<T>(grouped.get(id) ?? [], position.offset, q));
+  return pages;
+}

@@ -1,0 +1,61 @@
+import { EntityMetadata } from 'typeorm';
+
+/** Collects positional parameters while a statement is assembled: `p.add(value)` returns "$n". */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * The columns a request needs: those whose property is among `fields`, plus `always` (keys that field
+ * resolvers use). `complete` says whether that is every column (only complete rows may be shared
+ * through a loader's cache).
+ */
+export function columnsFor(
+  metadata: EntityMetadata,
+  alias: string,
+  fields: Set<string> | undefined,
+  always: string[],
+): { sql: string; names: string[]; complete: boolean } {
+  if (!fields) return { sql: selectColumns(metadata, alias), names: metadata.columns.map((c) => c.propertyName), complete: true };
+  const chosen = metadata.columns.filter((c) => fields.has(c.propertyName) || always.includes(c.propertyName));
+  return {
+    sql: chosen.map((c) => `${alias}."${c.databaseName}" AS "${c.propertyName}"`).join(', '),
+    names: chosen.map((c) => c.propertyName),
+    complete: chosen.length === metadata.columns.length,
+  };
+}
+
+const selectLists = new WeakMap<EntityMetadata, Map<string, string>>();
+
+/**
+ * `t."token_id" AS "tokenId", ...` for every column of an entity: rows come back as plain objects with
+ * the entity's property names, ready for the GraphQL types, without entity hydration.
+ */
+export function selectColumns(metadata: EntityMetadata, alias: string): string {
+  let byAlias = selectLists.get(metadata);
+  if (!byAlias) selectLists.set(metadata, (byAlias = new Map()));
+  let list = byAlias.get(alias);
+  if (!list) {
+    list = metadata.columns.map((c) => `${alias}."${c.databaseName}" AS "${c.propertyName}"`).join(', ');
+    byAlias.set(alias, list);
+  }
+  return list;
+}
+
+/**
+ * The rows an `UPDATE ... RETURNING` changed. TypeORM's postgres driver answers UPDATE and DELETE with
+ * `[rows, rowCount]` (other statements with the rows alone), so `const [row] = await m.query(...)` would
+ * take the array for a row; use this for every conditional update whose effect matters.
+ */
+export async function updateReturning<T>(
+  db: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  sql: string,
+  params: unknown[],
+): Promise<T[]> {
+  const result = (await db.query(sql, params)) as unknown[];
+  return (Array.isArray(result[0]) ? result[0] : result) as T[];
+}

@@ -1,0 +1,42 @@
+import { Problems } from './errors';
+
+const URL_SCHEMES = new Set(['http:', 'https:', 'ipfs:', 'ar:']);
+
+/** A link a client gives us: http(s), ipfs or ar, at most 2048 characters. */
+export function checkUrl(problems: Problems, field: string, value: string | null | undefined): void {
+  if (value === undefined || value === null) return;
+  let ok = value.length <= 2048;
+  if (ok) {
+    try {
+      ok = URL_SCHEMES.has(new URL(value).protocol);
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) problems.add(field, `must be an http, https, ipfs or ar URL of at most 2048 characters, got ${JSON.stringify(value.slice(0, 80))}`);
+}
+
+export function checkText(
+  problems: Problems,
+  field: string,
+  value: string | null | undefined,
+  options: { required?: boolean; max: number },
+): void {
+  if (value === undefined || value === null) {
+    if (options.required) problems.add(field, 'is required');
+    return;
+  }
+  if (options.required && value.trim() === '') problems.add(field, 'must not be empty');
+  else if (value.length > options.max) problems.add(field, `must be at most ${options.max} characters, got ${value.length}`);
+}
+
+export function required(problems: Problems, field: string, value: unknown): boolean {
+  if (value === undefined || value === null) {
+    problems.add(field, 'is required');
+    return false;
+  }
+  return true;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const ADDRESS = /^0x[0-9a-f]{40}$/i;

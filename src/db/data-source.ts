@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { AbstractLogger, DataSource, LogLevel, LogMessage, QueryRunner } from 'typeorm';
+import { countSqlStatement } from '../common/request-scope';
+import { logger } from '../common/logger';
+import { entities } from './entities';
+import { migrations } from './migrations';
+
+/** Counts every statement (for the per-request figure) and sends TypeORM's own warnings to our log. */
+class CountingLogger extends AbstractLogger {
+  logQuery(_query: string, _parameters?: unknown[], _queryRunner?: QueryRunner): void {
+    countSqlStatement();
+  }
+  protected writeLog(level: LogLevel, message: LogMessage | LogMessage[]): void {
+    const messages = Array.isArray(message) ? message : [message];
+    for (const m of messages) {
+      if (level === 'warn' || level === 'error') logger.warn('typeorm', { message: String(m.message) });
+      else if (level === 'migration' || level === 'schema') logger.info(level, { message: String(m.message) });
+    }
+  }
+}
+
+export interface DataSourceOptions {
+  url: string;
+  poolSize: number;
+  queryTimeoutMs: number;
+}
+
+export function createDataSource(options: DataSourceOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    entities,
+    migrations,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    // gen_random_uuid() is built into PostgreSQL 13+ and PGlite; no extension to install.
+    uuidExtension: 'pgcrypto',
+    installExtensions: false,
+    poolSize: options.poolSize,
+    logging: ['warn', 'error', 'migration'],
+    logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
+    // Connecting waits as long as a statement may run: on the embedded database a new connection queues behind an open transaction.
+    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.queryTimeoutMs },
+  });
+}

@@ -1,0 +1,8 @@
+import { ApiKey } from '../modules/apikey/api-key.entity';
+import { Asset } from '../modules/asset/asset.entity';
+import { Category } from '../modules/catalog/category.entity';
+import { Tag } from '../modules/catalog/tag.entity';
+import { Chain } from '../modules/chain/chain.entity';
+import { Collection } from '../modules/collection/collection.entity';
+
+export const entities = [Chain, Category, Tag, Collection, Asset, ApiKey];

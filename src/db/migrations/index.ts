@@ -1,0 +1,5 @@
+import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
+import { Marketplace1763900000000 } from './1763900000000-marketplace';
+
+/** Every migration, in order. Listed explicitly so the build and jest find the same set. */
+export const migrations = [InitialSchema1763800000000, Marketplace1763900000000];

@@ -1,0 +1,65 @@
+import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
+import { AppError } from '../common/errors';
+import { logger } from '../common/logger';
+import { requestScope } from '../common/request-scope';
+
+/** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
+const REQUEST_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+export interface ClientError {
+  code: string;
+  message: string;
+  details: unknown[];
+}
+
+function withAllowedEnumValues(schema: GraphQLSchema, message: string): string {
+  const match = /does not exist in "(\w+)" enum/.exec(message);
+  const type = match && schema.getType(match[1]);
+  if (!type || !isEnumType(type)) return message;
+  return `${message} Allowed values: ${type.getValues().map((v) => v.name).join(', ')}.`;
+}
+
+/**
+ * What a client may see of an error: our own errors as they are, request errors as BAD_REQUEST, and
+ * anything else only as INTERNAL with the request id (the original goes to the log, never to the client).
+ */
+export function toClientError(schema: GraphQLSchema, error: unknown, requestError = false): ClientError {
+  const original = error instanceof GraphQLError && error.originalError ? error.originalError : error;
+  if (original instanceof AppError) {
+    return { code: String(original.extensions.code), message: original.message, details: (original.extensions.details as unknown[]) ?? [] };
+  }
+  const gqlError = error instanceof GraphQLError ? error : undefined;
+  const code = gqlError?.extensions?.code as string | undefined;
+  const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
+  if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
+    return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: [] };
+  }
+  const requestId = requestScope.getStore()?.requestId;
+  logger.error('unexpected error', {
+    requestId,
+    error: original instanceof Error ? original.message : String(original),
+    stack: original instanceof Error ? original.stack : undefined,
+    path: gqlError?.path,
+  });
+  return { code: 'INTERNAL', message: `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`, details: [] };
+}
+
+export function formatGraphQLError(schema: GraphQLSchema) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const client = toClientError(schema, error);
+    return {
+      message: client.message,
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: client.code, details: client.details, requestId: requestScope.getStore()?.requestId },
+    };
+  };
+}

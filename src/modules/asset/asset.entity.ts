@@ -1,0 +1,79 @@
+import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import { AddressScalar, TokenIdScalar } from '../../common/scalars';
+
+export enum AssetStatus {
+  UNLISTED = 'unlisted',
+  LISTED = 'listed',
+}
+registerEnumType(AssetStatus, { name: 'AssetStatus' });
+
+@Entity('assets')
+@Unique('uq_assets_chain_token', ['chainId', 'tokenAddress', 'tokenId'])
+@Index('ix_assets_collection_token', ['collectionId', 'tokenId'])
+@Index('ix_assets_collection_created', ['collectionId', 'createdAt', 'id'])
+@Index('ix_assets_created', ['createdAt', 'id'])
+@ObjectType({ simpleResolvers: true })
+export class Asset {
+  @Field(() => ID)
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Field(() => ID)
+  @Column({ name: 'collection_id', type: 'uuid' })
+  collectionId: string;
+
+  @Field(() => String)
+  @Column({ name: 'chain_id', type: 'varchar', length: 20 })
+  chainId: string;
+
+  @Field(() => AddressScalar, { description: 'Address of the ERC721 contract' })
+  @Column({ name: 'token_address', type: 'varchar', length: 42 })
+  tokenAddress: string;
+
+  @Field(() => TokenIdScalar)
+  @Column({ name: 'token_id', type: 'numeric', precision: 78, scale: 0 })
+  tokenId: string;
+
+  @Field(() => String)
+  @Column({ type: 'varchar', length: 500 })
+  name: string;
+
+  @Field(() => String)
+  @Column({ type: 'text' })
+  description: string;
+
+  @Field(() => String)
+  @Column({ name: 'image_url', type: 'varchar', length: 2048 })
+  imageUrl: string;
+
+  @Field(() => String, { nullable: true })
+  @Column({ name: 'animation_url', type: 'varchar', length: 2048, nullable: true })
+  animationUrl: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Column({ name: 'external_link', type: 'varchar', length: 2048, nullable: true })
+  externalLink: string | null;
+
+  @Field(() => GraphQLJSONObject)
+  @Column({ type: 'jsonb' })
+  metadata: Record<string, unknown>;
+
+  @Field(() => AddressScalar, { description: 'Address of the owning account' })
+  @Index('ix_assets_owner')
+  @Column({ type: 'varchar', length: 42 })
+  owner: string;
+
+  @Field(() => AssetStatus)
+  @Column({ type: 'varchar', length: 20, default: AssetStatus.UNLISTED })
+  status: AssetStatus;
+
+  @Field(() => Date)
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Field(() => Date)
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}

@@ -1,0 +1,174 @@
+import { EntityManager } from 'typeorm';
+import { Context, assertOwnerOrAdmin, isAdmin } from '../../context';
+import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
+import { fetchPage, Page } from '../../common/pagination';
+import { Params, selectColumns } from '../../common/sql';
+import { UUID, checkText, checkUrl, required } from '../../common/validate';
+import { MAX_TOKEN_ID } from '../../common/scalars';
+import { Collection } from '../collection/collection.entity';
+import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
+import { Asset, AssetStatus } from './asset.entity';
+import { assetListBase } from './asset.loaders';
+import { AssetListArgs, CreateAssetInput } from './asset.types';
+
+export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[]): Promise<Page<Asset>> {
+  const p = new Params();
+  // The list's own parameters come first; assetListBase adds `now` to the same list.
+  const where: string[] = [];
+  const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
+  if (chain) where.push(chain);
+  if (args.collectionId != null) {
+    const collection = await findCollectionByRef(ctx, args.collectionId);
+    where.push(`t.collection_id = ${p.add(collection.id)}`);
+  }
+  if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
+  if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
+  if (args.status != null) where.push(args.status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL');
+  return fetchPage<Asset>(ctx.ds, { ...assetListBase(ctx.ds, p, { ...args, fields }, args.status != null), where });
+}
+
+/** The asset with this token; `chainId` decides when the same contract and id exist on several chains. */
+export async function getAsset(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null): Promise<Asset> {
+  const p = new Params();
+  const where = [`t.token_address = ${p.add(tokenAddress)}`, `t.token_id = ${p.add(tokenId)}::numeric`];
+  if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
+  const rows: Asset[] = await ctx.ds.query(
+    `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')} FROM assets t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
+    p.values,
+  );
+  if (!rows.length) {
+    throw new NotFoundError(`no asset ${tokenAddress}/${tokenId}${chainId != null ? ` on chain ${chainId}` : ''}`);
+  }
+  if (rows.length > 1) {
+    const chains = rows.map((r) => r.chainId).join(', ');
+    throw new ConflictError(`asset ${tokenAddress}/${tokenId} exists on several chains (${chains}); pass chain_id to choose one`, [
+      { field: 'chainId', message: `one of ${chains}` },
+    ]);
+  }
+  return rows[0];
+}
+
+export async function getAssetById(ctx: Context, id: string): Promise<Asset> {
+  const asset = UUID.test(id) ? await ctx.loaders.assetById.load(id.toLowerCase()) : null;
+  if (!asset) throw new NotFoundError(`no asset with id ${id}`);
+  return asset;
+}
+
+/** Checks a new asset's own fields (not its collection); shared with the CSV import. */
+export function checkAssetFields(
+  problems: Problems,
+  input: Pick<CreateAssetInput, 'name' | 'description' | 'imageUrl' | 'animationUrl' | 'externalLink' | 'metadata'>,
+): void {
+  checkText(problems, 'name', input.name, { required: true, max: 500 });
+  checkText(problems, 'description', input.description, { required: true, max: 100_000 });
+  if (required(problems, 'imageUrl', input.imageUrl)) checkUrl(problems, 'imageUrl', input.imageUrl);
+  checkUrl(problems, 'animationUrl', input.animationUrl);
+  checkUrl(problems, 'externalLink', input.externalLink);
+  if (required(problems, 'metadata', input.metadata)) {
+    const m = input.metadata;
+    if (typeof m !== 'object' || Array.isArray(m)) problems.add('metadata', 'must be a JSON object');
+  }
+}
+
+/**
+ * Mints the next token ids of a collection (highest + 1) or takes the given ones. The collection row is
+ * locked (`FOR UPDATE`) for the rest of the transaction, so concurrent mints and imports queue up and
+ * ids stay unique and consecutive; the unique constraint on (chain, contract, token id) is the backstop.
+ */
+export async function lockCollectionForMint(
+  m: EntityManager,
+  collection: Collection,
+  count: number,
+  minting: number = count,
+): Promise<{ nextTokenId: bigint }> {
+  await m.query('SELECT id FROM collections WHERE id = $1 FOR UPDATE', [collection.id]);
+  const [row]: { max: string | null; count: string | null }[] = await m.query(
+    `SELECT (SELECT max(token_id) FROM assets WHERE collection_id = $1)::text AS max,
+            CASE WHEN $2::boolean THEN (SELECT count(*) FROM assets WHERE collection_id = $1) END AS count`,
+    [collection.id, collection.totalSupply !== null],
+  );
+  if (collection.totalSupply !== null && Number(row.count) + count > collection.totalSupply) {
+    throw new ValidationError([
+      {
+        field: 'collectionId',
+        message:
+          `collection ${collection.contractAddress} has ${row.count} of its total_supply of ${collection.totalSupply} assets; ` +
+          `${count} more would exceed it`,
+      },
+    ]);
+  }
+  const nextTokenId = row.max === null ? 1n : BigInt(row.max) + 1n;
+  if (minting > 0 && nextTokenId + BigInt(minting) - 1n > MAX_TOKEN_ID) {
+    throw new ValidationError([
+      { field: 'tokenId', message: `contract ${collection.contractAddress} has used the highest token id (2^256-1); give free token ids explicitly` },
+    ]);
+  }
+  return { nextTokenId };
+}
+
+export async function createAsset(ctx: Context, input: CreateAssetInput): Promise<Asset> {
+  const caller = await ctx.requireCaller();
+  const problems = new Problems();
+  let collection: Collection | undefined;
+  if (required(problems, 'collectionId', input.collectionId)) {
+    try {
+      collection = await findCollectionByRef(ctx, input.collectionId!);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      problems.add('collectionId', err.message);
+    }
+  }
+  checkAssetFields(problems, input);
+  required(problems, 'owner', input.owner);
+  if (required(problems, 'tokenAddress', input.tokenAddress) && collection && input.tokenAddress !== collection.contractAddress) {
+    problems.add('tokenAddress', `must be the collection's contract address ${collection.contractAddress}, got ${input.tokenAddress}`);
+  }
+  if (required(problems, 'chainId', input.chainId) && (await assertChainExists(ctx, problems, 'chainId', input.chainId!))) {
+    if (collection && input.chainId !== collection.chainId) {
+      problems.add('chainId', `must be the collection's chain ${collection.chainId}, got ${input.chainId}`);
+    }
+  }
+  problems.throwIfAny();
+  const target = collection!;
+  assertOwnerOrAdmin(caller, target.owner, `collection ${target.contractAddress}`);
+  if (input.owner !== caller.address && !isAdmin(caller)) {
+    throw new ForbiddenError(`owner must be the caller (${caller.address}) unless the key is an admin's`);
+  }
+
+  const metadata = ctx.ds.getMetadata(Asset);
+  try {
+    const created = await ctx.ds.transaction(async (m) => {
+      const { nextTokenId } = await lockCollectionForMint(m, target, 1, input.tokenId == null ? 1 : 0);
+      const tokenId = input.tokenId ?? nextTokenId.toString();
+      const [row]: Asset[] = await m.query(
+        `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url,
+           animation_url, external_link, metadata, owner)
+         VALUES ($1, $2, $3, $4::numeric, $5, $6, $7, $8, $9, $10::jsonb, $11)
+         RETURNING ${selectColumns(metadata, 'assets')}`,
+        [
+          target.id,
+          target.chainId,
+          target.contractAddress,
+          tokenId,
+          input.name,
+          input.description,
+          input.imageUrl,
+          input.animationUrl ?? null,
+          input.externalLink ?? null,
+          JSON.stringify(input.metadata),
+          input.owner,
+        ],
+      );
+      return row;
+    });
+    ctx.invalidate();
+    return created;
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw new ConflictError(`token id ${input.tokenId} is already taken in contract ${target.contractAddress}`, [
+        { field: 'tokenId', message: 'already taken' },
+      ]);
+    }
+    throw err;
+  }
+}

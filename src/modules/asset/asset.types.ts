@@ -1,0 +1,79 @@
+import { ArgsType, Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { GraphQLJSON } from 'graphql-scalars';
+import { PageArgs, PageType } from '../../common/pagination';
+import { AddressScalar, TokenIdScalar } from '../../common/scalars';
+import { Asset, AssetStatus } from './asset.entity';
+
+export enum AssetOrderBy {
+  CREATED_AT = 'created_at',
+  UPDATED_AT = 'updated_at',
+  NAME = 'name',
+  TOKEN_ID = 'token_id',
+  CURRENT_PRICE = 'current_price',
+}
+registerEnumType(AssetOrderBy, { name: 'AssetOrderBy' });
+
+@ObjectType()
+export class AssetPage extends PageType(Asset) {}
+
+/** Page arguments of a collection's `assets`. */
+@ArgsType()
+export class NestedAssetArgs extends PageArgs {
+  @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
+  orderBy: AssetOrderBy;
+}
+
+@ArgsType()
+export class AssetListArgs extends NestedAssetArgs {
+  @Field(() => AddressScalar, { nullable: true, description: 'Address of the ERC721 contract' })
+  assetContract?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address' })
+  collectionId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true, description: 'Owner address' })
+  ownerId?: string | null;
+
+  @Field(() => AssetStatus, { nullable: true })
+  status?: AssetStatus | null;
+
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+}
+
+/** interface.md's create-asset body. Required fields are checked by the service so that every missing one is named (422). */
+@InputType()
+export class CreateAssetInput {
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address; required' })
+  collectionId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Required' })
+  name?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Required' })
+  description?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'URL of the image; required' })
+  imageUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  animationUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  externalLink?: string | null;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'A JSON object; required' })
+  metadata?: unknown;
+
+  @Field(() => AddressScalar, { nullable: true, description: "The collection's contract address; required" })
+  tokenAddress?: string | null;
+
+  @Field(() => String, { nullable: true, description: "The collection's chain; required" })
+  chainId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true, description: 'Owning account; the caller unless an admin; required' })
+  owner?: string | null;
+
+  @Field(() => TokenIdScalar, { nullable: true, description: 'Omit to mint the next id of the contract' })
+  tokenId?: string | null;
+}

@@ -1,0 +1,17 @@
+import { Field, ID, ObjectType } from 'type-graphql';
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+
+@Entity('categories')
+@ObjectType({ simpleResolvers: true })
+export class Category {
+  @Field(() => ID)
+  @PrimaryColumn({ type: 'varchar', length: 64 })
+  id: string;
+
+  @Field(() => String)
+  @Column({ type: 'varchar', length: 100 })
+  name: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}

@@ -1,0 +1,101 @@
+import { ArgsType, Field, InputType, Int, registerEnumType } from 'type-graphql';
+import { GraphQLJSON } from 'graphql-scalars';
+import { AddressScalar } from '../../common/scalars';
+import { PageArgs } from '../../common/pagination';
+import { CollectionStatus } from './collection.entity';
+
+export enum CollectionOrderBy {
+  CREATED_AT = 'created_at',
+  NAME = 'name',
+  TOTAL_SUPPLY = 'total_supply',
+}
+registerEnumType(CollectionOrderBy, { name: 'CollectionOrderBy' });
+
+@ArgsType()
+export class CollectionListArgs extends PageArgs {
+  @Field(() => CollectionOrderBy, { defaultValue: CollectionOrderBy.CREATED_AT })
+  orderBy: CollectionOrderBy;
+
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  categoryId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true })
+  ownerAddress?: string | null;
+
+  @Field(() => CollectionStatus, { nullable: true })
+  status?: CollectionStatus | null;
+
+  @Field(() => Boolean, { defaultValue: true, description: 'When false, `assets` of each collection is null' })
+  includeAssets: boolean;
+}
+
+@InputType()
+export class FeeInput {
+  @Field(() => AddressScalar)
+  address: string;
+
+  @Field(() => Int, { description: '0 to 10000; the fees of one collection or listing add up to at most 10000' })
+  basisPoints: number;
+
+  @Field(() => String, { nullable: true, description: 'Implied by where the fee is given: royalty or maker' })
+  type?: string | null;
+}
+
+/** The profile of a collection: what both creating and updating it may set. */
+@InputType('CollectionProfileInput')
+export abstract class CollectionProfileInput {
+  @Field(() => String, { nullable: true })
+  name?: string | null;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  description?: unknown;
+
+  @Field(() => String, { nullable: true })
+  imageUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  discordUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  telegramUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  externalUrl?: string | null;
+
+  @Field(() => String, { nullable: true })
+  twitterUsername?: string | null;
+
+  @Field(() => String, { nullable: true })
+  instagramUsername?: string | null;
+}
+
+/** Collection fields a client may set; contractAddress and chainId are required (422 when missing); name defaults to the address. */
+@InputType()
+export class CreateCollectionInput extends CollectionProfileInput {
+  @Field(() => String, { nullable: true, description: 'Defaults to the contract address' })
+  declare name?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true })
+  contractAddress?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'EIP-155 chain id of all assets of this collection' })
+  chainId?: string | null;
+
+  @Field(() => Int, { nullable: true })
+  totalSupply?: number | null;
+
+  @Field(() => [FeeInput], { nullable: true, description: 'Royalty fees' })
+  fees?: FeeInput[] | null;
+
+  @Field(() => String, { nullable: true })
+  categoryId?: string | null;
+}
+
+@InputType()
+export class UpdateCollectionInput extends CollectionProfileInput {
+  @Field(() => CollectionStatus, { nullable: true, description: 'Only an admin key may change it' })
+  status?: CollectionStatus | null;
+}

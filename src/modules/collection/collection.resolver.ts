@@ -1,0 +1,102 @@
+import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { selectedFields } from '../../graphql/selection';
+import type { Context } from '../../context';
+import { PageType } from '../../common/pagination';
+import { AddressScalar } from '../../common/scalars';
+import { AssetPage, NestedAssetArgs } from '../asset/asset.types';
+import { Category } from '../catalog/category.entity';
+import { Chain } from '../chain/chain.entity';
+import { Collection } from './collection.entity';
+import { CollectionListArgs, CreateCollectionInput, UpdateCollectionInput } from './collection.inputs';
+import {
+  OMIT_ASSETS,
+  createCollection,
+  getCollection,
+  listCollections,
+  updateCollection,
+} from './collection.service';
+import { Fee, feesOf } from './fee.type';
+import { checkPeriod } from '../statistics/statistics.service';
+import { StatisticsRecord } from '../statistics/statistics.types';
+
+@ObjectType()
+export class CollectionPage extends PageType(Collection) {}
+
+@Resolver(() => Collection)
+export class CollectionResolver {
+  @Query(() => CollectionPage, { description: 'Collections, filtered and paged like GET /v1/collections' })
+  collections(@Args() args: CollectionListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return listCollections(ctx, args, selectedFields(info, 'result'));
+  }
+
+  @Query(() => Collection, { description: 'The collection with this contract address (chainId when it exists on several chains)' })
+  collection(
+    @Arg('address', () => AddressScalar) address: string,
+    @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
+    @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
+    includeAssets: boolean,
+    @Ctx() ctx: Context,
+  ) {
+    return getCollection(ctx, address, chainId, includeAssets);
+  }
+
+  @Mutation(() => Collection, { description: 'Creates a collection owned by the caller (needs an API key)' })
+  createCollection(@Arg('input', () => CreateCollectionInput) input: CreateCollectionInput, @Ctx() ctx: Context) {
+    return createCollection(ctx, input);
+  }
+
+  @Mutation(() => Collection, { description: "Updates a collection; only its owner or an admin" })
+  updateCollection(
+    @Arg('address', () => AddressScalar) address: string,
+    @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
+    @Arg('input', () => UpdateCollectionInput) input: UpdateCollectionInput,
+    @Ctx() ctx: Context,
+  ) {
+    return updateCollection(ctx, address, chainId, input);
+  }
+
+  @FieldResolver(() => Chain)
+  chain(@Root() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.chainById.load(collection.chainId);
+  }
+
+  @FieldResolver(() => Category, { nullable: true })
+  category(@Root() collection: Collection, @Ctx() ctx: Context) {
+    return collection.categoryId ? ctx.loaders.categoryById.load(collection.categoryId) : null;
+  }
+
+  @FieldResolver(() => [Fee], { description: 'Royalty fees' })
+  fees(@Root() collection: Collection) {
+    return feesOf(collection.royaltyFees, 'royalty');
+  }
+
+  @FieldResolver(() => AssetPage, { nullable: true, description: 'Null when the collection was read with includeAssets: false' })
+  assets(
+    @Root() collection: Collection & { [OMIT_ASSETS]?: boolean },
+    @Args() args: NestedAssetArgs,
+    @Ctx() ctx: Context,
+    @Info() info: GraphQLResolveInfo,
+  ) {
+    if (collection[OMIT_ASSETS]) return null;
+    return ctx.loaders.assetPagesByCollection.load({
+      parentId: collection.id,
+      args: {
+        limit: args.limit,
+        page: args.page ?? null,
+        orderBy: args.orderBy,
+        direction: args.direction,
+        fields: [...selectedFields(info, 'result')].sort(),
+      },
+    });
+  }
+
+  @FieldResolver(() => StatisticsRecord, { description: "This collection's market figures for a period (batched across collections)" })
+  statistics(
+    @Root() collection: Collection,
+    @Arg('period', () => String, { defaultValue: '24h', description: '1h, 6h, 24h, 7d, 30d or all' }) period: string,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.loaders.statisticsByCollection.load({ parentId: collection.id, args: checkPeriod(period) });
+  }
+}

@@ -1,0 +1,234 @@
+import { Context, assertOwnerOrAdmin, isAdmin } from '../../context';
+import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
+import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { columnsFor, Params, selectColumns } from '../../common/sql';
+import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
+import { Collection, StoredFee } from './collection.entity';
+import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, UpdateCollectionInput } from './collection.inputs';
+
+const SORT: Record<CollectionOrderBy, SortKey> = {
+  [CollectionOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
+  [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
+  [CollectionOrderBy.TOTAL_SUPPLY]: { expression: 't.total_supply', sqlType: 'integer', nullable: true },
+};
+
+/** Collections marked this way answer `assets` with null (REST include_assets=false, GraphQL includeAssets: false). */
+export const OMIT_ASSETS = Symbol('omitAssets');
+type ListedCollection = Collection & { [OMIT_ASSETS]?: boolean };
+
+function markAssets(collections: Collection[], include: boolean): void {
+  if (!include) for (const c of collections) (c as ListedCollection)[OMIT_ASSETS] = true;
+}
+
+export async function assertChainExists(ctx: Context, problems: Problems, field: string, chainId: string): Promise<boolean> {
+  const chain = await ctx.loaders.chainById.load(chainId);
+  if (!chain) problems.add(field, `unknown chain "${chainId}"; chains are EIP-155 ids such as "1" (Ethereum) or "137" (Polygon), see the chains query`);
+  return Boolean(chain);
+}
+
+/** Columns every collection row carries: its field resolvers (chain, category, assets, statistics) use them. */
+const COLLECTION_KEYS = ['id', 'chainId', 'categoryId'];
+
+/** The condition of a list's `chain_id` filter (null without one); an unknown chain is a 422. */
+export async function chainCondition(ctx: Context, p: Params, column: string, chainId: string | null | undefined): Promise<string | null> {
+  if (chainId == null) return null;
+  const problems = new Problems();
+  await assertChainExists(ctx, problems, 'chainId', chainId);
+  problems.throwIfAny();
+  return `${column} = ${p.add(chainId)}`;
+}
+
+export async function listCollections(ctx: Context, args: CollectionListArgs, fields?: Set<string>): Promise<Page<Collection>> {
+  const p = new Params();
+  const where: string[] = [];
+  const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
+  if (chain) where.push(chain);
+  if (args.categoryId != null) where.push(`t.category_id = ${p.add(args.categoryId)}`);
+  if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
+  if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
+  const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
+  const page = await fetchPage<Collection>(ctx.ds, {
+    from: 'collections t',
+    columns: columns.sql,
+    idExpression: 't.id',
+    where,
+    params: p,
+    sort: SORT[args.orderBy],
+    orderBy: args.orderBy,
+    args,
+  });
+  // Only whole rows may stand in the loader's cache: asset.collection may ask for any field.
+  if (columns.complete) for (const c of page.result) ctx.loaders.collectionById.prime(c.id, c);
+  markAssets(page.result, args.includeAssets);
+  return page;
+}
+
+/** The collection with this contract address; `chainId` decides when the address exists on several chains. */
+export async function findCollectionByAddress(
+  ctx: Context,
+  address: string,
+  chainId?: string | null,
+  field = 'address',
+): Promise<Collection> {
+  const p = new Params();
+  const where = [`t.contract_address = ${p.add(address.toLowerCase())}`];
+  if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
+  const rows: Collection[] = await ctx.ds.query(
+    `SELECT ${selectColumns(ctx.ds.getMetadata(Collection), 't')} FROM collections t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
+    p.values,
+  );
+  if (rows.length === 0) {
+    throw new NotFoundError(`no collection with ${field} ${address}${chainId != null ? ` on chain ${chainId}` : ''}`);
+  }
+  if (rows.length > 1) {
+    throw new ConflictError(
+      `${field} ${address} is a collection on several chains (${rows.map((r) => r.chainId).join(', ')}); pass chain_id to choose one`,
+      [{ field: 'chainId', message: `one of ${rows.map((r) => r.chainId).join(', ')}` }],
+    );
+  }
+  ctx.loaders.collectionById.prime(rows[0].id, rows[0]);
+  return rows[0];
+}
+
+/** A `collection_id` parameter: the collection's UUID or its contract address. */
+export async function findCollectionByRef(ctx: Context, ref: string): Promise<Collection> {
+  if (UUID.test(ref)) {
+    const found = await ctx.loaders.collectionById.load(ref.toLowerCase());
+    if (!found) throw new NotFoundError(`no collection with id ${ref}`);
+    return found;
+  }
+  if (ADDRESS.test(ref)) return findCollectionByAddress(ctx, ref, undefined, 'contract address');
+  throw new NotFoundError(`no collection ${JSON.stringify(ref)}: expected a collection id (UUID) or a contract address`);
+}
+
+export async function getCollection(ctx: Context, address: string, chainId: string | null | undefined, includeAssets: boolean) {
+  const collection = await findCollectionByAddress(ctx, address, chainId);
+  markAssets([collection], includeAssets);
+  return collection;
+}
+
+export function checkFees(problems: Problems, field: string, fees: FeeInput[] | null | undefined): StoredFee[] {
+  if (!fees) return [];
+  let total = 0;
+  fees.forEach((fee, i) => {
+    if (!Number.isInteger(fee.basisPoints) || fee.basisPoints < 0 || fee.basisPoints > 10000) {
+      problems.add(`${field}[${i}].basisPoints`, `must be an integer from 0 to 10000, got ${fee.basisPoints}`);
+    }
+    total += fee.basisPoints;
+  });
+  if (total > 10000) problems.add(field, `add up to ${total} basis points; at most 10000 are allowed`);
+  return fees.map((f) => ({ address: f.address, basisPoints: f.basisPoints }));
+}
+
+function checkCommonFields(problems: Problems, input: CreateCollectionInput | UpdateCollectionInput): void {
+  checkText(problems, 'name', input.name, { max: 200 });
+  for (const field of ['imageUrl', 'discordUrl', 'telegramUrl', 'externalUrl'] as const) {
+    checkUrl(problems, field, input[field]);
+  }
+  checkText(problems, 'twitterUsername', input.twitterUsername, { max: 100 });
+  checkText(problems, 'instagramUsername', input.instagramUsername, { max: 100 });
+}
+
+function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 200);
+  return base || 'collection';
+}
+
+/** The slug of a name, made unique with a numeric suffix ("punks", "punks-2", ...). */
+async function freeSlug(ctx: Context, name: string): Promise<string> {
+  const base = slugify(name);
+  const rows: { slug: string }[] = await ctx.ds.query(
+    `SELECT slug FROM collections WHERE slug = $1 OR slug ~ ('^' || $1 || '-[0-9]+$')`,
+    [base],
+  );
+  if (!rows.length) return base;
+  const taken = new Set(rows.map((r) => r.slug));
+  let n = 2;
+  while (taken.has(`${base}-${n}`)) n += 1;
+  return `${base}-${n}`;
+}
+
+export async function createCollection(ctx: Context, input: CreateCollectionInput): Promise<Collection> {
+  const caller = await ctx.requireCaller();
+  const problems = new Problems();
+  required(problems, 'contractAddress', input.contractAddress);
+  if (required(problems, 'chainId', input.chainId)) await assertChainExists(ctx, problems, 'chainId', input.chainId!);
+  if (input.totalSupply != null && input.totalSupply < 0) problems.add('totalSupply', `must be 0 or more, got ${input.totalSupply}`);
+  if (input.categoryId != null && !(await ctx.loaders.categoryById.load(input.categoryId))) {
+    problems.add('categoryId', `unknown category "${input.categoryId}"; see GET /v1/categories`);
+  }
+  checkCommonFields(problems, input);
+  const fees = checkFees(problems, 'fees', input.fees);
+  problems.throwIfAny();
+
+  const name = input.name?.trim() || input.contractAddress!;
+  const repo = ctx.ds.getRepository(Collection);
+  for (let attempt = 0; ; attempt += 1) {
+    const slug = await freeSlug(ctx, name);
+    try {
+      const saved = await repo.save(
+        repo.create({
+          chainId: input.chainId!,
+          contractAddress: input.contractAddress!,
+          owner: caller.address,
+          totalSupply: input.totalSupply ?? null,
+          categoryId: input.categoryId ?? null,
+          name,
+          slug,
+          description: input.description ?? null,
+          imageUrl: input.imageUrl ?? null,
+          discordUrl: input.discordUrl ?? null,
+          telegramUrl: input.telegramUrl ?? null,
+          externalUrl: input.externalUrl ?? null,
+          twitterUsername: input.twitterUsername ?? null,
+          instagramUsername: input.instagramUsername ?? null,
+          royaltyFees: fees,
+        }),
+      );
+      return saved;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const constraint = (err as { constraint?: string; driverError?: { constraint?: string } }).driverError?.constraint;
+      if (constraint === 'uq_collections_slug' && attempt < 5) continue;
+      throw new ConflictError(
+        `a collection with contract_address ${input.contractAddress} already exists on chain ${input.chainId}`,
+        [{ field: 'contractAddress', message: 'already taken on this chain' }],
+      );
+    }
+  }
+}
+
+export async function updateCollection(
+  ctx: Context,
+  address: string,
+  chainId: string | null | undefined,
+  input: UpdateCollectionInput,
+): Promise<Collection> {
+  const caller = await ctx.requireCaller();
+  const collection = await findCollectionByAddress(ctx, address, chainId);
+  assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
+  if (input.status != null && !isAdmin(caller)) {
+    throw new ForbiddenError('only an admin key may change the status of a collection');
+  }
+  const problems = new Problems();
+  if (input.name !== undefined && (input.name === null || input.name.trim() === '')) problems.add('name', 'must not be empty');
+  checkCommonFields(problems, input);
+  problems.throwIfAny();
+
+  const changes: Partial<Collection> = {};
+  for (const key of Object.keys(input) as (keyof UpdateCollectionInput)[]) {
+    if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
+  }
+  if (typeof changes.name === 'string') changes.name = changes.name.trim();
+  if (Object.keys(changes).length) {
+    await ctx.ds.getRepository(Collection).update({ id: collection.id }, changes as never);
+  }
+  const updated = await ctx.ds.getRepository(Collection).findOneByOrFail({ id: collection.id });
+  ctx.loaders.collectionById.clear(updated.id).prime(updated.id, updated);
+  return updated;
+}

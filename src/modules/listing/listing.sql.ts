@@ -1,0 +1,52 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { Params } from '../../common/sql';
+import { Listing } from './listing.types';
+
+/**
+ * SQL for a listing's figures that depend on the moment of reading; `now` is a parameter (the clock).
+ * A dutch auction falls linearly from start price at listing_time to accept price at closing_date;
+ * an english auction stands at its highest active offer, or its start price without one.
+ */
+export function currentPriceSql(l: string, now: string): string {
+  return `(CASE ${l}.order_type
+    WHEN 'dutch_auction' THEN round(${l}.start_price - (${l}.start_price - ${l}.accept_price) * LEAST(1, GREATEST(0,
+      EXTRACT(EPOCH FROM (${now}::timestamptz - ${l}.listing_time)) / EXTRACT(EPOCH FROM (${l}.closing_date - ${l}.listing_time))))::numeric, 18)
+    WHEN 'english_auction' THEN COALESCE((SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active'
+      AND o.start_time <= ${now}::timestamptz AND o.end_time > ${now}::timestamptz), ${l}.start_price)
+    ELSE ${l}.start_price END)`;
+}
+
+/** Active now: not sold or cancelled, and its closing date (if any) still ahead. */
+export function isActiveListingSql(l: string, now: string): string {
+  return `(${l}.status = 'active' AND (${l}.closing_date IS NULL OR ${l}.closing_date > ${now}::timestamptz))`;
+}
+
+export function listingColumns(now: string): string {
+  return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
+    CASE WHEN l.status = 'active' AND l.closing_date <= ${now}::timestamptz THEN 'expired' ELSE l.status END AS status,
+    l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice", ${currentPriceSql('l', now)}::text AS "currentPrice",
+    l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature,
+    a.name, a.token_address AS "tokenAddress", a.token_id::text AS "tokenId", a.chain_id AS "chainId",
+    l.created_at AS "createdAt", l.updated_at AS "updatedAt"`;
+}
+
+/** Listings by id, with their computed figures. */
+export async function listingsByIds(db: DataSource | EntityManager, ids: readonly string[], now: Date): Promise<Listing[]> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  return db.query(
+    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id WHERE l.id = ANY(${p.add(ids)}::uuid[])`,
+    p.values,
+  );
+}
+
+/** The active listing of each asset, if it has one now. */
+export async function activeListingsByAssets(db: DataSource | EntityManager, assetIds: readonly string[], now: Date): Promise<Listing[]> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  return db.query(
+    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id
+     WHERE l.asset_id = ANY(${p.add(assetIds)}::uuid[]) AND ${isActiveListingSql('l', nowParam)}`,
+    p.values,
+  );
+}

@@ -1,0 +1,140 @@
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
+import { StoredFee } from '../collection/collection.entity';
+
+export enum ListingOrderType {
+  FIXED_PRICE = 'fixed_price',
+  DUTCH_AUCTION = 'dutch_auction',
+  ENGLISH_AUCTION = 'english_auction',
+}
+registerEnumType(ListingOrderType, { name: 'ListingOrderType' });
+
+export enum ListingStatus {
+  ACTIVE = 'active',
+  SOLD = 'sold',
+  CANCELLED = 'cancelled',
+  EXPIRED = 'expired',
+}
+registerEnumType(ListingStatus, { name: 'ListingStatus' });
+
+/** An asset's offer for sale. Status and current price are computed at the moment of reading. */
+@ObjectType({ simpleResolvers: true })
+export class Listing {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  assetId: string;
+
+  collectionId: string;
+
+  @Field(() => AddressScalar, { description: 'The owner who listed the asset' })
+  seller: string;
+
+  @Field(() => ListingOrderType)
+  orderType: ListingOrderType;
+
+  @Field(() => ListingStatus, { description: 'active until sold, cancelled, or its closing date passes' })
+  status: ListingStatus;
+
+  @Field(() => PriceScalar)
+  startPrice: string;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'An offer at or above it is accepted at once' })
+  acceptPrice: string | null;
+
+  @Field(() => PriceScalar, { description: 'fixed: start price; dutch: falls linearly to the accept price; english: highest active offer' })
+  currentPrice: string;
+
+  @Field(() => Date)
+  listingTime: Date;
+
+  @Field(() => Date, { nullable: true })
+  closingDate: Date | null;
+
+  makerFees: StoredFee[];
+
+  @Field(() => String, { nullable: true })
+  signature: string | null;
+
+  @Field(() => String, { description: 'Name of the asset' })
+  name: string;
+
+  @Field(() => AddressScalar)
+  tokenAddress: string;
+
+  @Field(() => TokenIdScalar)
+  tokenId: string;
+
+  chainId: string;
+
+  @Field(() => Date)
+  createdAt: Date;
+
+  @Field(() => Date)
+  updatedAt: Date;
+}
+
+@InputType({ description: 'Either `at` or `durationSeconds` (counted from the listing time)' })
+export class ExpirationInput {
+  @Field(() => Date, { nullable: true })
+  at?: Date | null;
+
+  @Field(() => Int, { nullable: true })
+  durationSeconds?: number | null;
+}
+
+@InputType()
+export class CreateListingInput {
+  @Field(() => ID, { nullable: true, description: 'The asset, by id; or give tokenAddress and tokenId' })
+  assetId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true })
+  tokenAddress?: string | null;
+
+  @Field(() => TokenIdScalar, { nullable: true })
+  tokenId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'Defaults to now' })
+  listingTime?: Date | null;
+
+  @Field(() => ExpirationInput, { nullable: true, description: 'Becomes the closing date; required for a dutch auction' })
+  expirationTime?: ExpirationInput | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Recipient address -> basis points' })
+  makerFees?: Record<string, unknown> | null;
+
+  @Field(() => ListingOrderType, { nullable: true, defaultValue: ListingOrderType.FIXED_PRICE })
+  orderType?: ListingOrderType | null;
+
+  @Field(() => PriceScalar, { nullable: true })
+  acceptPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Required' })
+  startPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Ignored: the current price is computed from the order type' })
+  currentPrice?: string | null;
+
+  @Field(() => String, { nullable: true })
+  signature?: string | null;
+}
+
+@InputType()
+export class UpdateListingInput {
+  @Field(() => Date, { nullable: true })
+  listingTime?: Date | null;
+
+  @Field(() => ExpirationInput, { nullable: true })
+  expirationTime?: ExpirationInput | null;
+
+  @Field(() => PriceScalar, { nullable: true })
+  acceptPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true })
+  startPrice?: string | null;
+}

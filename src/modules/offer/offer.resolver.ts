@@ -1,0 +1,50 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { Context } from '../../context';
+import { Page } from '../../common/pagination';
+import { Asset } from '../asset/asset.entity';
+import { AssetPage } from '../asset/asset.types';
+import { Order } from '../order/order.types';
+import { getOrder } from '../order/order.service';
+import { acceptOffer, cancelOffer, createOffer, getOffer, listOffers } from './offer.service';
+import { CreateOfferInput, Offer, OfferListArgs, OfferPage } from './offer.types';
+
+@Resolver(() => Offer)
+export class OfferResolver {
+  @Query(() => OfferPage, { description: 'Offers, filtered and paged like GET /v1/offers' })
+  offers(@Args() args: OfferListArgs, @Ctx() ctx: Context) {
+    return listOffers(ctx, args);
+  }
+
+  @Query(() => Offer)
+  offer(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
+    return getOffer(ctx, id);
+  }
+
+  @Mutation(() => Offer, {
+    description: "Offers a price for an asset; the caller is the taker. At or above the listing's accept price it is accepted at once.",
+  })
+  createOffer(@Arg('input', () => CreateOfferInput) input: CreateOfferInput, @Ctx() ctx: Context) {
+    return createOffer(ctx, input);
+  }
+
+  @Mutation(() => Order, { description: "The asset's owner accepts an offer: the asset passes to the taker and an order is completed" })
+  async acceptOffer(@Arg('offerId', () => ID) offerId: string, @Ctx() ctx: Context) {
+    return getOrder(ctx, await acceptOffer(ctx, offerId));
+  }
+
+  @Mutation(() => Offer, { description: 'The maker withdraws an active offer' })
+  cancelOffer(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
+    return cancelOffer(ctx, id);
+  }
+
+  @FieldResolver(() => AssetPage, { description: 'The asset offered for, as a page (interface.md 2.8)' })
+  async assets(@Root() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
+    const asset = await ctx.loaders.assetById.load(offer.assetId);
+    return { cursor: null, remaining: 0, result: asset ? [asset] : [] };
+  }
+
+  @FieldResolver(() => Asset)
+  asset(@Root() offer: Offer, @Ctx() ctx: Context) {
+    return ctx.loaders.assetById.load(offer.assetId);
+  }
+}

@@ -1,0 +1,20 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { Params } from '../../common/sql';
+import { Offer } from './offer.types';
+
+export function offerStatusSql(o: string, now: string): string {
+  return `(CASE WHEN ${o}.status = 'active' AND ${o}.end_time <= ${now}::timestamptz THEN 'expired' ELSE ${o}.status END)`;
+}
+
+export function offerColumns(now: string): string {
+  return `o.id, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
+    o.token_address AS "tokenAddress", o.token_id::text AS "tokenId", o.taker, o.price::text AS price,
+    o.start_time AS "startTime", o.end_time AS "endTime", ${offerStatusSql('o', now)} AS status,
+    o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+}
+
+export async function offersByIds(db: DataSource | EntityManager, ids: readonly string[], now: Date): Promise<Offer[]> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  return db.query(`SELECT ${offerColumns(nowParam)} FROM offers o WHERE o.id = ANY(${p.add(ids)}::uuid[])`, p.values);
+}

@@ -1,0 +1,29 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import type { Context } from '../../context';
+import { Asset } from '../asset/asset.entity';
+import { Offer } from '../offer/offer.types';
+import { getOrder, listOrders } from './order.service';
+import { Order, OrderListArgs, OrderPage } from './order.types';
+
+@Resolver(() => Order)
+export class OrderResolver {
+  @Query(() => OrderPage, { description: 'Orders, filtered and paged like GET /v1/orders' })
+  orders(@Args() args: OrderListArgs, @Ctx() ctx: Context) {
+    return listOrders(ctx, args);
+  }
+
+  @Query(() => Order)
+  order(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
+    return getOrder(ctx, id);
+  }
+
+  @FieldResolver(() => Offer)
+  offer(@Root() order: Order, @Ctx() ctx: Context) {
+    return ctx.loaders.offerById.load(order.offerId);
+  }
+
+  @FieldResolver(() => Asset)
+  asset(@Root() order: Order, @Ctx() ctx: Context) {
+    return ctx.loaders.assetById.load(order.assetId);
+  }
+}

@@ -1,0 +1,52 @@
+import { DataSource } from 'typeorm';
+import type { Context } from '../../context';
+import { NotFoundError } from '../../common/errors';
+import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { Params } from '../../common/sql';
+import { UUID } from '../../common/validate';
+import { chainCondition, findCollectionByRef } from '../collection/collection.service';
+import { Order, OrderListArgs, OrderOrderBy } from './order.types';
+
+export const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "listingId", r.asset_id AS "assetId",
+  r.collection_id AS "collectionId", r.chain_id AS "chainId", r.token_address AS "tokenAddress", r.token_id::text AS "tokenId",
+  r.price::text AS price, r.seller, r.buyer, r.status, r.created_at AS "createdAt", r.updated_at AS "updatedAt"`;
+
+const SORT: Record<OrderOrderBy, SortKey> = {
+  [OrderOrderBy.CREATED_AT]: { expression: 'r.created_at', sqlType: 'timestamptz' },
+  [OrderOrderBy.PRICE]: { expression: 'r.price', sqlType: 'numeric' },
+};
+
+export async function ordersByIds(ds: DataSource, ids: readonly string[]): Promise<Order[]> {
+  return ds.query(`SELECT ${ORDER_COLUMNS} FROM orders r WHERE r.id = ANY($1::uuid[])`, [ids]);
+}
+
+export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Page<Order>> {
+  const p = new Params();
+  const where: string[] = [];
+  const chain = await chainCondition(ctx, p, 'r.chain_id', args.chainId);
+  if (chain) where.push(chain);
+  if (args.collectionId != null) where.push(`r.collection_id = ${p.add((await findCollectionByRef(ctx, args.collectionId)).id)}`);
+  if (args.tokenAddress != null) where.push(`r.token_address = ${p.add(args.tokenAddress)}`);
+  if (args.tokenId != null) where.push(`r.token_id = ${p.add(args.tokenId)}::numeric`);
+  if (args.ownerId != null) {
+    const owner = p.add(args.ownerId);
+    where.push(`(r.seller = ${owner} OR r.buyer = ${owner})`);
+  }
+  if (args.status != null) where.push(`r.status = ${p.add(args.status)}`);
+  return fetchPage<Order>(ctx.ds, {
+    from: 'orders r',
+    columns: ORDER_COLUMNS,
+    idExpression: 'r.id',
+    where,
+    params: p,
+    sort: SORT[args.orderBy],
+    orderBy: args.orderBy,
+    args,
+  });
+}
+
+export async function getOrder(ctx: Context, id: string): Promise<Order> {
+  const order = UUID.test(id) ? await ctx.loaders.orderById.load(id.toLowerCase()) : null;
+  if (!order) throw new NotFoundError(`no order with id ${id}`);
+  return order;
+}

@@ -1,0 +1,81 @@
+import { ArgsType, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { PageType } from '../../common/pagination';
+import { TokenListArgs } from '../../common/token-args';
+import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
+
+export enum OrderStatus {
+  PENDING = 'pending',
+  COMPLETED = 'completed',
+  FAILED = 'failed',
+}
+registerEnumType(OrderStatus, { name: 'OrderStatus', description: 'completed is the only one produced today; pending and failed are reserved for on-chain settlement' });
+
+export enum OrderOrderBy {
+  CREATED_AT = 'created_at',
+  PRICE = 'price',
+}
+registerEnumType(OrderOrderBy, { name: 'OrderOrderBy' });
+
+/** The record of a sale: an accepted offer, with price, seller and buyer. Never written by clients. */
+@ObjectType({ simpleResolvers: true })
+export class Order {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  offerId: string;
+
+  @Field(() => ID, { nullable: true, description: 'The listing the sale closed, if the asset was listed' })
+  listingId: string | null;
+
+  @Field(() => ID)
+  assetId: string;
+
+  @Field(() => ID)
+  collectionId: string;
+
+  @Field(() => String)
+  chainId: string;
+
+  @Field(() => AddressScalar)
+  tokenAddress: string;
+
+  @Field(() => TokenIdScalar)
+  tokenId: string;
+
+  @Field(() => PriceScalar)
+  price: string;
+
+  @Field(() => AddressScalar)
+  seller: string;
+
+  @Field(() => AddressScalar)
+  buyer: string;
+
+  @Field(() => OrderStatus)
+  status: OrderStatus;
+
+  @Field(() => Date)
+  createdAt: Date;
+
+  @Field(() => Date)
+  updatedAt: Date;
+}
+
+@ObjectType()
+export class OrderPage extends PageType(Order) {}
+
+@ArgsType()
+export class OrderListArgs extends TokenListArgs {
+  @Field(() => OrderOrderBy, { defaultValue: OrderOrderBy.CREATED_AT })
+  orderBy: OrderOrderBy;
+
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address' })
+  collectionId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true, description: 'Seller or buyer' })
+  ownerId?: string | null;
+
+  @Field(() => OrderStatus, { nullable: true })
+  status?: OrderStatus | null;
+}

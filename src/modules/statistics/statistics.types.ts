@@ -1,0 +1,77 @@
+import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { PageArgs, PageType } from '../../common/pagination';
+import { PriceScalar } from '../../common/scalars';
+
+export const PERIODS = { '1h': 3600, '6h': 6 * 3600, '24h': 24 * 3600, '7d': 7 * 86400, '30d': 30 * 86400, all: null } as const;
+export type Period = keyof typeof PERIODS;
+
+export enum StatisticsOrderBy {
+  VOLUME = 'volume',
+  FLOOR_PRICE = 'floor_price',
+  TOTAL_HOLDERS = 'total_holders',
+  TOTAL_TRANSACTIONS = 'total_transactions',
+}
+registerEnumType(StatisticsOrderBy, { name: 'StatisticsOrderBy' });
+
+/** One collection's market figures for a period, exact at the moment of the request, with how they were computed. */
+@ObjectType({ simpleResolvers: true })
+export class StatisticsRecord {
+  @Field(() => ID)
+  collectionId: string;
+
+  chainId: string;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Lowest current price among active listings now; null when none' })
+  floorPrice: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'The listing that sets the floor' })
+  floorListingId: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'The asset of that listing' })
+  floorAssetId: string | null;
+
+  @Field(() => PriceScalar, { description: 'Sum of completed order prices in the period' })
+  volume: string;
+
+  @Field(() => Int, { description: 'Distinct owners of its assets now' })
+  totalHolders: number;
+
+  @Field(() => Int, { description: 'Completed orders in the period' })
+  totalTransactions: number;
+
+  @Field(() => String, { description: '1h, 6h, 24h, 7d, 30d or all' })
+  period: string;
+
+  @Field(() => Int, { description: '1 when the trend window\'s volume is above 0 and at least 1.5x the window before it, else 0' })
+  isTrending: number;
+
+  @Field(() => Date, { nullable: true, description: 'Start of the period (inclusive); null for all' })
+  periodStart: Date | null;
+
+  @Field(() => Date, { description: 'End of the period (inclusive): the moment of the request' })
+  periodEnd: Date;
+
+  @Field(() => PriceScalar, { description: 'Volume of the trend window (the period; for all, the last 24 h)' })
+  trendVolume: string;
+
+  @Field(() => PriceScalar, { description: 'Volume of the window of equal length before it' })
+  previousVolume: string;
+}
+
+@ObjectType()
+export class StatisticsPage extends PageType(StatisticsRecord) {}
+
+@ArgsType()
+export class StatisticsArgs extends PageArgs {
+  @Field(() => StatisticsOrderBy, { defaultValue: StatisticsOrderBy.VOLUME })
+  orderBy: StatisticsOrderBy;
+
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => String, { defaultValue: '24h', description: '1h, 6h, 24h, 7d, 30d or all' })
+  period: string;
+
+  @Field(() => Int, { nullable: true, description: '1: only trending collections, 0: only the others' })
+  isTrending?: number | null;
+}

@@ -1,0 +1,197 @@
+import express, { Request, Response } from 'express';
+import {
+  DocumentNode,
+  GraphQLInputType,
+  GraphQLSchema,
+  OperationDefinitionNode,
+  TypeInfo,
+  execute,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  parse,
+  typeFromAST,
+  validate,
+  visit,
+  visitWithTypeInfo,
+  GraphQLEnumType,
+  GraphQLNamedType,
+} from 'graphql';
+import { DataSource } from 'typeorm';
+import { BadRequestError } from '../../common/errors';
+import { snakeToCamel } from '../../common/names';
+import { requestScope } from '../../common/request-scope';
+import { createContext } from '../../context';
+import { keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { sendRestError } from '../errors';
+import { RouteSpec, routes } from './routes';
+import { readRestUpload, RestUpload } from './uploads';
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  document: DocumentNode;
+  rootKey: string;
+  variables: { name: string; type: GraphQLInputType }[];
+  /** Response paths whose values are enum names: REST shows them in lower case, as decisions.md spells them. */
+  enumPaths: string[][];
+}
+
+
+/** Parses and validates a route's operation once, at start-up: a broken route stops the server from starting. */
+function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
+  const document = parse(spec.operation);
+  const errors = validate(schema, document);
+  if (errors.length) throw new Error(`route ${spec.method.toUpperCase()} ${spec.path}: ${errors.map((e) => e.message).join('; ')}`);
+  const operation = document.definitions[0] as OperationDefinitionNode;
+  const rootSelection = operation.selectionSet.selections[0];
+  if (rootSelection.kind !== 'Field') throw new Error(`route ${spec.path}: the operation must select one root field`);
+  const variables = (operation.variableDefinitions ?? []).map((def) => ({
+    name: def.variable.name.value,
+    type: typeFromAST(schema, def.type as never) as GraphQLInputType,
+  }));
+
+  const enumPaths: string[][] = [];
+  const typeInfo = new TypeInfo(schema);
+  const path: string[] = [];
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field: {
+        enter(node) {
+          path.push(node.alias?.value ?? node.name.value);
+          const type = typeInfo.getType();
+          if (type && isEnumType(getNamedType(type))) enumPaths.push([...path]);
+        },
+        leave() {
+          path.pop();
+        },
+      },
+    }),
+  );
+  return { spec, document, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths };
+}
+
+function enumValueOf(type: GraphQLEnumType, raw: string, name: string): string {
+  const value = type.getValue(raw.toUpperCase());
+  if (!value) {
+    const allowed = type.getValues().map((v) => v.name.toLowerCase());
+    throw new BadRequestError(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(raw)}`, [
+      { field: name, message: `one of ${allowed.join(', ')}` },
+    ]);
+  }
+  return value.name;
+}
+
+/** A query-string value as the variable's type wants it; anything unconvertible goes on as given, for GraphQL to reject by name. */
+function fromQueryString(type: GraphQLNamedType, raw: string, name: string): unknown {
+  if (isEnumType(type)) return enumValueOf(type, raw, name);
+  switch (type.name) {
+    case 'Int':
+      return /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    case 'Float':
+      return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+    case 'Boolean':
+      if (['true', '1'].includes(raw.toLowerCase())) return true;
+      if (['false', '0'].includes(raw.toLowerCase())) return false;
+      return raw;
+    default:
+      return raw;
+  }
+}
+
+/**
+ * A JSON body as a GraphQL input value: documented snake_case keys become the input type's camelCase
+ * fields, enum values are accepted in lower case; free-form JSON fields (metadata, description) stay as sent.
+ */
+function fromBody(type: GraphQLInputType, value: unknown, name: string): unknown {
+  if (value === null || value === undefined) return value;
+  if (isNonNullType(type)) return fromBody(type.ofType, value, name);
+  if (isListType(type)) return Array.isArray(value) ? value.map((v, i) => fromBody(type.ofType, v, `${name}[${i}]`)) : value;
+  if (isEnumType(type)) return typeof value === 'string' ? enumValueOf(type, value, name) : value;
+  if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
+    const fields = type.getFields();
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      const camel = snakeToCamel(key);
+      const field = fields[camel] ? camel : key;
+      out[field] = fields[field] ? fromBody(fields[field].type, v, key) : v;
+    }
+    return out;
+  }
+  return value;
+}
+
+function variablesOf(route: CompiledRoute, req: Request, upload?: RestUpload): Record<string, unknown> {
+  const body: unknown = upload ? upload.fields : req.body;
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    throw new BadRequestError('the request body must be a JSON object');
+  }
+  const values: Record<string, unknown> = {};
+  for (const { name, type } of route.variables) {
+    const param = req.params[name];
+    const query = req.query[name];
+    if (param !== undefined) {
+      values[name] = fromQueryString(getNamedType(type), String(param), name);
+    } else if (query !== undefined && query !== '') {
+      if (typeof query !== 'string') throw new BadRequestError(`${name} must be given once, as a single value`);
+      values[name] = fromQueryString(getNamedType(type), query, name);
+    } else if (name === 'input') {
+      values.input = fromBody(type, body ?? {}, 'body');
+    } else if (body && typeof body === 'object') {
+      const source = [name, ...(route.spec.aliases?.[name] ?? [])].find((key) => key in body);
+      if (source) values[name] = fromBody(type, (body as Record<string, unknown>)[source], source);
+    }
+  }
+  return values;
+}
+
+function lowerEnums(value: unknown, path: string[], depth = 0): unknown {
+  if (value === null || value === undefined) return value;
+  if (Array.isArray(value)) return value.map((item) => lowerEnums(item, path, depth));
+  if (depth === path.length) return typeof value === 'string' ? value.toLowerCase() : value;
+  const record = value as Record<string, unknown>;
+  const key = path[depth];
+  if (key in record) record[key] = lowerEnums(record[key], path, depth + 1);
+  return value;
+}
+
+export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Router {
+  const router = express.Router();
+  for (const spec of routes) {
+    const route = compileRoute(schema, spec);
+    router[spec.method](spec.path, async (req: Request, res: Response) => {
+      const scope = requestScope.getStore();
+      let upload: RestUpload | undefined;
+      try {
+        let variableValues: Record<string, unknown>;
+        if (spec.upload) {
+          upload = await readRestUpload(req, spec.upload);
+          variableValues = { ...variablesOf(route, req, upload), [spec.upload]: upload.upload };
+        } else {
+          variableValues = variablesOf(route, req);
+        }
+        const result = await execute({
+          schema,
+          document: route.document,
+          variableValues,
+          contextValue: createContext(ds, scope?.requestId ?? '', keyFromHeaders(req.headers)),
+        });
+        if (result.errors?.length) {
+          sendRestError(res, schema, result.errors[0], !('data' in result));
+          return;
+        }
+        const data = result.data as Record<string, unknown>;
+        for (const path of route.enumPaths) lowerEnums(data, path);
+        if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
+        res.status(200).json(data[route.rootKey]);
+      } catch (err) {
+        sendRestError(res, schema, err, false);
+      } finally {
+        upload?.cleanup();
+      }
+    });
+  }
+  return router;
+}

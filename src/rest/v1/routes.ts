@@ -1,0 +1,157 @@
+import { ASSET, CATEGORY, COLLECTION, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS } from './shapes';
+
+/**
+ * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
+ * /graphql. Variables take their values by name from the path, then the query string, then the JSON
+ * body; a `$input` variable takes the whole body (snake_case keys become camelCase).
+ */
+export interface RouteSpec {
+  method: 'get' | 'post' | 'put' | 'delete';
+  path: string;
+  operation: string;
+  /** Legacy names a variable is also taken from, e.g. the accept body's `asset_id` for `offer_id`. */
+  aliases?: Record<string, string[]>;
+  /** A variable of type Upload filled from the request's file (form field or multipart part). */
+  upload?: string;
+}
+
+/** `assets` is always present: the page with include_assets=true, null otherwise (the resolver decides). */
+const collectionWithAssets = `${COLLECTION}
+  assets(limit: $assets_limit) { cursor remaining result { ${ASSET} } }`;
+
+export const routes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/v1/categories',
+    operation: `query (${PAGE_VARS}, $order_by: CatalogOrderBy) {
+      categories(${PAGE_ARGS}) { cursor remaining result { ${CATEGORY} } } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/tags',
+    operation: `query (${PAGE_VARS}, $order_by: CatalogOrderBy) {
+      tags(${PAGE_ARGS}) { cursor remaining result { ${CATEGORY} } } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/collections',
+    operation: `query (${PAGE_VARS}, $order_by: CollectionOrderBy, $chain_id: String, $category_id: String,
+        $owner_address: Address, $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
+      collections(${PAGE_ARGS}, chainId: $chain_id, categoryId: $category_id, ownerAddress: $owner_address,
+          status: $status, includeAssets: $include_assets) {
+        cursor remaining result { ${collectionWithAssets} } } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/collections',
+    operation: `mutation ($input: CreateCollectionInput!, $assets_limit: Int) {
+      createCollection(input: $input) { ${collectionWithAssets} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/collections/:address',
+    operation: `query ($address: Address!, $chain_id: String, $include_assets: Boolean = false, $assets_limit: Int) {
+      collection(address: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} } }`,
+  },
+  {
+    method: 'put',
+    path: '/v1/collections/:address',
+    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $assets_limit: Int) {
+      updateCollection(address: $address, chainId: $chain_id, input: $input) { ${collectionWithAssets} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/assets',
+    operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
+        $owner_id: Address, $status: AssetStatus, $chain_id: String) {
+      assets(${PAGE_ARGS}, assetContract: $asset_contract, collectionId: $collection_id, ownerId: $owner_id,
+          status: $status, chainId: $chain_id) { cursor remaining result { ${ASSET} } } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/assets',
+    operation: `mutation ($input: CreateAssetInput!) { createAsset(input: $input) { ${ASSET} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/assets/:token_address/:token_id',
+    operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
+      asset(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ASSET} } }`,
+  },
+
+  {
+    method: 'post',
+    path: '/v1/assets/import',
+    operation: `mutation ($collection_id: String!, $file: Upload!) {
+      importAssets(collectionId: $collection_id, file: $file) {
+        data { count first_token_id: firstTokenId last_token_id: lastTokenId } message } }`,
+    upload: 'file',
+  },
+  {
+    method: 'post',
+    path: '/v1/assets/listing',
+    operation: `mutation ($input: CreateListingInput!) { createListing(input: $input) { ${LISTING} } }`,
+  },
+  {
+    method: 'put',
+    path: '/v1/assets/listing/:token_address/:token_id',
+    operation: `mutation ($token_address: Address!, $token_id: TokenId!, $chain_id: String, $input: UpdateListingInput!) {
+      updateListing(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id, input: $input) { ${LISTING} } }`,
+  },
+  {
+    method: 'delete',
+    path: '/v1/assets/listing/:token_address/:token_id',
+    operation: `mutation ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
+      cancelListing(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${LISTING} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/offers',
+    operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
+        $owner_id: Address, $status: OfferStatus) {
+      offers(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id, ownerId: $owner_id,
+          status: $status) { cursor remaining result { ${OFFER} } } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/offers',
+    operation: `mutation ($input: CreateOfferInput!) { createOffer(input: $input) { ${OFFER} } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/offers/accept',
+    operation: `mutation ($offer_id: ID!) { acceptOffer(offerId: $offer_id) { ${ORDER} } }`,
+    aliases: { offer_id: ['asset_id'] },
+  },
+  {
+    method: 'get',
+    path: '/v1/offers/:id',
+    operation: `query ($id: ID!) { offer(id: $id) { ${OFFER} } }`,
+  },
+  {
+    method: 'delete',
+    path: '/v1/offers/:id',
+    operation: `mutation ($id: ID!) { cancelOffer(id: $id) { ${OFFER} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/orders',
+    operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
+        $collection_id: String, $owner_id: Address, $status: OrderStatus) {
+      orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,
+          collectionId: $collection_id, ownerId: $owner_id, status: $status) { cursor remaining result { ${ORDER} } } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/orders/:id',
+    operation: `query ($id: ID!) { order(id: $id) { ${ORDER} } }`,
+  },
+
+  {
+    method: 'get',
+    path: '/v1/statistics',
+    operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: String, $is_trending: Int) {
+      statistics(${PAGE_ARGS}, chainId: $chain_id, period: $period, isTrending: $is_trending) {
+        cursor remaining result { ${STATISTICS} } } }`,
+  },
+];

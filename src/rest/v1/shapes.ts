@@ -1,0 +1,114 @@
+/**
+ * GraphQL selections that give the documented REST shapes (interface.md section 2): aliases turn the
+ * GraphQL field names into the snake_case names legacy clients read.
+ */
+export const CHAIN = `chain { id name symbol }`;
+export const FEES = `fees { address basis_points: basisPoints type }`;
+export const CATEGORY = `category_id: id category_name: name`;
+
+export const LISTING = `
+  id
+  asset_id: assetId
+  status
+  order_type: orderType
+  closing_date: closingDate
+  ${FEES}
+  accept_price: acceptPrice
+  start_price: startPrice
+  current_price: currentPrice
+  listing_time: listingTime
+  name
+  token_address: tokenAddress
+  token_id: tokenId
+  ${CHAIN}
+  seller
+  signature
+  created_at: createdAt
+  updated_at: updatedAt`;
+
+export const ASSET = `
+  id
+  collection_id: collectionId
+  collection { image_url: imageUrl name contract_address: contractAddress }
+  created_at: createdAt
+  updated_at: updatedAt
+  description
+  ${FEES}
+  image_url: imageUrl
+  animation_url: animationUrl
+  external_link: externalLink
+  metadata
+  name
+  status
+  token_address: tokenAddress
+  token_id: tokenId
+  ${CHAIN}
+  owner
+  listing { ${LISTING} }`;
+
+export const COLLECTION = `
+  id
+  contract_address: contractAddress
+  owner
+  total_supply: totalSupply
+  category { ${CATEGORY} }
+  name
+  slug
+  description
+  image_url: imageUrl
+  discord_url: discordUrl
+  telegram_url: telegramUrl
+  external_url: externalUrl
+  twitter_username: twitterUsername
+  instagram_username: instagramUsername
+  ${FEES}
+  ${CHAIN}
+  status
+  created_at: createdAt
+  updated_at: updatedAt`;
+
+export const PAGE_ARGS = `limit: $limit, page: $page, orderBy: $order_by, direction: $direction`;
+export const PAGE_VARS = `$limit: Int, $page: String, $direction: SortDirection`;
+
+export const OFFER = `
+  id
+  status
+  assets { cursor remaining result { ${ASSET} } }
+  taker
+  price
+  start_time: startTime
+  end_time: endTime
+  asset_id: assetId
+  chain_id: chainId
+  token_address: tokenAddress
+  token_id: tokenId
+  created_at: createdAt
+  updated_at: updatedAt`;
+
+export const ORDER = `
+  id
+  offer { ${OFFER} }
+  status
+  price
+  seller
+  buyer
+  asset_id: assetId
+  listing_id: listingId
+  created_at: createdAt
+  updated_at: updatedAt`;
+
+export const STATISTICS = `
+  ${CHAIN}
+  collection { ${COLLECTION} }
+  floor_price: floorPrice
+  volume
+  total_holders: totalHolders
+  total_transactions: totalTransactions
+  period
+  is_trending: isTrending
+  period_start: periodStart
+  period_end: periodEnd
+  floor_listing_id: floorListingId
+  floor_asset_id: floorAssetId
+  trend_volume: trendVolume
+  previous_volume: previousVolume`;

@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { randomAddress, startServer, TestServer } from './setup/server';
+import { saveCollection } from './factories/marketplace';
+import { runApiKeyCommand } from '../src/tools/apikey';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+interface CommandRun {
+  code: number;
+  out: string[];
+  err: string[];
+}
+
+/** `npm run apikey -- <argv>` in this process, against the run's database. */
+async function apikey(...argv: string[]): Promise<CommandRun> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const saved = process.env.DATABASE_URL;
+  process.env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  try {
+    const code = await runApiKeyCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line) });
+    return { code, out, err };
+  } finally {
+    if (saved === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = saved;
+  }
+}
+
+/** The key and its id from the output of `create`. */
+function createdKey(run: CommandRun): { key: string; id: string } {
+  const id = /key ([0-9a-f-]{36}) for/.exec(run.out.join('\n'))?.[1];
+  const keyLines = run.out.filter((line) => /^\S{20,}$/.test(line));
+  expect(keyLines).toHaveLength(1);
+  expect(id).toBeDefined();
+  return { key: keyLines[0], id: id! };
+}
+
+const newCollection = () => ({ contract_address: randomAddress(), chain_id: '1', name: 'Key test' });
+
+describe('npm run apikey', () => {
+  test('when a key is created, then it is printed once, works for a write, and only its sha256 digest is stored', async () => {
+    const address = randomAddress();
+    const run = await apikey('create', '--address', address.toUpperCase().replace('0X', '0x'));
+    expect(run.code).toBe(0);
+    const { key, id } = createdKey(run);
+    expect(run.out.filter((line) => line.includes(key))).toHaveLength(1);
+
+    const res = await server.rest('POST', '/v1/collections', newCollection(), key);
+    expect(res.status).toBe(200);
+    expect(res.body.owner).toBe(address);
+
+    const [stored] = await server.ds.query('SELECT key_hash, address, role, row_to_json(k)::text AS whole FROM api_keys k WHERE id = $1', [id]);
+    expect(stored).toMatchObject({ key_hash: createHash('sha256').update(key).digest('hex'), address, role: 'user' });
+    expect(stored.whole).not.toContain(key);
+  });
+
+  test('when a key is revoked by its id, then it gets 401', async () => {
+    const { key, id } = createdKey(await apikey('create', '--address', randomAddress()));
+    expect((await server.rest('POST', '/v1/collections', newCollection(), key)).status).toBe(200);
+
+    const run = await apikey('revoke', id);
+    expect(run.code).toBe(0);
+
+    const res = await server.rest('POST', '/v1/collections', newCollection(), key);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('UNAUTHENTICATED');
+    const [row] = await server.ds.query('SELECT revoked_at FROM api_keys WHERE id = $1', [id]);
+    expect(row.revoked_at).not.toBeNull();
+  });
+
+  test('when the address is malformed, then the command exits with 2 and says why', async () => {
+    const run = await apikey('create', '--address', '0x1234');
+    expect(run.code).toBe(2);
+    expect(run.out).toEqual([]);
+    expect(run.err.join('\n')).toMatch(/--address/);
+  });
+
+  test("when an admin key is created, then it may update another account's collection", async () => {
+    const { key: ownerKey } = await server.key();
+    const collection = await saveCollection(server, ownerKey);
+    const run = await apikey('create', '--admin', '--address', randomAddress());
+    expect(run.code).toBe(0);
+    const { key: adminKey, id } = createdKey(run);
+    const [stored] = await server.ds.query('SELECT role FROM api_keys WHERE id = $1', [id]);
+    expect(stored.role).toBe('admin');
+
+    const res = await server.rest('PUT', `/v1/collections/${collection.contractAddress}`, { name: 'Renamed by admin' }, adminKey);
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe('Renamed by admin');
+    const [row] = await server.ds.query('SELECT name FROM collections WHERE id = $1', [collection.id]);
+    expect(row.name).toBe('Renamed by admin');
+  });
+});
+
+describe('GraphQL createApiKey and revokeApiKey', () => {
+  test('when a user key asks to create or revoke a key, then it is FORBIDDEN', async () => {
+    const { key } = await server.key();
+    const created = await server.gql(CREATE_API_KEY, { address: randomAddress() }, key);
+    expect(created.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(created.body.data).toBeNull();
+
+    const { id } = createdKey(await apikey('create', '--address', randomAddress()));
+    const revoked = await server.gql(REVOKE_API_KEY, { id }, key);
+    expect(revoked.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const [row] = await server.ds.query('SELECT revoked_at FROM api_keys WHERE id = $1', [id]);
+    expect(row.revoked_at).toBeNull();
+  });
+
+  test('when an admin key creates a key, then the new key works, until the admin revokes it', async () => {
+    const { key: adminKey } = await server.key({ admin: true });
+    const address = randomAddress();
+    const created = await server.gql(CREATE_API_KEY, { address }, adminKey);
+    expect(created.body.errors).toBeUndefined();
+    const { key, apiKey } = created.body.data.createApiKey;
+    expect(apiKey).toMatchObject({ address, role: 'USER', revokedAt: null });
+
+    const write = await server.rest('POST', '/v1/collections', newCollection(), key);
+    expect(write.status).toBe(200);
+    expect(write.body.owner).toBe(address);
+
+    const revoked = await server.gql(REVOKE_API_KEY, { id: apiKey.id }, adminKey);
+    expect(revoked.body.errors).toBeUndefined();
+    expect(revoked.body.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
+    expect((await server.rest('POST', '/v1/collections', newCollection(), key)).status).toBe(401);
+  });
+});
+
+const CREATE_API_KEY = /* GraphQL */ `
+  mutation ($address: Address!) {
+    createApiKey(address: $address) { key apiKey { id address role revokedAt } }
+  }`;
+
+const REVOKE_API_KEY = /* GraphQL */ `
+  mutation ($id: ID!) {
+    revokeApiKey(id: $id) { id revokedAt }
+  }`;

@@ -1,0 +1,94 @@
+import 'reflect-metadata';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { DataSource } from 'typeorm';
+import { createApp } from '../../src/app';
+import { setLogLevel } from '../../src/common/logger';
+import { createDataSource } from '../../src/db/data-source';
+import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
+import { createApiKey } from '../../src/modules/apikey/api-key.service';
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  /** SQL statements the server issued for this request (its x-sql-statements header). */
+  sql: number;
+}
+
+export interface TestServer {
+  url: string;
+  ds: DataSource;
+  /** POST /graphql with a JSON body. */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, key?: string): Promise<HttpResult<{ data?: T; errors?: any[] }>>;
+  /** A REST call; `body` is sent as JSON unless it is a string (sent as given, with content-type json). */
+  rest<T = any>(method: string, path: string, body?: unknown, key?: string, headers?: Record<string, string>): Promise<HttpResult<T>>;
+  /** A fresh API key for an account; a random account when none is given. */
+  key(options?: { address?: string; admin?: boolean }): Promise<{ key: string; address: string }>;
+  close(): Promise<void>;
+}
+
+/** An HTTP response as tests read it: status, headers, JSON body (or text), and the server's statement count. */
+export async function toResult(res: Response): Promise<HttpResult> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text (e.g. the Sandbox landing page)
+  }
+  return { status: res.status, headers: res.headers, body, sql: Number(res.headers.get('x-sql-statements') ?? NaN) };
+}
+
+/** The real app on a random loopback port, over the run's database. */
+export async function startServer(): Promise<TestServer> {
+  setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
+  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000 });
+  await ds.initialize();
+  const { app, stop } = await createApp(ds);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const authHeaders = (key?: string): Record<string, string> => (key ? { 'access-token': key } : {});
+  return {
+    url,
+    ds,
+    async gql(query, variables, key) {
+      const res = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...authHeaders(key) },
+        body: JSON.stringify({ query, variables }),
+      });
+      return toResult(res);
+    },
+    async rest(method, path, body, key, headers = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...authHeaders(key),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return toResult(res);
+    },
+    async key(options = {}) {
+      const address = options.address ?? randomAddress();
+      const { key } = await createApiKey(ds.manager, { address, role: options.admin ? ApiKeyRole.ADMIN : ApiKeyRole.USER });
+      return { key, address };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await stop();
+      await ds.destroy();
+    },
+  };
+}
+
+export function randomAddress(): string {
+  let hex = '';
+  for (let i = 0; i < 40; i += 1) hex += Math.floor(Math.random() * 16).toString(16);
+  return `0x${hex}`;
+}
