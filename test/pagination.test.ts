@@ -266,3 +266,56 @@ const ASSETS = /* GraphQL */ `
       cursor remaining result { id name tokenId }
     }
   }`;
+
+describe('pages that do not ask for remaining (read one row past the page instead of counting)', () => {
+  const LEAN = `query ($collectionId: String!, $limit: Int!, $page: String) {
+    assets(collectionId: $collectionId, limit: $limit, page: $page, direction: ASC) { cursor result { id } } }`;
+
+  test('when paging by cursor without remaining, then every asset is seen once and the last page has no cursor', async () => {
+    const { collection } = await collectionWithAssets(7);
+    const seen: string[] = [];
+    const cursors: (string | null)[] = [];
+    let page: string | undefined;
+    for (let i = 0; i < 5; i += 1) {
+      const res = await server.gql(LEAN, { collectionId: collection.id, limit: 3, page });
+      expect(res.body.errors).toBeUndefined();
+      const { cursor, result } = res.body.data.assets;
+      seen.push(...result.map((a: { id: string }) => a.id));
+      cursors.push(cursor);
+      if (!cursor) break;
+      page = cursor;
+    }
+    expect(seen).toEqual(await idsInDatabase(collection.id, 'asc'));
+    expect(cursors.map((c) => c !== null)).toEqual([true, true, false]);
+  });
+
+  test('when the page ends exactly at the last asset, then it has no cursor', async () => {
+    const { collection } = await collectionWithAssets(4);
+    const full = await server.gql(LEAN, { collectionId: collection.id, limit: 4 });
+    expect(full.body.data.assets.result).toHaveLength(4);
+    expect(full.body.data.assets.cursor).toBeNull();
+    const short = await server.gql(LEAN, { collectionId: collection.id, limit: 3 });
+    expect(short.body.data.assets.result).toHaveLength(3);
+    expect(short.body.data.assets.cursor).not.toBeNull();
+  });
+
+  test("when a collection's assets are read with and without remaining in one request, then both pages are right", async () => {
+    const { collection } = await collectionWithAssets(5);
+    const res = await server.gql(
+      `query ($a: Address!) {
+        lean: collection(address: $a) { assets(limit: 2, orderBy: TOKEN_ID, direction: ASC) { cursor result { tokenId } } }
+        full: collection(address: $a) { assets(limit: 2, orderBy: TOKEN_ID, direction: ASC) { cursor remaining result { tokenId } } }
+        last: collection(address: $a) { assets(limit: 5, orderBy: TOKEN_ID, direction: ASC) { cursor result { tokenId } } }
+      }`,
+      { a: collection.contractAddress },
+    );
+    expect(res.body.errors).toBeUndefined();
+    const { lean, full, last } = res.body.data;
+    expect(lean.assets.result).toEqual(full.assets.result);
+    expect(lean.assets.result).toHaveLength(2);
+    expect(lean.assets.cursor).toBe(full.assets.cursor);
+    expect(full.assets.remaining).toBe(3);
+    expect(last.assets.result).toHaveLength(5);
+    expect(last.assets.cursor).toBeNull();
+  });
+});

@@ -1,6 +1,8 @@
 import { ArgsType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { ClassType } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
+import { selectedFields } from '../graphql/selection';
 import { BadRequestError } from './errors';
 import { Params } from './sql';
 
@@ -27,6 +29,17 @@ export class PageArgs {
 
   @Field(() => SortDirection, { defaultValue: SortDirection.DESC })
   direction: SortDirection;
+
+  /**
+   * Not an argument: false when the request does not select `remaining`, so the list need not count every
+   * matching row (it reads one row past the page to know whether a cursor is due). See countRemaining().
+   */
+  countRemaining?: boolean;
+}
+
+/** Whether the page being resolved selects `remaining`; set it on the args as `countRemaining`. */
+export function remainingSelected(info: GraphQLResolveInfo): boolean {
+  return selectedFields(info).has('remaining');
 }
 
 export interface Page<T> {
@@ -169,30 +182,50 @@ function orderClause(q: ListQuery): string {
 }
 
 function toPage<T>(rows: Record<string, unknown>[], offset: number, q: ListQuery): Page<T> {
-  const total = rows.length ? Number(rows[0].__total) : 0;
-  const remaining = Math.max(0, total - offset - rows.length);
+  let remaining: number;
+  if (q.args.countRemaining === false) {
+    // One row past the page was read to tell whether more follow; `remaining` is not selected, so 1 stands
+    // for "some" and is never shown.
+    remaining = rows.length > q.args.limit ? 1 : 0;
+    if (remaining) rows.length = q.args.limit;
+  } else {
+    const total = rows.length ? Number(rows[0].__total) : 0;
+    remaining = Math.max(0, total - offset - rows.length);
+  }
   const last = rows[rows.length - 1];
   const cursor = remaining > 0 && last ? encodeCursor(q.orderBy, q.args.direction, last.__sort, String(last.id)) : null;
-  for (const row of rows) {
-    delete row.__total;
-    delete row.__sort;
-    delete row.__parent;
-  }
+  // The helper columns (__sort, __total, __parent) stay on the rows: no field reads them, and deleting
+  // them would turn every row into a slow dictionary-mode object.
   return { cursor, remaining, result: rows as T[] };
+}
+
+/** The extra columns of a page: the sort value (a timestamp already as ISO text) and the count, when asked. */
+function pageColumns(q: ListQuery): string {
+  const sort =
+    q.sort.sqlType === 'timestamptz'
+      ? `to_char(${q.sort.expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+      : q.sort.expression;
+  return `${sort} AS "__sort"${q.args.countRemaining === false ? '' : ', count(*) OVER () AS "__total"'}`;
+}
+
+/** LIMIT of a page: one row more when that row stands in for the count. */
+function pageLimit(q: ListQuery): string {
+  return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
 }
 
 /**
  * One page of a list in one statement: the rows, the sort value of each (for the next cursor) and the
- * count of all matching rows (`count(*) OVER ()`, computed before LIMIT) from which `remaining` follows.
+ * count of all matching rows (`count(*) OVER ()`, computed before LIMIT) from which `remaining` follows
+ * (when the request selects it).
  */
 export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T>> {
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const where = [...q.where];
   if (position.after) where.push(keysetCondition(q, position.after));
   const sql =
-    `SELECT ${q.columns}, ${q.sort.expression} AS "__sort", count(*) OVER () AS "__total" FROM ${q.from}` +
+    `SELECT ${q.columns}, ${pageColumns(q)} FROM ${q.from}` +
     (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
-    ` ORDER BY ${orderClause(q)} LIMIT ${q.params.add(q.args.limit)} OFFSET ${q.params.add(position.offset)}`;
+    ` ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position.offset, q);
 }
@@ -212,9 +245,9 @@ export async function fetchPagesByParent<T>(
   if (position.after) where.push(keysetCondition(q, position.after));
   const sql =
     `SELECT x.* FROM unnest(${ids}::${parent.sqlType}[]) AS p(id) CROSS JOIN LATERAL (` +
-    `SELECT ${q.columns}, p.id AS "__parent", ${q.sort.expression} AS "__sort", count(*) OVER () AS "__total" ` +
+    `SELECT ${q.columns}, p.id AS "__parent", ${pageColumns(q)} ` +
     `FROM ${q.from} WHERE ${where.join(' AND ')} ORDER BY ${orderClause(q)} ` +
-    `LIMIT ${q.params.add(q.args.limit)} OFFSET ${q.params.add(position.offset)}) x`;
+    `LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}) x`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   const grouped = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {

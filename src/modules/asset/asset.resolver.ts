@@ -1,5 +1,7 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
+import { Parent } from '../../graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
+import { remainingSelected } from '../../common/pagination';
 import { selectedFields } from '../../graphql/selection';
 import type { Context } from '../../context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
@@ -15,6 +17,7 @@ import { AssetListArgs, AssetPage, CreateAssetInput } from './asset.types';
 export class AssetResolver {
   @Query(() => AssetPage, { description: 'Assets, filtered and paged like GET /v1/assets' })
   assets(@Args() args: AssetListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listAssets(ctx, args, [...selectedFields(info, 'result')].sort());
   }
 
@@ -39,27 +42,27 @@ export class AssetResolver {
   }
 
   @FieldResolver(() => Collection)
-  async collection(@Root() asset: Asset, @Ctx() ctx: Context) {
+  async collection(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return ctx.loaders.collectionById.load(asset.collectionId);
   }
 
   @FieldResolver(() => Chain)
-  chain(@Root() asset: Asset, @Ctx() ctx: Context) {
+  chain(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.load(asset.chainId);
   }
 
   @FieldResolver(() => Listing, { nullable: true, description: 'The active listing, if the asset is for sale now' })
-  listing(@Root() asset: Asset, @Ctx() ctx: Context) {
+  listing(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return ctx.loaders.activeListingByAsset.load(asset.id);
   }
 
   @FieldResolver(() => AssetStatus, { description: 'listed while it has an active listing (expiry included)' })
-  async status(@Root() asset: Asset, @Ctx() ctx: Context) {
+  async status(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return (await ctx.loaders.activeListingByAsset.load(asset.id)) ? AssetStatus.LISTED : AssetStatus.UNLISTED;
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })
-  async fees(@Root() asset: Asset, @Ctx() ctx: Context) {
+  async fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
     const collection = await ctx.loaders.collectionById.load(asset.collectionId);
     return feesOf(collection?.royaltyFees, 'royalty');
   }

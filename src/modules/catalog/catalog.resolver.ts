@@ -1,6 +1,7 @@
-import { Args, ArgsType, Ctx, Field, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
+import { Args, ArgsType, Ctx, Info, Field, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../../context';
-import { fetchPage, PageArgs, PageType } from '../../common/pagination';
+import { fetchPage, PageArgs, PageType, remainingSelected } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { Category } from './category.entity';
 import { Tag } from './tag.entity';
@@ -41,12 +42,14 @@ function listCatalog<T>(ctx: Context, entity: typeof Category | typeof Tag, args
 @Resolver()
 export class CatalogResolver {
   @Query(() => CategoryPage)
-  categories(@Args() args: CatalogListArgs, @Ctx() ctx: Context) {
+  categories(@Args() args: CatalogListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listCatalog<Category>(ctx, Category, args);
   }
 
   @Query(() => TagPage)
-  tags(@Args() args: CatalogListArgs, @Ctx() ctx: Context) {
+  tags(@Args() args: CatalogListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listCatalog<Tag>(ctx, Tag, args);
   }
 }

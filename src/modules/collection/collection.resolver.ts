@@ -1,8 +1,9 @@
-import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Parent } from '../../graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../graphql/selection';
 import type { Context } from '../../context';
-import { PageType } from '../../common/pagination';
+import { PageType, remainingSelected } from '../../common/pagination';
 import { AddressScalar } from '../../common/scalars';
 import { AssetPage, NestedAssetArgs } from '../asset/asset.types';
 import { Category } from '../catalog/category.entity';
@@ -27,6 +28,7 @@ export class CollectionPage extends PageType(Collection) {}
 export class CollectionResolver {
   @Query(() => CollectionPage, { description: 'Collections, filtered and paged like GET /v1/collections' })
   collections(@Args() args: CollectionListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listCollections(ctx, args, selectedFields(info, 'result'));
   }
 
@@ -57,23 +59,23 @@ export class CollectionResolver {
   }
 
   @FieldResolver(() => Chain)
-  chain(@Root() collection: Collection, @Ctx() ctx: Context) {
+  chain(@Parent() collection: Collection, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.load(collection.chainId);
   }
 
   @FieldResolver(() => Category, { nullable: true })
-  category(@Root() collection: Collection, @Ctx() ctx: Context) {
+  category(@Parent() collection: Collection, @Ctx() ctx: Context) {
     return collection.categoryId ? ctx.loaders.categoryById.load(collection.categoryId) : null;
   }
 
   @FieldResolver(() => [Fee], { description: 'Royalty fees' })
-  fees(@Root() collection: Collection) {
+  fees(@Parent() collection: Collection) {
     return feesOf(collection.royaltyFees, 'royalty');
   }
 
   @FieldResolver(() => AssetPage, { nullable: true, description: 'Null when the collection was read with includeAssets: false' })
   assets(
-    @Root() collection: Collection & { [OMIT_ASSETS]?: boolean },
+    @Parent() collection: Collection & { [OMIT_ASSETS]?: boolean },
     @Args() args: NestedAssetArgs,
     @Ctx() ctx: Context,
     @Info() info: GraphQLResolveInfo,
@@ -86,6 +88,7 @@ export class CollectionResolver {
         page: args.page ?? null,
         orderBy: args.orderBy,
         direction: args.direction,
+        countRemaining: remainingSelected(info),
         fields: [...selectedFields(info, 'result')].sort(),
       },
     });
@@ -93,7 +96,7 @@ export class CollectionResolver {
 
   @FieldResolver(() => StatisticsRecord, { description: "This collection's market figures for a period (batched across collections)" })
   statistics(
-    @Root() collection: Collection,
+    @Parent() collection: Collection,
     @Arg('period', () => String, { defaultValue: '24h', description: '1h, 6h, 24h, 7d, 30d or all' }) period: string,
     @Ctx() ctx: Context,
   ) {

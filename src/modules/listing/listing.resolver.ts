@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Mutation, Resolver } from 'type-graphql';
+import { Parent } from '../../graphql/parent';
 import type { Context } from '../../context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
@@ -36,18 +37,18 @@ export class ListingResolver {
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees and the listing's maker fees" })
-  async fees(@Root() listing: Listing, @Ctx() ctx: Context) {
+  async fees(@Parent() listing: Listing, @Ctx() ctx: Context) {
     const collection = await ctx.loaders.collectionById.load(listing.collectionId);
     return [...feesOf(collection?.royaltyFees, 'royalty'), ...feesOf(listing.makerFees, 'maker')];
   }
 
   @FieldResolver(() => Chain)
-  chain(@Root() listing: Listing, @Ctx() ctx: Context) {
+  chain(@Parent() listing: Listing, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.load(listing.chainId);
   }
 
   @FieldResolver(() => Asset)
-  asset(@Root() listing: Listing, @Ctx() ctx: Context) {
+  asset(@Parent() listing: Listing, @Ctx() ctx: Context) {
     return ctx.loaders.assetById.load(listing.assetId);
   }
 }

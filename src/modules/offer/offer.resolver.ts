@@ -1,6 +1,8 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Info, FieldResolver, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Parent } from '../../graphql/parent';
 import type { Context } from '../../context';
-import { Page } from '../../common/pagination';
+import { Page, remainingSelected } from '../../common/pagination';
 import { Asset } from '../asset/asset.entity';
 import { AssetPage } from '../asset/asset.types';
 import { Order } from '../order/order.types';
@@ -11,7 +13,8 @@ import { CreateOfferInput, Offer, OfferListArgs, OfferPage } from './offer.types
 @Resolver(() => Offer)
 export class OfferResolver {
   @Query(() => OfferPage, { description: 'Offers, filtered and paged like GET /v1/offers' })
-  offers(@Args() args: OfferListArgs, @Ctx() ctx: Context) {
+  offers(@Args() args: OfferListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listOffers(ctx, args);
   }
 
@@ -38,13 +41,13 @@ export class OfferResolver {
   }
 
   @FieldResolver(() => AssetPage, { description: 'The asset offered for, as a page (interface.md 2.8)' })
-  async assets(@Root() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
+  async assets(@Parent() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
     const asset = await ctx.loaders.assetById.load(offer.assetId);
     return { cursor: null, remaining: 0, result: asset ? [asset] : [] };
   }
 
   @FieldResolver(() => Asset)
-  asset(@Root() offer: Offer, @Ctx() ctx: Context) {
+  asset(@Parent() offer: Offer, @Ctx() ctx: Context) {
     return ctx.loaders.assetById.load(offer.assetId);
   }
 }

@@ -1,4 +1,7 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Info, FieldResolver, ID, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { remainingSelected } from '../../common/pagination';
+import { Parent } from '../../graphql/parent';
 import type { Context } from '../../context';
 import { Asset } from '../asset/asset.entity';
 import { Offer } from '../offer/offer.types';
@@ -8,7 +11,8 @@ import { Order, OrderListArgs, OrderPage } from './order.types';
 @Resolver(() => Order)
 export class OrderResolver {
   @Query(() => OrderPage, { description: 'Orders, filtered and paged like GET /v1/orders' })
-  orders(@Args() args: OrderListArgs, @Ctx() ctx: Context) {
+  orders(@Args() args: OrderListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listOrders(ctx, args);
   }
 
@@ -18,12 +22,12 @@ export class OrderResolver {
   }
 
   @FieldResolver(() => Offer)
-  offer(@Root() order: Order, @Ctx() ctx: Context) {
+  offer(@Parent() order: Order, @Ctx() ctx: Context) {
     return ctx.loaders.offerById.load(order.offerId);
   }
 
   @FieldResolver(() => Asset)
-  asset(@Root() order: Order, @Ctx() ctx: Context) {
+  asset(@Parent() order: Order, @Ctx() ctx: Context) {
     return ctx.loaders.assetById.load(order.assetId);
   }
 }

@@ -1,4 +1,7 @@
-import { Args, Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
+import { Args, Ctx, Info, FieldResolver, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { remainingSelected } from '../../common/pagination';
+import { Parent } from '../../graphql/parent';
 import type { Context } from '../../context';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
@@ -8,17 +11,18 @@ import { StatisticsArgs, StatisticsPage, StatisticsRecord } from './statistics.t
 @Resolver(() => StatisticsRecord)
 export class StatisticsResolver {
   @Query(() => StatisticsPage, { description: 'Per-collection market figures for a period, like GET /v1/statistics' })
-  statistics(@Args() args: StatisticsArgs, @Ctx() ctx: Context) {
+  statistics(@Args() args: StatisticsArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countRemaining = remainingSelected(info);
     return listStatistics(ctx, args);
   }
 
   @FieldResolver(() => Collection)
-  collection(@Root() record: StatisticsRecord, @Ctx() ctx: Context) {
+  collection(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
     return ctx.loaders.collectionById.load(record.collectionId);
   }
 
   @FieldResolver(() => Chain)
-  chain(@Root() record: StatisticsRecord, @Ctx() ctx: Context) {
+  chain(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.load(record.chainId);
   }
 }
