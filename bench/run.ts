@@ -12,6 +12,7 @@ import { createDataSource } from '../src/db/data-source';
 import { startEmbedded } from '../src/db/embedded';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
+import { routes } from '../src/rest/v1/routes';
 import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
 
 /**
@@ -88,7 +89,9 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
     parsed.pathname = '/gw_bench';
     url = parsed.toString();
     env = { DATABASE_URL: url };
-    label = `PostgreSQL (${parsed.host}, database gw_bench)`;
+    // A host parameter that is a directory means a Unix socket (libpq's convention, which pg follows).
+    const socketDir = parsed.searchParams.get('host');
+    label = `PostgreSQL (${socketDir?.startsWith('/') ? `Unix socket in ${socketDir}` : `TCP ${parsed.host}`}, database gw_bench)`;
   } else {
     const dataDir = path.resolve('.bench/data');
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -145,7 +148,8 @@ async function startServer(env: Record<string, string>, pool: number): Promise<{
 
 interface Workload {
   name: string;
-  door: 'GraphQL' | 'REST';
+  /** `GraphQL (REST)`: the REST route's own GraphQL document sent to /graphql, the like-for-like twin. */
+  door: 'GraphQL' | 'GraphQL (REST)' | 'REST';
   method: 'GET' | 'POST';
   path: string;
   body?: string;
@@ -155,28 +159,50 @@ function gql(name: string, query: string, variables: Record<string, unknown> = {
   return { name, door: 'GraphQL', method: 'POST', path: '/graphql', body: JSON.stringify({ query, variables }) };
 }
 
+/**
+ * The document a GET /v1 route runs, posted to /graphql with the variables the REST router would pass.
+ * `literals` are written into the document instead: /graphql prices a list whose `limit` is a variable
+ * at the maximum (the route table's documents are trusted and not priced), so W1 would be refused.
+ */
+function restShaped(name: string, path: string, variables: Record<string, unknown>, literals: Record<string, number> = {}): Workload {
+  const route = routes.find((r) => r.method === 'get' && r.path === path);
+  if (!route) throw new Error(`no GET route ${path}`);
+  let document = route.operation;
+  for (const [variable, value] of Object.entries(literals)) {
+    document = document
+      .replace(new RegExp(`\\$${variable}: \\w+!?(, )?`), '')
+      .replace(new RegExp(`\\$${variable}\\b`, 'g'), String(value));
+  }
+  return { ...gql(name, document, variables), door: 'GraphQL (REST)' };
+}
+
 function workloads(): Workload[] {
   const collectionId = uuidOf('c1');
   const contract = addressOf('contract2');
   return [
     gql('W1 collections x assets', '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }'),
     { name: 'W1 collections x assets', door: 'REST', method: 'GET', path: '/v1/collections?limit=20&include_assets=true' },
+    restShaped('W1 collections x assets', '/v1/collections', { include_assets: true }, { limit: 20, assets_limit: 20 }),
     gql('W2 one asset', 'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }', {
       a: contract,
       t: '1',
     }),
     { name: 'W2 one asset', door: 'REST', method: 'GET', path: `/v1/assets/${contract}/1` },
+    restShaped('W2 one asset', '/v1/assets/:token_address/:token_id', { token_address: contract, token_id: '1' }),
     gql('W3 assets by token id', 'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }', {
       c: collectionId,
     }),
     { name: 'W3 assets by token id', door: 'REST', method: 'GET', path: `/v1/assets?collection_id=${collectionId}&order_by=token_id&direction=asc&limit=50` },
+    restShaped('W3 assets by token id', '/v1/assets', { collection_id: collectionId, order_by: 'TOKEN_ID', direction: 'ASC', limit: 50 }),
     gql('W4 offers of an asset', 'query ($a: Address!, $t: TokenId!) { offers(tokenAddress: $a, tokenId: $t, limit: 20) { result { id price taker assets { result { name tokenId } } } } }', {
       a: contract,
       t: '1',
     }),
     { name: 'W4 offers of an asset', door: 'REST', method: 'GET', path: `/v1/offers?token_address=${contract}&token_id=1&limit=20` },
+    restShaped('W4 offers of an asset', '/v1/offers', { token_address: contract, token_id: '1', limit: 20 }),
     gql('W5 statistics 24h', '{ statistics(period: "24h", limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
+    restShaped('W5 statistics 24h', '/v1/statistics', { period: '24h', limit: 20 }),
   ];
 }
 
