@@ -32,7 +32,7 @@ export class PageArgs {
 
   /**
    * Not an argument: false when the request does not select `remaining`, so the list need not count every
-   * matching row (it reads one row past the page to know whether a cursor is due). See countRemaining().
+   * matching row (it reads one row past the page to know whether a cursor is due). Set from remainingSelected().
    */
   countRemaining?: boolean;
 }
