@@ -7,9 +7,9 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
 import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from './common/errors';
-import { processCounters, requestScope } from './common/request-scope';
+import { processCounters, RequestScope } from './common/request-scope';
 import { Context, createContext } from './context';
-import { formatGraphQLError, toClientError } from './graphql/format-error';
+import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
 import { operationLimits } from './graphql/limits';
 import { buildAppSchema } from './graphql/schema';
 import { keyFromHeaders } from './modules/apikey/api-key.service';
@@ -29,16 +29,19 @@ export interface App {
 declare module 'express-serve-static-core' {
   interface Request {
     requestId: string;
+    /** Set once the body has been read, for /graphql and /v1: the request's SQL statement counter. */
+    scope: RequestScope;
   }
 }
 
 /**
- * Opens the request scope (request id, SQL statement counter) once the body has been read, so that every
- * statement the request causes is counted for it; the id goes back in `x-request-id`.
+ * Opens the request scope (request id, SQL statement counter) once the body has been read; the request's
+ * context hands it to every statement the request causes (see scopedDataSource).
  */
-function openScope(req: Request, res: Response, next: NextFunction): void {
+function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
-  requestScope.run({ requestId: req.requestId, sqlStatements: 0 }, next);
+  req.scope = { requestId: req.requestId, sqlStatements: 0 };
+  next();
 }
 
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
@@ -58,11 +61,20 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       // We send no cache hints; the default cache-control plugin would wrap every field resolver to look for them.
       ApolloServerPluginCacheControlDisabled(),
       {
-        async requestDidStart() {
+        async requestDidStart({ contextValue }) {
+          const { scope } = contextValue;
           return {
+            async didEncounterErrors({ errors }) {
+              for (const error of errors) logIfInternal(classifyError(schema, error), error, scope.requestId);
+            },
             async willSendResponse({ response }) {
-              const scope = requestScope.getStore();
-              if (scope) response.http.headers.set('x-sql-statements', String(scope.sqlStatements));
+              response.http.headers.set('x-sql-statements', String(scope.sqlStatements));
+              if (response.body.kind !== 'single') return;
+              for (const error of response.body.singleResult.errors ?? []) {
+                const formatted = error as { message: string; extensions?: Record<string, unknown> };
+                formatted.extensions = { ...formatted.extensions, requestId: scope.requestId };
+                if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
+              }
             },
           };
         },
@@ -99,7 +111,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     express.json({ limit }),
     openScope,
     expressMiddleware(apollo, {
-      context: async ({ req }) => createContext(ds, req.requestId, keyFromHeaders(req.headers)),
+      context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
     }),
   );
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
@@ -123,7 +135,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       error = new BadRequestError(`the request cannot be read: ${err.message}`);
     }
     if (req.originalUrl.startsWith('/graphql')) {
-      const client = toClientError(schema, error);
+      const client = toClientError(schema, error, false, req.requestId);
       res.status(httpStatusOf[client.code] ?? 500).json({
         errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
       });

@@ -1,12 +1,15 @@
 import { DataSource } from 'typeorm';
 import { ForbiddenError, UnauthenticatedError } from './common/errors';
+import { RequestScope, scopedDataSource } from './common/request-scope';
 import { ApiKeyRole } from './modules/apikey/api-key.entity';
 import { Caller, callerForKey } from './modules/apikey/api-key.service';
 import { createLoaders, Loaders } from './loaders';
 
 /** Everything a resolver may use for one request. Loaders are new for every request (no cross-request cache). */
 export interface Context {
-  requestId: string;
+  /** The request's id and its count of SQL statements. */
+  scope: RequestScope;
+  /** The data source as this request sees it: its statements are counted in `scope`. */
   ds: DataSource;
   loaders: Loaders;
   /** The caller, looked up on first use: reads that never ask cost no statement. */
@@ -18,12 +21,13 @@ export interface Context {
 }
 
 /** `actingAs` is for operator commands, which act with database access rather than a key. */
-export function createContext(ds: DataSource, requestId: string, apiKey: string | undefined, actingAs?: Caller): Context {
+export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, actingAs?: Caller): Context {
+  const ds = scopedDataSource(rootDs, scope);
   let lookup: Promise<Caller | null> | undefined = actingAs ? Promise.resolve(actingAs) : undefined;
   const caller = () => (lookup ??= apiKey ? callerForKey(ds, apiKey) : Promise.resolve(null));
   const loaders = createLoaders(ds);
   return {
-    requestId,
+    scope,
     ds,
     loaders,
     caller,

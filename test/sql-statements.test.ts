@@ -82,6 +82,70 @@ describe('SQL statements per request', () => {
   });
 });
 
+describe('SQL statements per request, under concurrency', () => {
+  test('when reads and writes of different sizes run in parallel, then each response counts only its own statements', async () => {
+    const { owner, collections } = await accountWithCollections(3, 2);
+    const { key } = await server.key({ address: owner });
+    // Each kind of request alone, one after another: the figures every parallel copy must report again.
+    const kinds: { name: string; run: () => Promise<{ status: number; sql: number }> }[] = [
+      { name: 'graphql collections x assets', run: () => server.gql(COLLECTIONS_WITH_ASSETS, { owner }) },
+      { name: 'rest collections x assets', run: () => server.rest('GET', `/v1/collections?owner_address=${owner}&include_assets=true`) },
+      { name: 'rest one asset list', run: () => server.rest('GET', `/v1/assets?collection_id=${collections[0].id}&limit=5`) },
+      { name: 'graphql categories', run: () => server.gql('{ categories(limit: 5) { result { name } } }') },
+      {
+        name: 'rest create asset (a transaction)',
+        run: () =>
+          server.rest(
+            'POST',
+            '/v1/assets',
+            {
+              collection_id: collections[1].id,
+              name: 'Counted',
+              description: 'd',
+              image_url: 'https://example.com/c.png',
+              metadata: {},
+              token_address: collections[1].contractAddress,
+              chain_id: collections[1].chainId,
+              owner,
+            },
+            key,
+          ),
+      },
+    ];
+    const alone = new Map<string, number>();
+    for (const kind of kinds) {
+      const res = await kind.run();
+      expect(res.status).toBe(200);
+      alone.set(kind.name, res.sql);
+    }
+    expect(new Set(alone.values()).size).toBeGreaterThan(1);
+    // BEGIN, the insert and COMMIT at least: a transaction's statements count for its request too.
+    expect(alone.get('rest create asset (a transaction)')).toBeGreaterThanOrEqual(3);
+
+    const parallel = await Promise.all(
+      Array.from({ length: 6 }, () => kinds).flat().map(async (kind) => ({ name: kind.name, res: await kind.run() })),
+    );
+    for (const { name, res } of parallel) {
+      expect({ name, status: res.status, sql: res.sql }).toEqual({ name, status: 200, sql: alone.get(name) });
+    }
+  });
+});
+
+describe('request ids in GraphQL errors', () => {
+  test('when a GraphQL request fails, then each error carries the request id of the x-request-id header', async () => {
+    const missing = await server.gql('query ($id: ID!) { offer(id: $id) { id } }', { id: '00000000-0000-4000-8000-000000000000' });
+    const invalid = await server.gql('{ collections { result { noSuchField } } }');
+    for (const res of [missing, invalid]) {
+      expect(res.body.errors?.length).toBeGreaterThan(0);
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      for (const error of res.body.errors!) expect(error.extensions.requestId).toBe(requestId);
+    }
+    expect(missing.body.errors![0].extensions.code).toBe('NOT_FOUND');
+    expect(invalid.body.errors![0].extensions.code).toBe('BAD_REQUEST');
+  });
+});
+
 const COLLECTIONS_WITH_ASSETS = /* GraphQL */ `
   query ($owner: Address) {
     collections(limit: 20, ownerAddress: $owner) {

@@ -7,8 +7,8 @@ import { migrations } from './migrations';
 
 /** Counts every statement (for the per-request figure) and sends TypeORM's own warnings to our log. */
 class CountingLogger extends AbstractLogger {
-  logQuery(_query: string, _parameters?: unknown[], _queryRunner?: QueryRunner): void {
-    countSqlStatement();
+  logQuery(_query: string, _parameters?: unknown[], queryRunner?: QueryRunner): void {
+    countSqlStatement(queryRunner);
   }
   protected writeLog(level: LogLevel, message: LogMessage | LogMessage[]): void {
     const messages = Array.isArray(message) ? message : [message];

@@ -1,7 +1,6 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
 import { AppError } from '../common/errors';
 import { logger } from '../common/logger';
-import { requestScope } from '../common/request-scope';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
 const REQUEST_ERROR_CODES = new Set([
@@ -31,7 +30,7 @@ function withAllowedEnumValues(schema: GraphQLSchema, message: string): string {
  * What a client may see of an error: our own errors as they are, request errors as BAD_REQUEST, and
  * anything else only as INTERNAL with the request id (the original goes to the log, never to the client).
  */
-export function toClientError(schema: GraphQLSchema, error: unknown, requestError = false): ClientError {
+export function classifyError(schema: GraphQLSchema, error: unknown, requestError = false): ClientError {
   const original = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   if (original instanceof AppError) {
     return { code: String(original.extensions.code), message: original.message, details: (original.extensions.details as unknown[]) ?? [] };
@@ -42,24 +41,44 @@ export function toClientError(schema: GraphQLSchema, error: unknown, requestErro
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
     return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: [] };
   }
-  const requestId = requestScope.getStore()?.requestId;
+  return { code: 'INTERNAL', message: internalMessage(undefined), details: [] };
+}
+
+export function internalMessage(requestId: string | undefined): string {
+  return `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`;
+}
+
+/** Writes an error the client sees only as INTERNAL to the log, with its request id; other errors are the client's. */
+export function logIfInternal(client: ClientError, error: unknown, requestId: string | undefined): void {
+  if (client.code !== 'INTERNAL') return;
+  const original = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   logger.error('unexpected error', {
     requestId,
     error: original instanceof Error ? original.message : String(original),
     stack: original instanceof Error ? original.stack : undefined,
-    path: gqlError?.path,
+    path: error instanceof GraphQLError ? error.path : undefined,
   });
-  return { code: 'INTERNAL', message: `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`, details: [] };
 }
 
+/** classifyError, with an INTERNAL error logged and its message naming the request id. */
+export function toClientError(schema: GraphQLSchema, error: unknown, requestError: boolean, requestId: string | undefined): ClientError {
+  const client = classifyError(schema, error, requestError);
+  logIfInternal(client, error, requestId);
+  return client.code === 'INTERNAL' ? { ...client, message: internalMessage(requestId) } : client;
+}
+
+/**
+ * Apollo's formatError sees no context: the request id is added (and INTERNAL errors are logged) by
+ * the plugin of app.ts, which does.
+ */
 export function formatGraphQLError(schema: GraphQLSchema) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const client = toClientError(schema, error);
+    const client = classifyError(schema, error);
     return {
       message: client.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: client.code, details: client.details, requestId: requestScope.getStore()?.requestId },
+      extensions: { code: client.code, details: client.details },
     };
   };
 }

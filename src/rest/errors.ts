@@ -1,14 +1,14 @@
 import { Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { httpStatusOf } from '../common/errors';
-import { requestScope } from '../common/request-scope';
 import { toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../common/names';
 
 
 /** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */
 export function sendRestError(res: Response, schema: GraphQLSchema, error: unknown, requestError: boolean): void {
-  const client = toClientError(schema, error, requestError);
+  const { requestId, scope } = res.req;
+  const client = toClientError(schema, error, requestError, requestId);
   const details = client.details.map((d) => {
     const detail = d as { field?: string };
     return detail.field ? { ...detail, field: camelToSnake(detail.field) } : detail;
@@ -19,10 +19,9 @@ export function sendRestError(res: Response, schema: GraphQLSchema, error: unkno
     client.code === 'VALIDATION_FAILED' && details.length && client.message === describe(client.details)
       ? describe(details)
       : restFieldNames(client.message);
-  const scope = requestScope.getStore();
   if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
   res.status(httpStatusOf[client.code] ?? 500).json({
-    error: { code: client.code, message: fieldMessage, details, request_id: scope?.requestId ?? res.req.requestId },
+    error: { code: client.code, message: fieldMessage, details, request_id: requestId },
   });
 }
 

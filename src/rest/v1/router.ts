@@ -22,7 +22,6 @@ import {
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
 import { snakeToCamel } from '../../common/names';
-import { requestScope } from '../../common/request-scope';
 import { createContext } from '../../context';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { sendRestError } from '../errors';
@@ -162,7 +161,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Route
   for (const spec of routes) {
     const route = compileRoute(schema, spec);
     router[spec.method](spec.path, async (req: Request, res: Response) => {
-      const scope = requestScope.getStore();
+      const scope = req.scope;
       let upload: RestUpload | undefined;
       try {
         let variableValues: Record<string, unknown>;
@@ -176,7 +175,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Route
           schema,
           document: route.document,
           variableValues,
-          contextValue: createContext(ds, scope?.requestId ?? '', keyFromHeaders(req.headers)),
+          contextValue: createContext(ds, scope, keyFromHeaders(req.headers)),
         });
         if (result.errors?.length) {
           sendRestError(res, schema, result.errors[0], !('data' in result));
@@ -184,7 +183,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Route
         }
         const data = result.data as Record<string, unknown>;
         for (const path of route.enumPaths) lowerEnums(data, path);
-        if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
+        res.setHeader('x-sql-statements', String(scope.sqlStatements));
         res.status(200).json(data[route.rootKey]);
       } catch (err) {
         sendRestError(res, schema, err, false);
