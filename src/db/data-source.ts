@@ -4,6 +4,7 @@ import { countSqlStatement } from '../common/request-scope';
 import { logger } from '../common/logger';
 import { entities } from './entities';
 import { migrations } from './migrations';
+import { pgWithNamedStatements } from './named-statements';
 
 /** Counts every statement (for the per-request figure) and sends TypeORM's own warnings to our log. */
 class CountingLogger extends AbstractLogger {
@@ -23,12 +24,17 @@ export interface DataSourceOptions {
   url: string;
   poolSize: number;
   queryTimeoutMs: number;
+  /** Prepare parameterised statements once per connection (real PostgreSQL only; see named-statements.ts). */
+  namedStatements?: boolean;
+  /** How many distinct statement texts get a name (the rest run unnamed); for tests. */
+  maxNamedStatements?: number;
 }
 
 export function createDataSource(options: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: options.url,
+    ...(options.namedStatements ? { driver: pgWithNamedStatements(options.maxNamedStatements) } : {}),
     entities,
     migrations,
     migrationsTransactionMode: 'each',

@@ -32,7 +32,12 @@ export async function openDatabase(
       url = embedded.url;
     }
   }
-  const ds = createDataSource({ url, poolSize: config.dbPoolSize, queryTimeoutMs: config.dbQueryTimeoutMs });
+  const ds = createDataSource({
+    url,
+    poolSize: config.dbPoolSize,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+    namedStatements: Boolean(config.databaseUrl),
+  });
   try {
     await ds.initialize();
     const applied = await ds.runMigrations({ transaction: 'each' });

@@ -1,0 +1,45 @@
+import pg from 'pg';
+
+/**
+ * A `pg` module whose connections prepare each parameterised statement once, under a name, and run it
+ * by that name afterwards: PostgreSQL then parses the text once per connection and can keep its plan,
+ * where an unnamed statement is parsed and planned on every call (planning was most of PostgreSQL's
+ * time for the small reads: 0.9 ms to plan the active-listing lookup, 0.02 ms to run it).
+ *
+ * Texts get names in the order they are first seen, up to MAX_NAMED_STATEMENTS per data source; later texts run
+ * unnamed, so a client sending ever new selections cannot grow the statements each connection keeps.
+ * Only for a real PostgreSQL server: the embedded database's connections share one PGlite session,
+ * where one connection's names would collide with another's.
+ */
+export const MAX_NAMED_STATEMENTS = 2000;
+
+/** The `pg` module to hand TypeORM (its `driver` option) for named statements. */
+export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof pg {
+  const names = new Map<string, string>();
+  const nameFor = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < maxNamed) {
+      name = `gw_${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+
+  class NamingClient extends pg.Client {}
+  const unnamedQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  NamingClient.prototype.query = function query(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+    // Statements without parameters (BEGIN, COMMIT, DDL, several statements in one text) stay simple queries.
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = nameFor(config);
+      if (name) return unnamedQuery.call(this, { name, text: config, values }, callback);
+    }
+    return unnamedQuery.call(this, config, values, callback);
+  } as typeof pg.Client.prototype.query;
+
+  class NamingPool extends pg.Pool {
+    constructor(options?: pg.PoolConfig) {
+      super({ ...options, Client: NamingClient });
+    }
+  }
+  return Object.create(pg, { Pool: { value: NamingPool } });
+}

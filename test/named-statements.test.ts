@@ -1,0 +1,65 @@
+import { DataSource, QueryRunner } from 'typeorm';
+import { createDataSource } from '../src/db/data-source';
+
+/**
+ * Named statements (src/db/named-statements.ts) are for a real PostgreSQL server; the embedded
+ * database's connections share one session, so there the data source runs every statement unnamed.
+ */
+const onServer = Boolean(process.env.DATABASE_URL);
+
+async function preparedOn(runner: QueryRunner): Promise<string[]> {
+  const rows: { statement: string }[] = await runner.query('SELECT statement FROM pg_prepared_statements ORDER BY prepare_time');
+  return rows.map((r) => r.statement);
+}
+
+(onServer ? describe : describe.skip)('named statements on a PostgreSQL server', () => {
+  let ds: DataSource;
+  afterEach(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+  });
+
+  test('when one parameterised text runs many times with different values, then each result is its own and the text is prepared once', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true });
+    await ds.initialize();
+    const runner = ds.createQueryRunner();
+    try {
+      // More runs than PostgreSQL's five custom plans, so the cached plan is used too.
+      for (let i = 0; i < 12; i += 1) {
+        const [row] = await runner.query('SELECT $1::int * 2 AS doubled, $2::text AS label', [i, `run ${i}`]);
+        expect(row).toEqual({ doubled: i * 2, label: `run ${i}` });
+      }
+      const prepared = await preparedOn(runner);
+      expect(prepared.filter((s) => s.includes('$1::int * 2'))).toHaveLength(1);
+    } finally {
+      await runner.release();
+    }
+  });
+
+  test('when more distinct texts come than the name budget, then the rest still run, unnamed', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true, maxNamedStatements: 2 });
+    await ds.initialize();
+    const runner = ds.createQueryRunner();
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const [row] = await runner.query(`SELECT $1::int + ${i} AS n`, [10]);
+        expect(row.n).toBe(10 + i);
+      }
+      const prepared = (await preparedOn(runner)).filter((s) => s.startsWith('SELECT $1::int + '));
+      expect(prepared).toEqual(['SELECT $1::int + 0 AS n', 'SELECT $1::int + 1 AS n']);
+    } finally {
+      await runner.release();
+    }
+  });
+
+  test('when a statement without parameters runs, then it is not prepared', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true });
+    await ds.initialize();
+    const runner = ds.createQueryRunner();
+    try {
+      await runner.query('SELECT 41 + 1 AS n; SELECT 2 AS m');
+      expect((await preparedOn(runner)).filter((s) => s.includes('41 + 1'))).toEqual([]);
+    } finally {
+      await runner.release();
+    }
+  });
+});
