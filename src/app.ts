@@ -10,6 +10,7 @@ import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } fr
 import { processCounters, RequestScope } from './common/request-scope';
 import { Context, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
+import { jitGateway } from './graphql/jit';
 import { operationLimits } from './graphql/limits';
 import { buildAppSchema } from './graphql/schema';
 import { keyFromHeaders } from './modules/apikey/api-key.service';
@@ -49,7 +50,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const schema = await buildAppSchema();
   const limit = options.jsonBodyLimit ?? '1mb';
   const apollo = new ApolloServer<Context>({
-    schema,
+    // The schema, with queries run by graphql-jit (see jit.ts).
+    gateway: jitGateway(schema),
     introspection: true,
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
