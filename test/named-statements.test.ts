@@ -2,24 +2,23 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { createDataSource } from '../src/db/data-source';
 
 /**
- * Named statements (src/db/named-statements.ts) are for a real PostgreSQL server; the embedded
- * database's connections share one session, so there the data source runs every statement unnamed.
+ * Named statements (src/db/named-statements.ts), on both databases: on the embedded one every
+ * connection shares PGlite's one session, where PGliteServer answers a second Parse of a name itself.
  */
-const onServer = Boolean(process.env.DATABASE_URL);
 
 async function preparedOn(runner: QueryRunner): Promise<string[]> {
   const rows: { statement: string }[] = await runner.query('SELECT statement FROM pg_prepared_statements ORDER BY prepare_time');
   return rows.map((r) => r.statement);
 }
 
-(onServer ? describe : describe.skip)('named statements on a PostgreSQL server', () => {
+describe('named statements', () => {
   let ds: DataSource;
   afterEach(async () => {
     if (ds?.isInitialized) await ds.destroy();
   });
 
   test('when one parameterised text runs many times with different values, then each result is its own and the text is prepared once', async () => {
-    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true });
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000 });
     await ds.initialize();
     const runner = ds.createQueryRunner();
     try {
@@ -36,7 +35,7 @@ async function preparedOn(runner: QueryRunner): Promise<string[]> {
   });
 
   test('when more distinct texts come than the name budget, then the rest still run, unnamed', async () => {
-    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true, maxNamedStatements: 2 });
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, maxNamedStatements: 2 });
     await ds.initialize();
     const runner = ds.createQueryRunner();
     try {
@@ -51,8 +50,16 @@ async function preparedOn(runner: QueryRunner): Promise<string[]> {
     }
   });
 
+  test('when many connections prepare the same text at once, then every one of them gets its own answer', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 6, queryTimeoutMs: 30000 });
+    await ds.initialize();
+    const text = `SELECT $1::int + 1000 AS n, pg_backend_pid() AS pid, '${Math.random()}' AS unique_text`;
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => ds.query(text, [i])));
+    expect(results.map(([row]) => row.n)).toEqual(Array.from({ length: 30 }, (_, i) => 1000 + i));
+  });
+
   test('when a statement without parameters runs, then it is not prepared', async () => {
-    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000, namedStatements: true });
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000 });
     await ds.initialize();
     const runner = ds.createQueryRunner();
     try {

@@ -24,9 +24,7 @@ export interface DataSourceOptions {
   url: string;
   poolSize: number;
   queryTimeoutMs: number;
-  /** Prepare parameterised statements once per connection (real PostgreSQL only; see named-statements.ts). */
-  namedStatements?: boolean;
-  /** How many distinct statement texts get a name (the rest run unnamed); for tests. */
+  /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
 }
 
@@ -34,7 +32,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: options.url,
-    ...(options.namedStatements ? { driver: pgWithNamedStatements(options.maxNamedStatements) } : {}),
+    driver: pgWithNamedStatements(options.maxNamedStatements),
     entities,
     migrations,
     migrationsTransactionMode: 'each',

@@ -32,12 +32,7 @@ export async function openDatabase(
       url = embedded.url;
     }
   }
-  const ds = createDataSource({
-    url,
-    poolSize: config.dbPoolSize,
-    queryTimeoutMs: config.dbQueryTimeoutMs,
-    namedStatements: Boolean(config.databaseUrl),
-  });
+  const ds = createDataSource({ url, poolSize: config.dbPoolSize, queryTimeoutMs: config.dbQueryTimeoutMs });
   try {
     await ds.initialize();
     const applied = await ds.runMigrations({ transaction: 'each' });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /**
@@ -6,10 +7,11 @@ import pg from 'pg';
  * where an unnamed statement is parsed and planned on every call (planning was most of PostgreSQL's
  * time for the small reads: 0.9 ms to plan the active-listing lookup, 0.02 ms to run it).
  *
- * Texts get names in the order they are first seen, up to MAX_NAMED_STATEMENTS per data source; later texts run
- * unnamed, so a client sending ever new selections cannot grow the statements each connection keeps.
- * Only for a real PostgreSQL server: the embedded database's connections share one PGlite session,
- * where one connection's names would collide with another's.
+ * A name is a digest of its text, so it means the same statement in every connection and process: the
+ * embedded database's connections share one PGlite session, where a second connection preparing a
+ * name that exists is answered by PGliteServer as already done. Texts get names up to
+ * MAX_NAMED_STATEMENTS per data source; later texts run unnamed, so a client sending ever new
+ * selections cannot grow the statements each connection keeps.
  */
 export const MAX_NAMED_STATEMENTS = 2000;
 
@@ -19,7 +21,7 @@ export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof p
   const nameFor = (text: string): string | undefined => {
     let name = names.get(text);
     if (name === undefined && names.size < maxNamed) {
-      name = `gw_${names.size + 1}`;
+      name = `gw_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
       names.set(text, name);
     }
     return name;

@@ -13,6 +13,8 @@ import type { PGlite } from '@electric-sql/pglite';
 export class PGliteServer {
   private readonly server: net.Server;
   private readonly waiting: Connection[] = [];
+  /** Named statements prepared in the session, by any connection (their names are digests of their text). */
+  private readonly prepared = new Set<string>();
   private owner: Connection | null = null;
   private running = false;
   private closing = false;
@@ -75,6 +77,12 @@ export class PGliteServer {
         this.owner = connection;
         const message = connection.messages.shift();
         if (!message) return; // the owner has more to say (mid-exchange or mid-transaction): wait for it
+        const name = parsedStatementName(message);
+        if (name && this.prepared.has(name)) {
+          // Another connection prepared this very text under this name: the session has it already.
+          if (!connection.closed) connection.socket.write(PARSE_COMPLETE);
+          continue;
+        }
         const output: Uint8Array[] = [];
         try {
           await this.db.runExclusive(() =>
@@ -88,6 +96,7 @@ export class PGliteServer {
           continue;
         }
         const reply = Buffer.concat(output);
+        if (name && reply[0] === PARSE_COMPLETE[0]) this.prepared.add(name);
         if (!connection.closed && reply.length) connection.socket.write(reply);
         const status = lastReadyStatus(reply);
         if (status === 'I' || connection.closed) {
@@ -160,6 +169,15 @@ class Connection {
     }
     if (added) this.onMessage(this);
   }
+}
+
+const PARSE_COMPLETE = Buffer.from([0x31, 0, 0, 0, 4]);
+
+/** The statement name of a Parse message ('P', length, name, text, ...), if it is one and names one. */
+function parsedStatementName(message: Uint8Array): string | undefined {
+  if (message[0] !== 0x50 || message.length < 6 || message[5] === 0) return undefined;
+  const end = message.indexOf(0, 5);
+  return end > 5 ? Buffer.from(message.buffer, message.byteOffset + 5, end - 5).toString('utf8') : undefined;
 }
 
 /** The transaction status of the last ReadyForQuery ('Z') message in a reply, if it has one. */

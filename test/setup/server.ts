@@ -43,13 +43,7 @@ export async function toResult(res: Response): Promise<HttpResult> {
 /** The real app on a random loopback port, over the run's database. */
 export async function startServer(): Promise<TestServer> {
   setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
-  const ds = createDataSource({
-    url: process.env.TEST_DATABASE_URL!,
-    poolSize: 10,
-    queryTimeoutMs: 30000,
-    // As the server runs: named statements on a real PostgreSQL server, not on the embedded one.
-    namedStatements: Boolean(process.env.DATABASE_URL),
-  });
+  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000 });
   await ds.initialize();
   const { app, stop } = await createApp(ds);
   const server = http.createServer(app);
