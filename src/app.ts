@@ -7,6 +7,7 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
 import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from './common/errors';
+import { InFlight } from './common/in-flight';
 import { processCounters, RequestScope } from './common/request-scope';
 import { Context, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
@@ -24,7 +25,10 @@ export interface AppOptions {
 
 export interface App {
   app: express.Express;
-  stop(): Promise<void>;
+  /** Requests being handled now (a client that hung up does not end its request's work). */
+  inFlight: InFlight;
+  /** Waits (up to drainMs) for the requests in flight to finish their work, then stops Apollo. */
+  stop(drainMs?: number): Promise<void>;
 }
 
 declare module 'express-serve-static-core' {
@@ -84,6 +88,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     ],
   });
   await apollo.start();
+  const inFlight = new InFlight();
+  const graphqlHandler = expressMiddleware(apollo, {
+    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -112,14 +120,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
     express.json({ limit }),
     openScope,
-    expressMiddleware(apollo, {
-      context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
-    }),
+    (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
   );
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope);
-  app.use(restRouter(schema, ds));
+  app.use(restRouter(schema, ds, inFlight));
 
   app.use((req, res) => {
     sendRestError(res, schema, new NotFoundError(`no route ${req.method} ${req.path}; see the README for the API`), false);
@@ -148,7 +154,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   return {
     app,
-    async stop() {
+    inFlight,
+    async stop(drainMs = 30_000) {
+      await inFlight.drained(drainMs);
       await apollo.stop();
     },
   };

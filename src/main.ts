@@ -49,7 +49,8 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     await once(server, 'close');
     clearTimeout(force);
-    await stop();
+    // Clients may have hung up while their requests still run: let that work end before the database goes.
+    await stop(config.dbQueryTimeoutMs);
     await db.close();
     process.exit(0);
   };

@@ -22,6 +22,7 @@ import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
+import { InFlight } from '../../common/in-flight';
 import { snakeToCamel } from '../../common/names';
 import { createContext } from '../../context';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
@@ -162,11 +163,12 @@ function lowerEnums(value: unknown, path: string[], depth = 0): unknown {
   return value;
 }
 
-export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Router {
+export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight): express.Router {
   const router = express.Router();
   for (const spec of routes) {
     const route = compileRoute(schema, spec);
-    router[spec.method](spec.path, async (req: Request, res: Response) => {
+    router[spec.method](spec.path, (req: Request, res: Response) => inFlight.track(() => handle(req, res)));
+    async function handle(req: Request, res: Response): Promise<void> {
       const scope = req.scope;
       let upload: RestUpload | undefined;
       try {
@@ -197,7 +199,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource): express.Route
       } finally {
         upload?.cleanup();
       }
-    });
+    }
   }
   return router;
 }
