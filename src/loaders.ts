@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { clock } from './common/clock';
-import { pagesByParent, rowsById } from './common/batch';
+import { pagesByParent, PeekLoader, rowsById } from './common/batch';
 import { Asset } from './modules/asset/asset.entity';
-import { assetPagesByCollection } from './modules/asset/asset.loaders';
+import { assetPagesByCollection, RelationLoaders } from './modules/asset/asset.loaders';
 import { Category } from './modules/catalog/category.entity';
 import { Chain } from './modules/chain/chain.entity';
 import { Collection } from './modules/collection/collection.entity';
@@ -23,13 +23,13 @@ function byKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): (V | 
 
 /** The loaders of one request: every nested relation goes through one of them. */
 export function createLoaders(ds: DataSource) {
-  return {
+  const loaders = {
     chainById: rowsById(ds, Chain, 'text'),
     categoryById: rowsById(ds, Category, 'text'),
     collectionById: rowsById(ds, Collection, 'uuid'),
     assetById: rowsById(ds, Asset, 'uuid'),
-    assetPagesByCollection: assetPagesByCollection(ds),
-    activeListingByAsset: new DataLoader<string, Listing | null>(async (ids) =>
+    assetPagesByCollection: assetPagesByCollection(ds, (): RelationLoaders => loaders),
+    activeListingByAsset: new PeekLoader<string, Listing | null>(async (ids) =>
       byKey(ids, await activeListingsByAssets(ds, ids, clock.now()), (l) => l.assetId),
     ),
     offerById: new DataLoader<string, Offer | null>(async (ids) => byKey(ids, await offersByIds(ds, ids, clock.now()), (o) => o.id)),
@@ -38,6 +38,7 @@ export function createLoaders(ds: DataSource) {
     ),
     orderById: new DataLoader<string, Order | null>(async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id)),
   };
+  return loaders;
 }
 
 export type Loaders = ReturnType<typeof createLoaders>;

@@ -82,6 +82,36 @@ describe('SQL statements per request', () => {
   });
 });
 
+describe('relations loaded for a whole page', () => {
+  test('when a page of assets selects some relations, then exactly one statement is added for each relation selected', async () => {
+    const { owner } = await accountWithCollections(1, 4);
+    const statements = async (fields: string) => {
+      const res = await server.gql(`query ($owner: Address) { assets(limit: 10, ownerId: $owner) { result { id ${fields} } } }`, { owner });
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.assets.result).toHaveLength(4);
+      return res.sql;
+    };
+    const bare = await statements('');
+    expect({
+      status: await statements('status'),
+      listing: await statements('listing { id }'),
+      listingAndStatus: await statements('status listing { id }'),
+      listingChain: await statements('listing { id chain { id } }'),
+      chain: await statements('chain { name }'),
+      collectionAndFees: await statements('collection { name } fees { type }'),
+      all: await statements('status fees { type } collection { name } chain { name } listing { fees { type } chain { id } }'),
+    }).toEqual({
+      status: bare + 1,
+      listing: bare + 1,
+      listingAndStatus: bare + 1,
+      listingChain: bare + 2,
+      chain: bare + 1,
+      collectionAndFees: bare + 1,
+      all: bare + 3,
+    });
+  });
+});
+
 describe('SQL statements per request, under concurrency', () => {
   test('when reads and writes of different sizes run in parallel, then each response counts only its own statements', async () => {
     const { owner, collections } = await accountWithCollections(3, 2);

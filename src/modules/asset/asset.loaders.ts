@@ -1,4 +1,10 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
+import type { PeekLoader } from '../../common/batch';
+import type { Chain } from '../chain/chain.entity';
+import type { Collection } from '../collection/collection.entity';
+import type { Listing } from '../listing/listing.types';
+import { selectedFields } from '../../graphql/selection';
 import { clock } from '../../common/clock';
 import { pagesByParent } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
@@ -7,8 +13,53 @@ import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { Asset } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
 
-/** `fields`: the GraphQL fields asked of each asset, so only their columns are read (all when absent). */
-export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; fields?: string[] };
+/**
+ * `fields`: the GraphQL fields asked of each asset, so only their columns are read (all when absent);
+ * `relations`: what the page loads for all its assets at once before it is returned.
+ */
+export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; fields?: string[]; relations?: AssetRelation[] };
+
+/** The rows an asset's field resolvers read besides its own: its collection, its chain, its active listing. */
+export type AssetRelation = 'chain' | 'collection' | 'listing';
+
+/** The loaders of the relations (those of the request's context). */
+export interface RelationLoaders {
+  collectionById: PeekLoader<string, Collection | null>;
+  chainById: PeekLoader<string, Chain | null>;
+  activeListingByAsset: PeekLoader<string, Listing | null>;
+}
+
+/** The relations a selection of assets will read; `through` leads from the field being resolved to the asset's fields. */
+export function assetRelations(info: GraphQLResolveInfo, through: string[]): AssetRelation[] {
+  const fields = selectedFields(info, through);
+  const wanted = new Set<AssetRelation>();
+  if (fields.has('collection') || fields.has('fees')) wanted.add('collection');
+  if (fields.has('chain')) wanted.add('chain');
+  if (fields.has('status') || fields.has('listing')) wanted.add('listing');
+  if (fields.has('listing')) {
+    // A listing's chain and royalty fees are its asset's.
+    const listing = selectedFields(info, [...through, 'listing']);
+    if (listing.has('chain')) wanted.add('chain');
+    if (listing.has('fees')) wanted.add('collection');
+  }
+  return [...wanted].sort();
+}
+
+/**
+ * Loads the relations of a page's assets in one go (the same batched statements the field resolvers
+ * would cause, at once instead of in waves), so that each asset's relation fields answer synchronously.
+ */
+export async function prefetchAssetRelations(loaders: RelationLoaders, assets: readonly Asset[], relations: readonly AssetRelation[] = []): Promise<void> {
+  if (!assets.length || !relations.length) return;
+  const distinct = (keys: string[]) => [...new Set(keys)];
+  await Promise.all(
+    relations.map((relation) => {
+      if (relation === 'collection') return loaders.collectionById.loadMany(distinct(assets.map((a) => a.collectionId)));
+      if (relation === 'chain') return loaders.chainById.loadMany(distinct(assets.map((a) => a.chainId)));
+      return loaders.activeListingByAsset.loadMany(assets.map((a) => a.id));
+    }),
+  );
+}
 
 /** Columns every asset row carries whatever is asked: field resolvers (collection, chain, listing, status) use them. */
 const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
@@ -51,12 +102,14 @@ export function assetListBase(
 }
 
 /** `collection.assets`: one statement for every collection of the request that asks with the same arguments. */
-export function assetPagesByCollection(ds: DataSource) {
-  return pagesByParent<NestedAssetPageArgs, Page<Asset>>((args, collectionIds) =>
-    fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args), where: [] }, {
+export function assetPagesByCollection(ds: DataSource, loaders: () => RelationLoaders) {
+  return pagesByParent<NestedAssetPageArgs, Page<Asset>>(async (args, collectionIds) => {
+    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args), where: [] }, {
       column: 't.collection_id',
       ids: collectionIds,
       sqlType: 'uuid',
-    }),
-  );
+    });
+    await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
+    return pages;
+  });
 }

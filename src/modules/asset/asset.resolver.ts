@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../graphql/parent';
+import { whenLoaded } from '../../common/batch';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
 import { selectedFields } from '../../graphql/selection';
@@ -10,6 +11,7 @@ import { Collection } from '../collection/collection.entity';
 import { Fee, feesOf } from '../collection/fee.type';
 import { Listing } from '../listing/listing.types';
 import { Asset, AssetStatus } from './asset.entity';
+import { assetRelations } from './asset.loaders';
 import { createAsset, getAsset, getAssetById, listAssets } from './asset.service';
 import { AssetListArgs, AssetPage, CreateAssetInput } from './asset.types';
 
@@ -18,7 +20,7 @@ export class AssetResolver {
   @Query(() => AssetPage, { description: 'Assets, filtered and paged like GET /v1/assets' })
   assets(@Args() args: AssetListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     args.countRemaining = remainingSelected(info);
-    return listAssets(ctx, args, [...selectedFields(info, 'result')].sort());
+    return listAssets(ctx, args, [...selectedFields(info, 'result')].sort(), assetRelations(info, ['result']));
   }
 
   @Query(() => Asset, { description: 'The asset with this contract address and token id' })
@@ -41,29 +43,30 @@ export class AssetResolver {
     return createAsset(ctx, input);
   }
 
+  // Relations answer synchronously when a list has loaded them for all its items (prefetchAssetRelations).
+
   @FieldResolver(() => Collection)
-  async collection(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    return ctx.loaders.collectionById.load(asset.collectionId);
+  collection(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    return ctx.loaders.collectionById.get(asset.collectionId);
   }
 
   @FieldResolver(() => Chain)
   chain(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    return ctx.loaders.chainById.load(asset.chainId);
+    return ctx.loaders.chainById.get(asset.chainId);
   }
 
   @FieldResolver(() => Listing, { nullable: true, description: 'The active listing, if the asset is for sale now' })
   listing(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    return ctx.loaders.activeListingByAsset.load(asset.id);
+    return ctx.loaders.activeListingByAsset.get(asset.id);
   }
 
   @FieldResolver(() => AssetStatus, { description: 'listed while it has an active listing (expiry included)' })
-  async status(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    return (await ctx.loaders.activeListingByAsset.load(asset.id)) ? AssetStatus.LISTED : AssetStatus.UNLISTED;
+  status(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    return whenLoaded(ctx.loaders.activeListingByAsset.get(asset.id), (listing) => (listing ? AssetStatus.LISTED : AssetStatus.UNLISTED));
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })
-  async fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    const collection = await ctx.loaders.collectionById.load(asset.collectionId);
-    return feesOf(collection?.royaltyFees, 'royalty');
+  fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    return whenLoaded(ctx.loaders.collectionById.get(asset.collectionId), (collection) => feesOf(collection?.royaltyFees, 'royalty'));
   }
 }

@@ -8,10 +8,10 @@ import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset, AssetStatus } from './asset.entity';
-import { assetListBase } from './asset.loaders';
+import { AssetRelation, assetListBase, prefetchAssetRelations } from './asset.loaders';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 
-export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[]): Promise<Page<Asset>> {
+export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
   const p = new Params();
   // The list's own parameters come first; assetListBase adds `now` to the same list.
   const where: string[] = [];
@@ -24,7 +24,9 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
   if (args.status != null) where.push(args.status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL');
-  return fetchPage<Asset>(ctx.ds, { ...assetListBase(ctx.ds, p, { ...args, fields }, args.status != null), where });
+  const page = await fetchPage<Asset>(ctx.ds, { ...assetListBase(ctx.ds, p, { ...args, fields }, args.status != null), where });
+  await prefetchAssetRelations(ctx.loaders, page.result, relations);
+  return page;
 }
 
 /** The asset with this token; `chainId` decides when the same contract and id exist on several chains. */

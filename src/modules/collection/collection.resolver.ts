@@ -5,6 +5,7 @@ import { selectedFields } from '../../graphql/selection';
 import type { Context } from '../../context';
 import { PageType, remainingSelected } from '../../common/pagination';
 import { AddressScalar } from '../../common/scalars';
+import { assetRelations } from '../asset/asset.loaders';
 import { AssetPage, NestedAssetArgs } from '../asset/asset.types';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
@@ -60,12 +61,12 @@ export class CollectionResolver {
 
   @FieldResolver(() => Chain)
   chain(@Parent() collection: Collection, @Ctx() ctx: Context) {
-    return ctx.loaders.chainById.load(collection.chainId);
+    return ctx.loaders.chainById.get(collection.chainId);
   }
 
   @FieldResolver(() => Category, { nullable: true })
   category(@Parent() collection: Collection, @Ctx() ctx: Context) {
-    return collection.categoryId ? ctx.loaders.categoryById.load(collection.categoryId) : null;
+    return collection.categoryId ? ctx.loaders.categoryById.get(collection.categoryId) : null;
   }
 
   @FieldResolver(() => [Fee], { description: 'Royalty fees' })
@@ -90,6 +91,7 @@ export class CollectionResolver {
         direction: args.direction,
         countRemaining: remainingSelected(info),
         fields: [...selectedFields(info, 'result')].sort(),
+        relations: assetRelations(info, ['result']),
       },
     });
   }

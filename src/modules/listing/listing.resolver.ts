@@ -1,5 +1,6 @@
 import { Arg, Ctx, FieldResolver, Mutation, Resolver } from 'type-graphql';
 import { Parent } from '../../graphql/parent';
+import { whenLoaded } from '../../common/batch';
 import type { Context } from '../../context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
@@ -37,14 +38,16 @@ export class ListingResolver {
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees and the listing's maker fees" })
-  async fees(@Parent() listing: Listing, @Ctx() ctx: Context) {
-    const collection = await ctx.loaders.collectionById.load(listing.collectionId);
-    return [...feesOf(collection?.royaltyFees, 'royalty'), ...feesOf(listing.makerFees, 'maker')];
+  fees(@Parent() listing: Listing, @Ctx() ctx: Context) {
+    return whenLoaded(ctx.loaders.collectionById.get(listing.collectionId), (collection) => [
+      ...feesOf(collection?.royaltyFees, 'royalty'),
+      ...feesOf(listing.makerFees, 'maker'),
+    ]);
   }
 
   @FieldResolver(() => Chain)
   chain(@Parent() listing: Listing, @Ctx() ctx: Context) {
-    return ctx.loaders.chainById.load(listing.chainId);
+    return ctx.loaders.chainById.get(listing.chainId);
   }
 
   @FieldResolver(() => Asset)

@@ -18,11 +18,11 @@ export class StatisticsResolver {
 
   @FieldResolver(() => Collection)
   collection(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
-    return ctx.loaders.collectionById.load(record.collectionId);
+    return ctx.loaders.collectionById.get(record.collectionId);
   }
 
   @FieldResolver(() => Chain)
   chain(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
-    return ctx.loaders.chainById.load(record.chainId);
+    return ctx.loaders.chainById.get(record.chainId);
   }
 }
