@@ -127,9 +127,17 @@ function resetPeakRss(pid: number): void {
   }
 }
 
+/** The Node flags of `npm start` (package.json), so the bench runs the server as users do. */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+  const match = /\bnode ((?:--\S+ )*)dist\/src\/main\.js/.exec(scripts.start);
+  if (!match) throw new Error(`package.json's start script does not run dist/src/main.js with node: ${scripts.start}`);
+  return match[1].split(' ').filter(Boolean);
+}
+
 async function startServer(env: Record<string, string>, pool: number): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+  const child = spawn(process.execPath, [...startFlags(), path.resolve('dist/src/main.js')], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', SEED_DEMO: 'false', LOG_LEVEL: 'warn', DB_POOL_SIZE: String(pool) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
