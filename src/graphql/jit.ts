@@ -22,14 +22,15 @@ interface Seen {
  *
  * Apollo Server 5 takes a custom executor through its `gateway` option (its migration guide's
  * replacement for the `executor` option of version 3); Apollo still parses, validates (with our
- * operation limits), runs the plugins and formats errors. Compiled documents are kept per parsed
- * document, which Apollo's document cache reuses for the same text, and go with it.
+ * operation limits), runs the plugins and formats errors. Compiled operations are kept per operation
+ * of a parsed document, which Apollo's document cache reuses for the same text, and go with it.
  */
 export function jitGateway(schema: GraphQLSchema): Gateway {
-  const seen = new WeakMap<DocumentNode, Seen>();
+  // By operation: one document may hold several, chosen by operationName.
+  const seen = new WeakMap<OperationDefinitionNode, Seen>();
   const run: Executor = async (document, operation, variables, context) => {
-    let entry = seen.get(document);
-    if (!entry) seen.set(document, (entry = { uses: 0 }));
+    let entry = seen.get(operation);
+    if (!entry) seen.set(operation, (entry = { uses: 0 }));
     entry.uses += 1;
     if (operation.operation !== 'query' || entry.uses === 1) {
       return execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value });

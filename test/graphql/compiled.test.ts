@@ -70,6 +70,25 @@ describe('compiled queries', () => {
     expect(bad[0].body.errors![0].message).toContain('$limit');
   });
 
+  test('when one document holds two queries, then each operation name keeps getting its own query', async () => {
+    const owned = await saveOwnedAsset(server);
+    const document = `
+      query One($id: ID!) { assetById(id: $id) { name } }
+      query Both($id: ID!) { assetById(id: $id) { name tokenId } }`;
+    for (let i = 0; i < 3; i += 1) {
+      for (const operationName of ['One', 'Both']) {
+        const res = await fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: document, operationName, variables: { id: owned.asset.id } }),
+        });
+        const body = await res.json();
+        expect(body.errors).toBeUndefined();
+        expect(Object.keys(body.data.assetById).sort()).toEqual(operationName === 'One' ? ['name'] : ['name', 'tokenId']);
+      }
+    }
+  });
+
   test('when a compiled query fails in a resolver, then the error is the same as the first time, with its path', async () => {
     const owned = await saveOwnedAsset(server);
     const offer = await saveOffer(server, (await server.key()).key, owned.asset.id);
