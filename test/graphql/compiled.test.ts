@@ -82,7 +82,7 @@ describe('compiled queries', () => {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ query: document, operationName, variables: { id: owned.asset.id } }),
         });
-        const body = await res.json();
+        const body = (await res.json()) as { data: { assetById: Record<string, unknown> }; errors?: unknown[] };
         expect(body.errors).toBeUndefined();
         expect(Object.keys(body.data.assetById).sort()).toEqual(operationName === 'One' ? ['name'] : ['name', 'tokenId']);
       }
