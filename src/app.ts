@@ -8,6 +8,7 @@ import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/di
 import { DataSource } from 'typeorm';
 import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from './common/errors';
 import { InFlight } from './common/in-flight';
+import { QueryGate } from './common/query-gate';
 import { processCounters, RequestScope } from './common/request-scope';
 import { Context, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
@@ -21,12 +22,17 @@ import { MAX_IMPORT_BYTES } from './modules/import/csv-rows';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
+  /** See QueryGate; defaults 4 slots for queries over 5,000 estimated items. */
+  largeQuerySlots?: number;
+  largeQueryItems?: number;
 }
 
 export interface App {
   app: express.Express;
   /** Requests being handled now (a client that hung up does not end its request's work). */
   inFlight: InFlight;
+  /** The turns of large queries, REST and GraphQL alike. */
+  largeQueries: QueryGate;
   /** Waits (up to drainMs) for the requests in flight to finish their work, then stops Apollo. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -52,10 +58,11 @@ function openScope(req: Request, _res: Response, next: NextFunction): void {
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
   const schema = await buildAppSchema();
+  const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
   const apollo = new ApolloServer<Context>({
     // The schema, with queries run by graphql-jit (see jit.ts).
-    gateway: jitGateway(schema),
+    gateway: jitGateway(schema, largeQueries),
     introspection: true,
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
@@ -125,7 +132,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope);
-  app.use(restRouter(schema, ds, inFlight));
+  app.use(restRouter(schema, ds, inFlight, largeQueries));
 
   app.use((req, res) => {
     sendRestError(res, schema, new NotFoundError(`no route ${req.method} ${req.path}; see the README for the API`), false);
@@ -155,6 +162,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   return {
     app,
     inFlight,
+    largeQueries,
     async stop(drainMs = 30_000) {
       await inFlight.drained(drainMs);
       await apollo.stop();

@@ -24,6 +24,9 @@ export interface Config {
   /** Load the demo data set into an empty embedded database on start. */
   seedDemo: boolean;
   jsonBodyLimit: string;
+  /** Large queries (over largeQueryItems estimated items) running at once; the rest wait. 0: no limit. */
+  largeQuerySlots: number;
+  largeQueryItems: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -38,6 +41,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbQueryTimeoutMs: intFromEnv('DB_QUERY_TIMEOUT_MS', 30000),
     seedDemo: (env.SEED_DEMO ?? 'true') !== 'false',
     jsonBodyLimit: '1mb',
+    largeQuerySlots: intFromEnv('LARGE_QUERY_SLOTS', 4),
+    largeQueryItems: intFromEnv('LARGE_QUERY_ITEMS', 5000),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
   };
 }

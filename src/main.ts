@@ -14,7 +14,11 @@ async function main(): Promise<void> {
   const started = Date.now();
   const db = await openDatabase(config, 'server');
   const seeded = db.embedded && config.seedDemo ? await seedDemoIfEmpty(db.ds) : null;
-  const { app, stop } = await createApp(db.ds, { jsonBodyLimit: config.jsonBodyLimit });
+  const { app, stop } = await createApp(db.ds, {
+    jsonBodyLimit: config.jsonBodyLimit,
+    largeQuerySlots: config.largeQuerySlots,
+    largeQueryItems: config.largeQueryItems,
+  });
   const server = http.createServer(app);
   server.listen(config.port, config.host);
   await once(server, 'listening');

@@ -3,6 +3,8 @@ import { DocumentNode, execute, GraphQLSchema, OperationDefinitionNode, printSch
 import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../context';
+import type { QueryGate } from '../common/query-gate';
+import { estimatedItems } from './limits';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
 type Executor = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: Context) => Promise<unknown>;
@@ -17,32 +19,34 @@ interface Seen {
  * schema and resolvers: none of graphql-js's per-field info objects and promise bookkeeping, which were
  * most of the time of large responses. A document is compiled on its second use (compiling costs more
  * than one graphql-js execution, and many documents, e.g. from Sandbox, come once); its first use and
- * every mutation go through graphql-js. Variables are always coerced by graphql-js first, so a bad
- * variable is refused in graphql-js's words.
+ * every mutation go through graphql-js (as does a document graphql-jit cannot compile). Variables
+ * are always coerced by graphql-js first, so a bad variable is refused in graphql-js's words. Large
+ * queries take their turn at the gate (QueryGate).
  *
  * Apollo Server 5 takes a custom executor through its `gateway` option (its migration guide's
  * replacement for the `executor` option of version 3); Apollo still parses, validates (with our
  * operation limits), runs the plugins and formats errors. Compiled operations are kept per operation
  * of a parsed document, which Apollo's document cache reuses for the same text, and go with it.
  */
-export function jitGateway(schema: GraphQLSchema): Gateway {
+export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate): Gateway {
   // By operation: one document may hold several, chosen by operationName.
   const seen = new WeakMap<OperationDefinitionNode, Seen>();
   const run: Executor = async (document, operation, variables, context) => {
     let entry = seen.get(operation);
     if (!entry) seen.set(operation, (entry = { uses: 0 }));
     entry.uses += 1;
-    if (operation.operation !== 'query' || entry.uses === 1) {
-      return execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value });
-    }
     const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coercion.errors) return { errors: coercion.errors };
-    if (!entry.compiled) {
-      const compiled = compileQuery(schema, document, operation.name?.value);
-      if (!isCompiledQuery(compiled)) return compiled;
-      entry.compiled = compiled;
-    }
-    return entry.compiled.query(undefined, context, variables);
+    const compiled = operation.operation === 'query' && entry.uses > 1 ? (entry.compiled ??= compile(document, operation)) : undefined;
+    return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () =>
+      compiled
+        ? compiled.query(undefined, context, variables)
+        : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value }),
+    );
+  };
+  const compile = (document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | undefined => {
+    const compiled = compileQuery(schema, document, operation.name?.value);
+    return isCompiledQuery(compiled) ? compiled : undefined;
   };
   return {
     onSchemaLoadOrUpdate(callback) {

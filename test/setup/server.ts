@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
-import { createApp } from '../../src/app';
+import { App, AppOptions, createApp } from '../../src/app';
 import { setLogLevel } from '../../src/common/logger';
 import { createDataSource } from '../../src/db/data-source';
 import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
@@ -19,6 +19,7 @@ export interface HttpResult<T = any> {
 export interface TestServer {
   url: string;
   ds: DataSource;
+  app: App;
   /** POST /graphql with a JSON body. */
   gql<T = any>(query: string, variables?: Record<string, unknown>, key?: string): Promise<HttpResult<{ data?: T; errors?: any[] }>>;
   /** A REST call; `body` is sent as JSON unless it is a string (sent as given, with content-type json). */
@@ -41,11 +42,12 @@ export async function toResult(res: Response): Promise<HttpResult> {
 }
 
 /** The real app on a random loopback port, over the run's database. */
-export async function startServer(): Promise<TestServer> {
+export async function startServer(options: AppOptions = {}): Promise<TestServer> {
   setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
   const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000 });
   await ds.initialize();
-  const { app, stop } = await createApp(ds);
+  const created = await createApp(ds, options);
+  const { app, stop } = created;
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -53,6 +55,7 @@ export async function startServer(): Promise<TestServer> {
   return {
     url,
     ds,
+    app: created,
     async gql(query, variables, key) {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',

@@ -23,6 +23,8 @@ import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
 import { InFlight } from '../../common/in-flight';
+import { QueryGate } from '../../common/query-gate';
+import { estimatedItems } from '../../graphql/limits';
 import { snakeToCamel } from '../../common/names';
 import { createContext } from '../../context';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
@@ -163,7 +165,7 @@ function lowerEnums(value: unknown, path: string[], depth = 0): unknown {
   return value;
 }
 
-export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight): express.Router {
+export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate): express.Router {
   const router = express.Router();
   for (const spec of routes) {
     const route = compileRoute(schema, spec);
@@ -185,7 +187,10 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
           sendRestError(res, schema, coercion.errors[0], true);
           return;
         }
-        const result = await route.compiled.query(undefined, createContext(ds, scope, keyFromHeaders(req.headers)), variableValues);
+        const items = estimatedItems(schema, route.document, route.operation, coercion.coerced);
+        const result = await largeQueries.run(items, async () =>
+          route.compiled.query(undefined, createContext(ds, scope, keyFromHeaders(req.headers)), variableValues),
+        );
         if (result.errors?.length) {
           sendRestError(res, schema, result.errors[0], !('data' in result));
           return;
