@@ -46,7 +46,11 @@ function measure(
   let cost = 0;
   for (const selection of set.selections) {
     let inner: { depth: number; cost: number };
-    if (selection.kind === Kind.FIELD) {
+    if (selection.kind === Kind.FIELD && selection.name.value.startsWith('__')) {
+      // Introspection (__schema, __type, __typename) reads the schema, not the data: its size is the
+      // schema's, and Apollo Sandbox's own introspection query is nested 15 levels deep.
+      continue;
+    } else if (selection.kind === Kind.FIELD) {
       const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[selection.name.value] : undefined;
       inner = measure(schema, fragments, variables, selection.selectionSet, def ? getNamedType(def.type) : undefined, depth + 1, seen);
       cost += 1 + multiplier(def, selection, variables) * inner.cost;

@@ -1,3 +1,5 @@
+import { buildClientSchema, buildSchema, getIntrospectionQuery, GraphQLSchema } from 'graphql';
+import { readFileSync } from 'node:fs';
 import { startServer, TestServer } from '../setup/server';
 
 let server: TestServer;
@@ -28,6 +30,22 @@ describe('GraphQL operation limits', () => {
     expect(res.body.errors![0].message).toMatch(/the limit is 50000/);
   });
 
+  test('when Apollo Sandbox (or any client) sends the full introspection query, then it gets the schema, every time', async () => {
+    // 15 levels deep: introspection reads the schema, not the data, and is not limited.
+    for (let i = 0; i < 3; i += 1) {
+      const res = await server.gql(getIntrospectionQuery());
+      expect(res.status).toBe(200);
+      expect(res.body.errors).toBeUndefined();
+      expect(outline(buildClientSchema(res.body.data as never))).toEqual(outline(buildSchema(readFileSync('schema.graphql', 'utf8'))));
+    }
+  });
+
+  test('when introspection sits under a data field that is too deep, then the data field still counts', async () => {
+    const res = await server.gql(`{ __typename ${TOO_DEEP.trim().slice(1)}`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors![0].message).toMatch(/levels deep/);
+  });
+
   test('when a page of collections asks for a page of assets each, then it is within the limits', async () => {
     const res = await server.gql(COLLECTIONS_WITH_ASSETS);
     expect(res.status).toBe(200);
@@ -35,6 +53,16 @@ describe('GraphQL operation limits', () => {
     expect(Array.isArray(res.body.data.collections.result)).toBe(true);
   });
 });
+
+/** Every type of a schema, with the names of its fields (for object, input and interface types). */
+function outline(schema: GraphQLSchema): Record<string, string[]> {
+  const types: Record<string, string[]> = {};
+  for (const [name, type] of Object.entries(schema.getTypeMap())) {
+    if (name.startsWith('__')) continue;
+    types[name] = 'getFields' in type ? Object.keys(type.getFields()).sort() : [];
+  }
+  return types;
+}
 
 const COLLECTIONS_WITH_ASSETS = /* GraphQL */ `
   { collections(limit: 20) { result { name assets(limit: 20) { result { tokenId collection { name } chain { name } } } } } }`;
