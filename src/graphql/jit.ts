@@ -1,5 +1,5 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { DocumentNode, execute, GraphQLSchema, OperationDefinitionNode, printSchema } from 'graphql';
+import { DocumentNode, execute, ExecutionResult, GraphQLSchema, OperationDefinitionNode, printSchema } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../context';
@@ -7,7 +7,35 @@ import type { QueryGate } from '../common/query-gate';
 import { estimatedItems } from './limits';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
-type Executor = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: Context) => Promise<unknown>;
+
+/** graphql-jit's compiled form of an operation, or undefined when graphql-jit cannot compile it. */
+export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | undefined {
+  const compiled = compileQuery(schema, document, operation.name?.value);
+  return isCompiledQuery(compiled) ? compiled : undefined;
+}
+
+/**
+ * Runs one operation, for /graphql and /v1 alike: graphql-js coerces the variables first (a bad one is
+ * refused in graphql-js's words, with no `data`), then the operation takes its turn at the gate if it
+ * is large, and runs compiled when `compiled` is given, else through graphql-js.
+ */
+export async function runOperation(
+  schema: GraphQLSchema,
+  largeQueries: QueryGate,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  context: Context,
+  compiled?: CompiledQuery,
+): Promise<ExecutionResult> {
+  const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  if (coercion.errors) return { errors: coercion.errors };
+  return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () =>
+    compiled
+      ? compiled.query(undefined, context, variables)
+      : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value }),
+  );
+}
 
 interface Seen {
   uses: number;
@@ -31,22 +59,13 @@ interface Seen {
 export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate): Gateway {
   // By operation: one document may hold several, chosen by operationName.
   const seen = new WeakMap<OperationDefinitionNode, Seen>();
-  const run: Executor = async (document, operation, variables, context) => {
+  const run = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: Context) => {
     let entry = seen.get(operation);
     if (!entry) seen.set(operation, (entry = { uses: 0 }));
     entry.uses += 1;
-    const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
-    if (coercion.errors) return { errors: coercion.errors };
-    const compiled = operation.operation === 'query' && entry.uses > 1 ? (entry.compiled ??= compile(document, operation)) : undefined;
-    return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () =>
-      compiled
-        ? compiled.query(undefined, context, variables)
-        : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value }),
-    );
-  };
-  const compile = (document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | undefined => {
-    const compiled = compileQuery(schema, document, operation.name?.value);
-    return isCompiledQuery(compiled) ? compiled : undefined;
+    const compiled =
+      operation.operation === 'query' && entry.uses > 1 ? (entry.compiled ??= compileOperation(schema, document, operation)) : undefined;
+    return runOperation(schema, largeQueries, document, operation, variables, context, compiled);
   };
   return {
     onSchemaLoadOrUpdate(callback) {

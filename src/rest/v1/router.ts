@@ -18,13 +18,12 @@ import {
   GraphQLEnumType,
   GraphQLNamedType,
 } from 'graphql';
-import { getVariableValues } from 'graphql/execution/values';
-import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { CompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
 import { InFlight } from '../../common/in-flight';
 import { QueryGate } from '../../common/query-gate';
-import { estimatedItems } from '../../graphql/limits';
+import { compileOperation, runOperation } from '../../graphql/jit';
 import { snakeToCamel } from '../../common/names';
 import { createContext } from '../../context';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
@@ -76,8 +75,8 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
       },
     }),
   );
-  const compiled = compileQuery(schema, document);
-  if (!isCompiledQuery(compiled)) throw new Error(`route ${spec.path}: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+  const compiled = compileOperation(schema, document, operation);
+  if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
   return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths };
 }
 
@@ -181,16 +180,9 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
         } else {
           variableValues = variablesOf(route, req);
         }
-        // graphql-js checks the variables first, so a bad parameter is refused with graphql-js's own words.
-        const coercion = getVariableValues(schema, route.operation.variableDefinitions ?? [], variableValues);
-        if (coercion.errors) {
-          sendRestError(res, schema, coercion.errors[0], true);
-          return;
-        }
-        const items = estimatedItems(schema, route.document, route.operation, coercion.coerced);
-        const result = await largeQueries.run(items, async () =>
-          route.compiled.query(undefined, createContext(ds, scope, keyFromHeaders(req.headers)), variableValues),
-        );
+        const context = createContext(ds, scope, keyFromHeaders(req.headers));
+        const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
+        // Without `data` (a bad parameter) the error is the request's.
         if (result.errors?.length) {
           sendRestError(res, schema, result.errors[0], !('data' in result));
           return;
