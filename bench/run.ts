@@ -12,7 +12,7 @@ import { createDataSource } from '../src/db/data-source';
 import { startEmbedded } from '../src/db/embedded';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
-import { routes } from '../src/rest/v1/routes';
+import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
 
 /**

@@ -6,7 +6,7 @@ import { createApp } from './app';
 import { loadConfig } from './config';
 import { logger } from './common/logger';
 import { openDatabase } from './db/database';
-import { seedDemoIfEmpty } from './db/demo-seed';
+import { seedDemoIfEmpty } from './tools/demo-seed';
 import { DataDirInUseError } from './db/embedded';
 
 async function main(): Promise<void> {

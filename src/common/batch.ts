@@ -58,6 +58,12 @@ export function whenLoaded<T, R>(value: T | Promise<T>, fn: (value: T) => R): R 
   return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
+/** Rows in the order of `keys`, null where a key has no row. */
+export function byKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): (V | null)[] {
+  const map = new Map(rows.map((row) => [keyOf(row), row]));
+  return keys.map((key) => map.get(key) ?? null);
+}
+
 /** A loader of rows by primary key: one `WHERE id = ANY(...)` per tick, results in key order, null when absent. */
 export function rowsById<T extends ObjectLiteral>(
   ds: DataSource,

@@ -2,7 +2,7 @@ import { ArgsType, Field, Int, ObjectType, registerEnumType } from 'type-graphql
 import type { ClassType } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
-import { selectedFields } from '../graphql/selection';
+import { selectedFields } from './graphql/selection';
 import { BadRequestError } from './errors';
 import { Params } from './sql';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { AbstractLogger, DataSource, LogLevel, LogMessage, QueryRunner } from 'typeorm';
-import { countSqlStatement } from '../common/request-scope';
+import { countSqlStatement } from '../common/request/scope';
 import { logger } from '../common/logger';
 import { entities } from './entities';
 import { migrations } from './migrations';

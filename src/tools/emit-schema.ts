@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildAppSchema, schemaSdl } from '../graphql/schema';
+import { buildAppSchema, schemaSdl } from '../app/graphql/schema';
 
 /** Writes schema.graphql at the project root from the TypeGraphQL schema (`npm run schema`). */
 async function main(): Promise<void> {

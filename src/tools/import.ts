@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { AppError } from '../common/errors';
 import { setLogLevel } from '../common/logger';
-import { createContext } from '../context';
+import { createContext } from '../app/context';
 import { openDatabase } from '../db/database';
 import { DataDirInUseError } from '../db/embedded';
 import { ApiKeyRole } from '../modules/apikey/api-key.entity';

@@ -1,11 +1,9 @@
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { AddressScalar } from '../../common/scalars';
+import { ApiKeyRole } from '../../common/request/context';
 
-export enum ApiKeyRole {
-  USER = 'user',
-  ADMIN = 'admin',
-}
+export { ApiKeyRole };
 registerEnumType(ApiKeyRole, { name: 'ApiKeyRole' });
 
 /** An API key. Only the SHA-256 digest of the key is kept; the key itself is shown once, at creation. */

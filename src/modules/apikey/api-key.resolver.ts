@@ -1,6 +1,6 @@
 import { Arg, Ctx, Field, ID, Mutation, ObjectType, Resolver } from 'type-graphql';
-import type { Context } from '../../context';
-import { isAdmin } from '../../context';
+import type { Context } from '../../common/request/context';
+import { isAdmin } from '../../common/request/context';
 import { ForbiddenError } from '../../common/errors';
 import { AddressScalar } from '../../common/scalars';
 import { ApiKey, ApiKeyRole } from './api-key.entity';

@@ -2,13 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { NotFoundError } from '../../common/errors';
 import { ApiKey, ApiKeyRole } from './api-key.entity';
+import type { Caller } from '../../common/request/context';
 
-/** Who is calling: the account an API key belongs to. */
-export interface Caller {
-  address: string;
-  role: ApiKeyRole;
-  keyId: string;
-}
 
 const KEY_PREFIX = 'nftgw_';
 

@@ -1,12 +1,14 @@
 import type { GraphQLResolveInfo } from 'graphql';
+import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import type { PeekLoader } from '../../common/batch';
 import type { Chain } from '../chain/chain.entity';
 import type { Collection } from '../collection/collection.entity';
 import type { Listing } from '../listing/listing.types';
-import { selectedFields } from '../../graphql/selection';
+import { selectedFields } from '../../common/graphql/selection';
+import type { Loaders } from '../../common/request/context';
 import { clock } from '../../common/clock';
-import { pagesByParent } from '../../common/batch';
+import { pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
 import { columnsFor, Params } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
@@ -22,11 +24,26 @@ export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; fields?: s
 /** The rows an asset's field resolvers read besides its own: its collection, its chain, its active listing. */
 export type AssetRelation = 'chain' | 'collection' | 'listing';
 
+declare module '../../common/request/context' {
+  interface Loaders {
+    assetById: PeekLoader<string, Asset | null>;
+    assetPagesByCollection: DataLoader<{ parentId: string; args: NestedAssetPageArgs }, Page<Asset>, string>;
+  }
+}
+
 /** The loaders of the relations (those of the request's context). */
 export interface RelationLoaders {
   collectionById: PeekLoader<string, Collection | null>;
   chainById: PeekLoader<string, Chain | null>;
   activeListingByAsset: PeekLoader<string, Listing | null>;
+}
+
+/** `all`: the request's whole set of loaders, which a page of assets fills for its relations. */
+export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
+  return {
+    assetById: rowsById(ds, Asset, 'uuid'),
+    assetPagesByCollection: assetPagesByCollection(ds, all),
+  };
 }
 
 /** The relations a selection of assets will read; `through` leads from the field being resolved to the asset's fields. */

@@ -1,10 +1,10 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
-import { Parent } from '../../graphql/parent';
+import { Parent } from '../../common/graphql/parent';
 import { whenLoaded } from '../../common/batch';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
-import { selectedFields } from '../../graphql/selection';
-import type { Context } from '../../context';
+import { selectedFields } from '../../common/graphql/selection';
+import type { Context } from '../../common/request/context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Context, assertOwnerOrAdmin, isAdmin } from '../../context';
+import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';

@@ -1,6 +1,6 @@
 import { Args, ArgsType, Ctx, Info, Field, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { fetchPage, PageArgs, PageType, remainingSelected } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { Category } from './category.entity';

@@ -1,5 +1,5 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { Chain } from './chain.entity';
 
 @Resolver(() => Chain)

@@ -1,8 +1,8 @@
 import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { Parent } from '../../graphql/parent';
+import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
-import { selectedFields } from '../../graphql/selection';
-import type { Context } from '../../context';
+import { selectedFields } from '../../common/graphql/selection';
+import type { Context } from '../../common/request/context';
 import { PageType, remainingSelected } from '../../common/pagination';
 import { AddressScalar } from '../../common/scalars';
 import { assetRelations } from '../asset/asset.loaders';

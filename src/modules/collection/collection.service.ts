@@ -1,4 +1,4 @@
-import { Context, assertOwnerOrAdmin, isAdmin } from '../../context';
+import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';

@@ -1,7 +1,7 @@
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
 import { GraphQLUpload } from 'graphql-upload-minimal';
 import type { FileUpload } from 'graphql-upload-minimal';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { TokenIdScalar } from '../../common/scalars';
 import { importAssets } from './import.service';
 

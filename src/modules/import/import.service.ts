@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { EntityManager } from 'typeorm';
-import type { Context } from '../../context';
-import { assertOwnerOrAdmin, isAdmin } from '../../context';
+import type { Context } from '../../common/request/context';
+import { assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { FieldProblem, Problems, ValidationError } from '../../common/errors';
 import { camelToSnake } from '../../common/names';
 import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';

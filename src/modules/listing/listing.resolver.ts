@@ -1,7 +1,7 @@
 import { Arg, Ctx, FieldResolver, Mutation, Resolver } from 'type-graphql';
-import { Parent } from '../../graphql/parent';
+import { Parent } from '../../common/graphql/parent';
 import { whenLoaded } from '../../common/batch';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
 import { Chain } from '../chain/chain.entity';

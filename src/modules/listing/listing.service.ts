@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { updateReturning } from '../../common/sql';

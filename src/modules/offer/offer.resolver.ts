@@ -1,7 +1,7 @@
 import { Arg, Args, Ctx, Info, FieldResolver, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { Parent } from '../../graphql/parent';
-import type { Context } from '../../context';
+import { Parent } from '../../common/graphql/parent';
+import type { Context } from '../../common/request/context';
 import { Page, remainingSelected } from '../../common/pagination';
 import { Asset } from '../asset/asset.entity';
 import { AssetPage } from '../asset/asset.types';

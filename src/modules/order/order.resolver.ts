@@ -1,8 +1,8 @@
 import { Arg, Args, Ctx, Info, FieldResolver, ID, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
-import { Parent } from '../../graphql/parent';
-import type { Context } from '../../context';
+import { Parent } from '../../common/graphql/parent';
+import type { Context } from '../../common/request/context';
 import { Asset } from '../asset/asset.entity';
 import { Offer } from '../offer/offer.types';
 import { getOrder, listOrders } from './order.service';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { Context } from '../../context';
+import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';

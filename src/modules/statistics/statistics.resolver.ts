@@ -1,8 +1,8 @@
 import { Args, Ctx, Info, FieldResolver, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
-import { Parent } from '../../graphql/parent';
-import type { Context } from '../../context';
+import { Parent } from '../../common/graphql/parent';
+import type { Context } from '../../common/request/context';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { listStatistics } from './statistics.service';

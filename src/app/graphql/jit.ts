@@ -2,8 +2,8 @@ import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { DocumentNode, execute, ExecutionResult, GraphQLSchema, OperationDefinitionNode, printSchema } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import type { Context } from '../context';
-import type { QueryGate } from '../common/query-gate';
+import type { Context } from '../../common/request/context';
+import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];

@@ -1,16 +1,16 @@
 import 'reflect-metadata';
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
-import { ApiKeyResolver } from '../modules/apikey/api-key.resolver';
-import { AssetResolver } from '../modules/asset/asset.resolver';
-import { CatalogResolver } from '../modules/catalog/catalog.resolver';
-import { ChainResolver } from '../modules/chain/chain.resolver';
-import { CollectionResolver } from '../modules/collection/collection.resolver';
-import { ImportResolver } from '../modules/import/import.resolver';
-import { ListingResolver } from '../modules/listing/listing.resolver';
-import { OfferResolver } from '../modules/offer/offer.resolver';
-import { OrderResolver } from '../modules/order/order.resolver';
-import { StatisticsResolver } from '../modules/statistics/statistics.resolver';
+import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
+import { AssetResolver } from '../../modules/asset/asset.resolver';
+import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
+import { ChainResolver } from '../../modules/chain/chain.resolver';
+import { CollectionResolver } from '../../modules/collection/collection.resolver';
+import { ImportResolver } from '../../modules/import/import.resolver';
+import { ListingResolver } from '../../modules/listing/listing.resolver';
+import { OfferResolver } from '../../modules/offer/offer.resolver';
+import { OrderResolver } from '../../modules/order/order.resolver';
+import { StatisticsResolver } from '../../modules/statistics/statistics.resolver';
 
 export const resolvers = [
   ChainResolver,

@@ -1,6 +1,6 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
-import { AppError } from '../common/errors';
-import { logger } from '../common/logger';
+import { AppError } from '../../common/errors';
+import { logger } from '../../common/logger';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
 const REQUEST_ERROR_CODES = new Set([

@@ -6,19 +6,20 @@ import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
-import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from './common/errors';
-import { InFlight } from './common/in-flight';
-import { QueryGate } from './common/query-gate';
-import { processCounters, RequestScope } from './common/request-scope';
-import { Context, createContext } from './context';
+import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
+import { InFlight } from '../common/in-flight';
+import { QueryGate } from '../common/query-gate';
+import { processCounters, RequestScope } from '../common/request/scope';
+import { Context } from '../common/request/context';
+import { createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { operationLimits } from './graphql/limits';
 import { buildAppSchema } from './graphql/schema';
-import { keyFromHeaders } from './modules/apikey/api-key.service';
+import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
-import { MAX_IMPORT_BYTES } from './modules/import/csv-rows';
+import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 
 export interface AppOptions {
   jsonBodyLimit?: string;

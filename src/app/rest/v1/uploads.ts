@@ -6,8 +6,8 @@ import { Readable } from 'node:stream';
 import type { Request } from 'express';
 import busboy from 'busboy';
 import { Upload } from 'graphql-upload-minimal';
-import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
-import { MAX_IMPORT_BYTES } from '../../modules/import/csv-rows';
+import { BadRequestError, PayloadTooLargeError } from '../../../common/errors';
+import { MAX_IMPORT_BYTES } from '../../../modules/import/csv-rows';
 
 export interface RestUpload {
   /** The form's other fields, as a body. */

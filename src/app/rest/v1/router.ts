@@ -20,13 +20,13 @@ import {
 } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
-import { BadRequestError } from '../../common/errors';
-import { InFlight } from '../../common/in-flight';
-import { QueryGate } from '../../common/query-gate';
+import { BadRequestError } from '../../../common/errors';
+import { InFlight } from '../../../common/in-flight';
+import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
-import { snakeToCamel } from '../../common/names';
+import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
-import { keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';

@@ -1,8 +1,8 @@
 import { Response } from 'express';
 import { GraphQLSchema } from 'graphql';
-import { httpStatusOf } from '../common/errors';
+import { httpStatusOf } from '../../common/errors';
 import { toClientError } from '../graphql/format-error';
-import { camelToSnake } from '../common/names';
+import { camelToSnake } from '../../common/names';
 
 
 /** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */

@@ -1,0 +1,50 @@
+import { DataSource } from 'typeorm';
+import { ForbiddenError } from '../errors';
+import { RequestScope } from './scope';
+
+/** The role of an API key: `admin` may act on anything, `user` on what its account owns. */
+export enum ApiKeyRole {
+  USER = 'user',
+  ADMIN = 'admin',
+}
+
+/** Who is calling: the account an API key belongs to. */
+export interface Caller {
+  address: string;
+  role: ApiKeyRole;
+  keyId: string;
+}
+
+/**
+ * The request's DataLoaders, one per nested relation. Each module declares its own loaders into this
+ * interface (`declare module '.../common/request/context'` in its `<noun>.loaders.ts`), and the app
+ * assembles them per request; so this layer names no module, and no module imports the app.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Loaders {}
+
+/** Everything a resolver may use for one request. Loaders are new for every request (no cross-request cache). */
+export interface Context {
+  /** The request's id and its count of SQL statements. */
+  scope: RequestScope;
+  /** The data source as this request sees it: its statements are counted in `scope`. */
+  ds: DataSource;
+  loaders: Loaders;
+  /** The caller, looked up on first use: reads that never ask cost no statement. */
+  caller(): Promise<Caller | null>;
+  /** The caller, or a 401 when the request has no valid key. */
+  requireCaller(): Promise<Caller>;
+  /** After a write commits: forget every row the loaders cached, so the response shows the new state. */
+  invalidate(): void;
+}
+
+export function isAdmin(caller: Caller): boolean {
+  return caller.role === ApiKeyRole.ADMIN;
+}
+
+/** 403 unless the caller is `owner` or an admin. */
+export function assertOwnerOrAdmin(caller: Caller, owner: string, what: string): void {
+  if (caller.address !== owner && !isAdmin(caller)) {
+    throw new ForbiddenError(`${what} belongs to ${owner}; the API key of ${caller.address} may not change it`);
+  }
+}

@@ -1,0 +1,19 @@
+import DataLoader from 'dataloader';
+import { DataSource } from 'typeorm';
+import { pagesByParent } from '../../common/batch';
+import { statisticsForCollections } from './statistics.service';
+import { Period, StatisticsRecord } from './statistics.types';
+
+declare module '../../common/request/context' {
+  interface Loaders {
+    statisticsByCollection: DataLoader<{ parentId: string; args: Period }, StatisticsRecord, string>;
+  }
+}
+
+export function createStatisticsLoaders(ds: DataSource) {
+  return {
+    statisticsByCollection: pagesByParent<Period, StatisticsRecord>(
+      async (period, ids) => new Map((await statisticsForCollections(ds, ids, period)).map((r) => [r.collectionId, r])),
+    ),
+  };
+}
