@@ -99,9 +99,11 @@ function expectedRecord(name: Name, period: Period) {
     collection: expect.objectContaining({ id: market.collections[name].id, name: market.collections[name].name }),
     chain: { id: '1', name: 'Ethereum', symbol: 'ETH' },
     floor_price: e.floor,
+    floor_price_decimal: e.floor === null ? null : String(e.floor),
     floor_listing_id: floor?.listingId ?? null,
     floor_asset_id: floor?.assetId ?? null,
     volume,
+    volume_decimal: String(volume),
     total_holders: e.holders,
     total_transactions: transactions,
     period,
@@ -109,7 +111,9 @@ function expectedRecord(name: Name, period: Period) {
     period_start: ms === null ? null : ago(ms).toISOString(),
     period_end: NOW.toISOString(),
     trend_volume: trendVolume,
+    trend_volume_decimal: String(trendVolume),
     previous_volume: previousVolume,
+    previous_volume_decimal: String(previousVolume),
   };
 }
 

@@ -1,4 +1,5 @@
 import { GraphQLScalarType, Kind } from 'graphql';
+import { exactDecimal } from './decimal';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 export const MAX_TOKEN_ID = (1n << 256n) - 1n;
@@ -56,10 +57,15 @@ export function parsePrice(value: unknown): string {
   return text;
 }
 
-/** A price: exact decimal in the database, a JSON number on the way out, a number or decimal string on the way in. */
+/**
+ * A price: exact decimal in the database, a JSON number on the way out (as near as a double comes), a
+ * number or decimal string on the way in. Each Price field has an exact twin of type Decimal.
+ */
 export const PriceScalar = new GraphQLScalarType({
   name: 'Price',
-  description: 'A decimal amount of the chain\'s native currency; given as a number or a decimal string, returned as a number.',
+  description:
+    'A decimal amount of the chain\'s native currency; given as a number or a decimal string, returned as a number ' +
+    '(a double: beyond 15 significant digits read its exact twin, the field of the same name ending in Decimal).',
   serialize: (value) => Number(value),
   parseValue: parsePrice,
   parseLiteral: (ast) => {
@@ -68,3 +74,15 @@ export const PriceScalar = new GraphQLScalarType({
   },
 });
 
+
+/** An exact decimal amount (18 decimals at most), carried as a string so that no binary float ever rounds it. */
+export const DecimalScalar = new GraphQLScalarType({
+  name: 'Decimal',
+  description: 'An exact decimal amount as a string, e.g. "12345678901234567890.123456789012345678"; accepted as a string or a number.',
+  serialize: (value) => exactDecimal(String(value)),
+  parseValue: parsePrice,
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.INT || ast.kind === Kind.FLOAT || ast.kind === Kind.STRING) return parsePrice(ast.value);
+    throw new TypeError(`a decimal is a string or a number, got a ${ast.kind.toLowerCase()} literal`);
+  },
+});

@@ -113,20 +113,20 @@ describe('createListing, updateListing, cancelListing', () => {
     expect((await assetMarket(owned)).listing?.currentPrice).toBe(1);
   });
 
-  test('when the lister updates the listing, then the new prices are shown and stored', async () => {
+  test('when the lister changes a fixed-price listing\'s start price, then its accept price moves with it, shown and stored', async () => {
     const owned = await saveOwnedAsset(server);
     const listed = await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 5 });
 
     const res = await server.gql(
       UPDATE_LISTING,
-      { tokenAddress: owned.asset.tokenAddress, tokenId: owned.asset.tokenId, input: { startPrice: 8, acceptPrice: 7 } },
+      { tokenAddress: owned.asset.tokenAddress, tokenId: owned.asset.tokenId, input: { startPrice: 8 } },
       owned.owner.key,
     );
 
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.updateListing).toMatchObject({ id: listed.id, startPrice: 8, acceptPrice: 7, currentPrice: 8, status: 'ACTIVE' });
+    expect(res.body.data.updateListing).toMatchObject({ id: listed.id, startPrice: 8, acceptPrice: 8, currentPrice: 8, status: 'ACTIVE' });
     const [row] = await server.ds.query('SELECT start_price::text, accept_price::text FROM listings WHERE id = $1', [listed.id]);
-    expect(row).toEqual({ start_price: '8.000000000000000000', accept_price: '7.000000000000000000' });
+    expect(row).toEqual({ start_price: '8.000000000000000000', accept_price: '8.000000000000000000' });
   });
 
   test('when the lister cancels the listing, then it is cancelled and the asset is unlisted', async () => {
@@ -191,7 +191,7 @@ describe('offers and orders', () => {
 
   test('when an offer reaches the accept price, then it is accepted in the same request and an order exists', async () => {
     const owned = await saveOwnedAsset(server);
-    await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 5, acceptPrice: 4 });
+    await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 4 });
     const taker = await server.key();
 
     const res = await createOffer(taker.key, owned.asset.id, { price: 4 });

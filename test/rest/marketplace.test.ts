@@ -201,12 +201,12 @@ describe('PUT and DELETE /v1/assets/listing/{token_address}/{token_id}', () => {
     const listed = await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 5 });
     const at = later(wholeSecond(), 5 * HOUR).toISOString();
 
-    const res = await server.rest('PUT', listingPath(owned), { start_price: 7, accept_price: 6.5, expiration_time: { at } }, owned.owner.key);
+    const res = await server.rest('PUT', listingPath(owned), { start_price: 7, expiration_time: { at } }, owned.owner.key);
 
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: listed.id, start_price: 7, accept_price: 6.5, current_price: 7, closing_date: at, status: 'active' });
+    expect(res.body).toMatchObject({ id: listed.id, start_price: 7, accept_price: 7, current_price: 7, closing_date: at, status: 'active' });
     const [row] = await server.ds.query('SELECT start_price::text, accept_price::text, closing_date FROM listings WHERE id = $1', [listed.id]);
-    expect(row).toEqual({ start_price: '7.000000000000000000', accept_price: '6.500000000000000000', closing_date: new Date(at) });
+    expect(row).toEqual({ start_price: '7.000000000000000000', accept_price: '7.000000000000000000', closing_date: new Date(at) });
   });
 
   test('when the lister deletes the listing, then it is cancelled and the asset is unlisted', async () => {

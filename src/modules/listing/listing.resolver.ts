@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, Mutation, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
 import { whenLoaded } from '../../common/batch';
 import type { Context } from '../../common/request/context';
-import { AddressScalar, TokenIdScalar } from '../../common/scalars';
+import { AddressScalar, DecimalScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
 import { Chain } from '../chain/chain.entity';
 import { Fee, feesOf } from '../collection/fee.type';
@@ -48,6 +48,21 @@ export class ListingResolver {
   @FieldResolver(() => Chain)
   chain(@Parent() listing: Listing, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.get(listing.chainId);
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The start price, exact' })
+  startPriceDecimal(@Parent() listing: Listing): string {
+    return listing.startPrice;
+  }
+
+  @FieldResolver(() => DecimalScalar, { nullable: true, description: 'The accept price, exact' })
+  acceptPriceDecimal(@Parent() listing: Listing): string | null {
+    return listing.acceptPrice;
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The current price, exact (a dutch auction\'s rounded down to 18 decimals)' })
+  currentPriceDecimal(@Parent() listing: Listing): string {
+    return listing.currentPrice;
   }
 
   @FieldResolver(() => Asset)

@@ -4,6 +4,7 @@ import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { updateReturning } from '../../common/sql';
 import { ADDRESS, UUID } from '../../common/validate';
+import { compareDecimals } from '../../common/decimal';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
@@ -56,31 +57,57 @@ function makerFeesOf(problems: Problems, raw: Record<string, unknown> | null | u
 
 interface ListingTerms {
   orderType: ListingOrderType;
+  /** The prices the request gives (null or undefined: not given). */
   startPrice: string | null | undefined;
   acceptPrice: string | null | undefined;
   listingTime: Date;
   closingDate: Date | null;
 }
 
-/** The price and time rules of decisions.md for a listing's terms; returns the accept price to store. */
-function checkTerms(problems: Problems, terms: ListingTerms, now: Date): string | null {
-  const { orderType, startPrice, listingTime, closingDate } = terms;
-  let acceptPrice = terms.acceptPrice ?? null;
-  if (startPrice == null) problems.add('startPrice', 'is required');
-  else if (Number(startPrice) <= 0) problems.add('startPrice', `must be greater than 0, got ${startPrice}`);
-  if (acceptPrice != null && Number(acceptPrice) <= 0) problems.add('acceptPrice', `must be greater than 0, got ${acceptPrice}`);
+interface ListingPrices {
+  startPrice: string | null;
+  acceptPrice: string | null;
+}
+
+/**
+ * The price and time rules of each order type (README, "Listing prices"); returns the prices to store.
+ * `stored`: the listing's prices before an update, for the ones the request leaves out.
+ * - fixed_price has one price: start and accept price are equal. Given one, the other follows it; given
+ *   both, they must be equal.
+ * - dutch_auction falls from its start price to an accept price below it, by a closing date it must have.
+ * - english_auction opens at its start price; an accept price, if any, is a buy-now price at or above it.
+ */
+function checkTerms(problems: Problems, terms: ListingTerms, now: Date, stored?: ListingPrices): ListingPrices {
+  const { orderType, listingTime, closingDate } = terms;
+  for (const field of ['startPrice', 'acceptPrice'] as const) {
+    const given = terms[field];
+    if (given != null && compareDecimals(given, '0') <= 0) problems.add(field, `must be greater than 0, got ${given}`);
+  }
   if (closingDate) {
     if (closingDate <= listingTime) problems.add('expirationTime', 'must be after the listing time');
     else if (closingDate <= now) problems.add('expirationTime', 'must be in the future');
   }
-  if (orderType === ListingOrderType.FIXED_PRICE) acceptPrice ??= startPrice ?? null;
+  if (orderType === ListingOrderType.FIXED_PRICE) {
+    if (terms.startPrice != null && terms.acceptPrice != null && compareDecimals(terms.startPrice, terms.acceptPrice) !== 0) {
+      problems.add('acceptPrice', `a fixed-price listing has one price: give startPrice alone, or acceptPrice equal to it (got ${terms.startPrice} and ${terms.acceptPrice})`);
+    }
+    const price = terms.startPrice ?? terms.acceptPrice ?? stored?.startPrice ?? null;
+    if (price == null) problems.add('startPrice', 'is required');
+    return { startPrice: price, acceptPrice: price };
+  }
+  const startPrice = terms.startPrice ?? stored?.startPrice ?? null;
+  const acceptPrice = terms.acceptPrice ?? stored?.acceptPrice ?? null;
+  if (startPrice == null) problems.add('startPrice', 'is required');
   if (orderType === ListingOrderType.DUTCH_AUCTION) {
-    if (acceptPrice == null || startPrice == null || !(Number(acceptPrice) < Number(startPrice))) {
+    if (acceptPrice == null || startPrice == null || compareDecimals(acceptPrice, startPrice) >= 0) {
       problems.add('acceptPrice', 'a dutch auction needs an acceptPrice below its startPrice');
     }
     if (!closingDate) problems.add('expirationTime', 'a dutch auction needs an expiration');
   }
-  return acceptPrice;
+  if (orderType === ListingOrderType.ENGLISH_AUCTION && acceptPrice != null && startPrice != null && compareDecimals(acceptPrice, startPrice) < 0) {
+    problems.add('acceptPrice', `an english auction's acceptPrice (a buy-now price) must be at or above its startPrice, got ${acceptPrice} below ${startPrice}`);
+  }
+  return { startPrice, acceptPrice };
 }
 
 /** Locks the asset row for the rest of the transaction; every change of owner or listing goes through it. */
@@ -113,7 +140,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
   const listingTime = input.listingTime ?? now;
   const closingDate = closingDateOf(problems, input.expirationTime, listingTime);
   const orderType = input.orderType ?? ListingOrderType.FIXED_PRICE;
-  const acceptPrice = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
+  const { startPrice, acceptPrice } = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
   const makerFees = makerFeesOf(problems, input.makerFees);
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
@@ -131,7 +158,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
       const [row] = await m.query(
         `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
          VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10) RETURNING id`,
-        [asset.id, asset.collectionId, caller.address, orderType, input.startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), input.signature ?? null],
+        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), input.signature ?? null],
       );
       await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [asset.id, now]);
       return row.id as string;
@@ -167,11 +194,11 @@ export async function updateListing(
   const problems = new Problems();
   const listingTime = input.listingTime ?? listing.listingTime;
   const closingDate = input.expirationTime !== undefined ? closingDateOf(problems, input.expirationTime, listingTime) : listing.closingDate;
-  const startPrice = input.startPrice ?? listing.startPrice;
-  const acceptPrice = checkTerms(
+  const { startPrice, acceptPrice } = checkTerms(
     problems,
-    { orderType: listing.orderType, startPrice, acceptPrice: input.acceptPrice ?? listing.acceptPrice, listingTime, closingDate },
+    { orderType: listing.orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate },
     now,
+    listing,
   );
   problems.throwIfAny();
   await ctx.ds.transaction(async (m) => {

@@ -2,15 +2,22 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Params } from '../../common/sql';
 import { Listing } from './listing.types';
 
+/** Microseconds from `from` to `to`, as an exact integer (numeric). */
+const micros = (from: string, to: string) => `round(EXTRACT(EPOCH FROM (${to} - ${from})) * 1000000)`;
+
 /**
  * SQL for a listing's figures that depend on the moment of reading; `now` is a parameter (the clock).
- * A dutch auction falls linearly from start price at listing_time to accept price at closing_date;
- * an english auction stands at its highest active offer, or its start price without one.
+ * A dutch auction falls linearly from start price at listing_time to accept price at closing_date, in
+ * exact integer arithmetic on the 18-decimal unit (wei): the fall is rounded up to a whole unit, so the
+ * price is rounded down to 18 decimals. An english auction stands at its highest active offer, or its
+ * start price without one.
  */
 export function currentPriceSql(l: string, now: string): string {
+  const total = micros(`${l}.listing_time`, `${l}.closing_date`);
+  const elapsed = `LEAST(${total}, GREATEST(0, ${micros(`${l}.listing_time`, `${now}::timestamptz`)}))`;
+  const fallWei = `div((${l}.start_price - ${l}.accept_price) * 1000000000000000000 * ${elapsed} + ${total} - 1, ${total})`;
   return `(CASE ${l}.order_type
-    WHEN 'dutch_auction' THEN round(${l}.start_price - (${l}.start_price - ${l}.accept_price) * LEAST(1, GREATEST(0,
-      EXTRACT(EPOCH FROM (${now}::timestamptz - ${l}.listing_time)) / EXTRACT(EPOCH FROM (${l}.closing_date - ${l}.listing_time))))::numeric, 18)
+    WHEN 'dutch_auction' THEN ${l}.start_price - ${fallWei} * 0.000000000000000001
     WHEN 'english_auction' THEN COALESCE((SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active'
       AND o.start_time <= ${now}::timestamptz AND o.end_time > ${now}::timestamptz), ${l}.start_price)
     ELSE ${l}.start_price END)`;

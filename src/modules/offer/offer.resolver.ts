@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Parent } from '../../common/graphql/parent';
 import type { Context } from '../../common/request/context';
 import { Page, remainingSelected } from '../../common/pagination';
+import { DecimalScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
 import { AssetPage } from '../asset/asset.types';
 import { Order } from '../order/order.types';
@@ -44,6 +45,11 @@ export class OfferResolver {
   async assets(@Parent() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
     const asset = await ctx.loaders.assetById.load(offer.assetId);
     return { cursor: null, remaining: 0, result: asset ? [asset] : [] };
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })
+  priceDecimal(@Parent() offer: Offer): string {
+    return offer.price;
   }
 
   @FieldResolver(() => Asset)

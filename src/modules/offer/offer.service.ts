@@ -5,6 +5,7 @@ import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
 import { UUID, required } from '../../common/validate';
+import { compareDecimals } from '../../common/decimal';
 import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { lockAsset } from '../listing/listing.service';
@@ -48,9 +49,11 @@ export async function getOffer(ctx: Context, id: string): Promise<Offer> {
 /**
  * The sale itself, inside the caller's transaction with the asset row already locked: the offer becomes
  * accepted, the asset passes to the taker and is unlisted, an active listing is sold (an expired one
- * marked expired), and a completed order records price, seller and buyer. Returns the order id.
+ * marked expired), the taker's own other offers on the asset are cancelled (one does not bid for what one
+ * owns), and a completed order records price, seller and buyer. Returns the order id.
  */
 async function completeSale(m: EntityManager, offer: Offer, seller: string, now: Date): Promise<string> {
+  if (seller === offer.taker) throw selfTrade(offer);
   const [accepted] = await updateReturning<{ id: string }>(
     m,
     `UPDATE offers SET status = 'accepted', updated_at = $2 WHERE id = $1 AND status = 'active' AND end_time > $2 AND start_time <= $2 RETURNING id`,
@@ -64,6 +67,11 @@ async function completeSale(m: EntityManager, offer: Offer, seller: string, now:
     [offer.assetId, now],
   );
   await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [offer.assetId, offer.taker, now]);
+  await m.query(
+    `UPDATE offers SET status = 'cancelled', updated_at = $3
+     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id <> $4`,
+    [offer.assetId, offer.taker, now, offer.id],
+  );
   const [order] = await m.query(
     `INSERT INTO orders (offer_id, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::numeric, $9, $10, $11, $11) RETURNING id`,
@@ -72,16 +80,18 @@ async function completeSale(m: EntityManager, offer: Offer, seller: string, now:
   return order.id;
 }
 
-export interface OfferOutcome {
-  offer: Offer;
-  orderId: string | null;
+/** An owner accepting an offer that the owner made: no sale, no order, no volume. */
+function selfTrade(offer: Offer): ConflictError {
+  return new ConflictError(
+    `offer ${offer.id} was made by ${offer.taker}, who owns asset ${offer.tokenAddress}/${offer.tokenId} now; one cannot sell to oneself`,
+  );
 }
 
 export async function createOffer(ctx: Context, input: CreateOfferInput): Promise<Offer> {
   const caller = await ctx.requireCaller();
   const problems = new Problems();
   required(problems, 'assetId', input.assetId);
-  if (required(problems, 'price', input.price) && Number(input.price) <= 0) problems.add('price', `must be greater than 0, got ${input.price}`);
+  if (required(problems, 'price', input.price) && compareDecimals(input.price!, '0') <= 0) problems.add('price', `must be greater than 0, got ${input.price}`);
   required(problems, 'startTime', input.startTime);
   required(problems, 'endTime', input.endTime);
   problems.throwIfAny();
@@ -140,6 +150,7 @@ export async function acceptOffer(ctx: Context, offerId: string): Promise<string
   }
   const now = clock.now();
   if (offer.status !== 'active') throw new ConflictError(`offer ${offer.id} is ${offer.status}, not active`);
+  if (offer.taker === caller.address) throw selfTrade(offer);
   if (offer.startTime > now) {
     throw new ValidationError([{ field: 'offerId', message: `the offer's window starts at ${offer.startTime.toISOString()}` }]);
   }

@@ -2,6 +2,7 @@ import { Arg, Args, Ctx, Info, FieldResolver, ID, Query, Resolver } from 'type-g
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
 import { Parent } from '../../common/graphql/parent';
+import { DecimalScalar } from '../../common/scalars';
 import type { Context } from '../../common/request/context';
 import { Asset } from '../asset/asset.entity';
 import { Offer } from '../offer/offer.types';
@@ -24,6 +25,11 @@ export class OrderResolver {
   @FieldResolver(() => Offer)
   offer(@Parent() order: Order, @Ctx() ctx: Context) {
     return ctx.loaders.offerById.load(order.offerId);
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })
+  priceDecimal(@Parent() order: Order): string {
+    return order.price;
   }
 
   @FieldResolver(() => Asset)

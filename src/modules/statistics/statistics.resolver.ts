@@ -2,6 +2,7 @@ import { Args, Ctx, Info, FieldResolver, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
 import { Parent } from '../../common/graphql/parent';
+import { DecimalScalar } from '../../common/scalars';
 import type { Context } from '../../common/request/context';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
@@ -19,6 +20,26 @@ export class StatisticsResolver {
   @FieldResolver(() => Collection)
   collection(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
     return ctx.loaders.collectionById.get(record.collectionId);
+  }
+
+  @FieldResolver(() => DecimalScalar, { nullable: true, description: 'The floor price, exact' })
+  floorPriceDecimal(@Parent() record: StatisticsRecord): string | null {
+    return record.floorPrice;
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The volume, exact' })
+  volumeDecimal(@Parent() record: StatisticsRecord): string {
+    return record.volume;
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The trend window\'s volume, exact' })
+  trendVolumeDecimal(@Parent() record: StatisticsRecord): string {
+    return record.trendVolume;
+  }
+
+  @FieldResolver(() => DecimalScalar, { description: 'The previous window\'s volume, exact' })
+  previousVolumeDecimal(@Parent() record: StatisticsRecord): string {
+    return record.previousVolume;
   }
 
   @FieldResolver(() => Chain)

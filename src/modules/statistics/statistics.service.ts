@@ -67,7 +67,7 @@ function statisticsTable(p: Params, period: Period, now: Date, collectionFilter:
         count(*) FILTER (WHERE ${inPeriod}) AS transactions,
         sum(o.price) FILTER (WHERE ${inTrend}) AS trend,
         sum(o.price) FILTER (WHERE ${inPrevious}) AS previous
-      FROM orders o WHERE ${earliest}o.status = 'completed' AND o.created_at <= ${nowP}::timestamptz
+      FROM orders o WHERE ${earliest}o.status = 'completed' AND o.seller <> o.buyer AND o.created_at <= ${nowP}::timestamptz
       GROUP BY o.collection_id) v ON v.collection_id = c.id
     ${floor}
     ${holders}

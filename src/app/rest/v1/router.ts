@@ -41,6 +41,20 @@ interface CompiledRoute {
   variables: { name: string; type: GraphQLInputType }[];
   /** Response paths whose values are enum names: REST shows them in lower case, as decisions.md spells them. */
   enumPaths: string[][];
+  /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
+  numberPaths: string[][];
+}
+
+/**
+ * Marks a decimal's text for writeJson. PostgreSQL stores no NUL in text or jsonb, so no value read from
+ * the database starts with one.
+ */
+const NUMBER_MARK = '\u0000';
+
+/** JSON of a REST response, with each marked decimal written as a number of exactly its digits. */
+export function jsonWithExactNumbers(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('"\\u0000') ? text.replace(/"\\u0000(-?[0-9]+(?:\.[0-9]+)?)"/g, '$1') : text;
 }
 
 
@@ -58,6 +72,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
   }));
 
   const enumPaths: string[][] = [];
+  const numberPaths: string[][] = [];
   const typeInfo = new TypeInfo(schema);
   const path: string[] = [];
   visit(
@@ -67,7 +82,9 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
         enter(node) {
           path.push(node.alias?.value ?? node.name.value);
           const type = typeInfo.getType();
-          if (type && isEnumType(getNamedType(type))) enumPaths.push([...path]);
+          const named = type && getNamedType(type);
+          if (named && isEnumType(named)) enumPaths.push([...path]);
+          if (named?.name === 'Decimal' && !path[path.length - 1].endsWith('_decimal')) numberPaths.push([...path]);
         },
         leave() {
           path.pop();
@@ -77,7 +94,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
   );
   const compiled = compileOperation(schema, document, operation);
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths };
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths };
 }
 
 function enumValueOf(type: GraphQLEnumType, raw: string, name: string): string {
@@ -154,15 +171,19 @@ function variablesOf(route: CompiledRoute, req: Request, upload?: RestUpload): R
   return values;
 }
 
-function lowerEnums(value: unknown, path: string[], depth = 0): unknown {
+/** Replaces each string found at `path` (through lists and objects) by `change(string)`, in place. */
+function changeStrings(value: unknown, path: string[], change: (text: string) => string, depth = 0): unknown {
   if (value === null || value === undefined) return value;
-  if (Array.isArray(value)) return value.map((item) => lowerEnums(item, path, depth));
-  if (depth === path.length) return typeof value === 'string' ? value.toLowerCase() : value;
+  if (Array.isArray(value)) return value.map((item) => changeStrings(item, path, change, depth));
+  if (depth === path.length) return typeof value === 'string' ? change(value) : value;
   const record = value as Record<string, unknown>;
   const key = path[depth];
-  if (key in record) record[key] = lowerEnums(record[key], path, depth + 1);
+  if (key in record) record[key] = changeStrings(record[key], path, change, depth + 1);
   return value;
 }
+
+const lowerCase = (text: string) => text.toLowerCase();
+const markNumber = (text: string) => NUMBER_MARK + text;
 
 export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate): express.Router {
   const router = express.Router();
@@ -188,9 +209,10 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
           return;
         }
         const data = result.data as Record<string, unknown>;
-        for (const path of route.enumPaths) lowerEnums(data, path);
+        for (const path of route.enumPaths) changeStrings(data, path, lowerCase);
+        for (const path of route.numberPaths) changeStrings(data, path, markNumber);
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
-        res.status(200).json(data[route.rootKey]);
+        res.status(200).type('json').send(jsonWithExactNumbers(data[route.rootKey]));
       } catch (err) {
         sendRestError(res, schema, err, false);
       } finally {

@@ -6,6 +6,13 @@ export const CHAIN = `chain { id name symbol }`;
 export const FEES = `fees { address basis_points: basisPoints type }`;
 export const CATEGORY = `category_id: id category_name: name`;
 
+/**
+ * A documented price field (a JSON number) and its exact twin `<name>_decimal` (a string), both read from
+ * the exact Decimal field: the router writes a Decimal under a name without `_decimal` as a JSON number
+ * whose digits are the decimal's own, so no binary float comes in between.
+ */
+const price = (name: string, field: string) => `${name}: ${field}Decimal ${name}_decimal: ${field}Decimal`;
+
 export const LISTING = `
   id
   asset_id: assetId
@@ -13,9 +20,9 @@ export const LISTING = `
   order_type: orderType
   closing_date: closingDate
   ${FEES}
-  accept_price: acceptPrice
-  start_price: startPrice
-  current_price: currentPrice
+  ${price('accept_price', 'acceptPrice')}
+  ${price('start_price', 'startPrice')}
+  ${price('current_price', 'currentPrice')}
   listing_time: listingTime
   name
   token_address: tokenAddress
@@ -75,7 +82,7 @@ export const OFFER = `
   status
   assets { cursor remaining result { ${ASSET} } }
   taker
-  price
+  ${price('price', 'price')}
   start_time: startTime
   end_time: endTime
   asset_id: assetId
@@ -89,7 +96,7 @@ export const ORDER = `
   id
   offer { ${OFFER} }
   status
-  price
+  ${price('price', 'price')}
   seller
   buyer
   asset_id: assetId
@@ -100,8 +107,8 @@ export const ORDER = `
 export const STATISTICS = `
   ${CHAIN}
   collection { ${COLLECTION} }
-  floor_price: floorPrice
-  volume
+  ${price('floor_price', 'floorPrice')}
+  ${price('volume', 'volume')}
   total_holders: totalHolders
   total_transactions: totalTransactions
   period
@@ -110,5 +117,5 @@ export const STATISTICS = `
   period_end: periodEnd
   floor_listing_id: floorListingId
   floor_asset_id: floorAssetId
-  trend_volume: trendVolume
-  previous_volume: previousVolume`;
+  ${price('trend_volume', 'trendVolume')}
+  ${price('previous_volume', 'previousVolume')}`;
