@@ -19,6 +19,7 @@ import { buildAppSchema } from './graphql/schema';
 import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
+import { apiDocsRouter } from './rest/v1/docs';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 
 export interface AppOptions {
@@ -133,6 +134,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope);
+  app.use(apiDocsRouter(schema));
   app.use(restRouter(schema, ds, inFlight, largeQueries));
 
   app.use((req, res) => {

@@ -7,6 +7,7 @@ import { setLogLevel } from '../../src/common/logger';
 import { createDataSource } from '../../src/db/data-source';
 import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../../src/modules/apikey/api-key.service';
+import { ResponseChecker } from './openapi-check';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -52,6 +53,8 @@ export async function startServer(options: AppOptions = {}): Promise<TestServer>
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const authHeaders = (key?: string): Record<string, string> => (key ? { 'access-token': key } : {});
+  let checker: Promise<ResponseChecker> | undefined;
+  const documented = () => (checker ??= fetch(`${url}/v1/openapi.json`).then(async (res) => new ResponseChecker((await res.json()) as ConstructorParameters<typeof ResponseChecker>[0])));
   return {
     url,
     ds,
@@ -74,7 +77,10 @@ export async function startServer(options: AppOptions = {}): Promise<TestServer>
         },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
-      return toResult(res);
+      const result = await toResult(res);
+      // Every REST answer the suite receives must be one its route documents (GET /v1/openapi.json).
+      (await documented()).check(method, path, result.status, result.body, res.headers.get('content-type'));
+      return result;
     },
     async key(options = {}) {
       const address = options.address ?? randomAddress();
