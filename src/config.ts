@@ -28,6 +28,8 @@ export interface Config {
   largeQuerySlots: number;
   largeQueryItems: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Browser origins allowed to send an API key (to write); every origin may read. */
+  corsOrigins: string[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -44,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     largeQuerySlots: intFromEnv('LARGE_QUERY_SLOTS', 4),
     largeQueryItems: intFromEnv('LARGE_QUERY_ITEMS', 5000),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
   };
 }

@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
+    corsOrigins: config.corsOrigins,
   });
   const server = http.createServer(app);
   server.listen(config.port, config.host);

@@ -20,6 +20,7 @@ import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
+import { corsMiddleware } from './http/cors';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 
 export interface AppOptions {
@@ -27,6 +28,8 @@ export interface AppOptions {
   /** See QueryGate; defaults 4 slots for queries over 5,000 estimated items. */
   largeQuerySlots?: number;
   largeQueryItems?: number;
+  /** Browser origins that may send an API key (CORS_ORIGINS); any origin may read. */
+  corsOrigins?: string[];
 }
 
 export interface App {
@@ -110,6 +113,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     res.setHeader('x-request-id', req.requestId);
     next();
   });
+  app.use(corsMiddleware(options.corsOrigins ?? []));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

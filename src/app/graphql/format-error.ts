@@ -9,9 +9,10 @@ const REQUEST_ERROR_CODES = new Set([
   'BAD_USER_INPUT',
   'BAD_REQUEST',
   'OPERATION_RESOLUTION_FAILURE',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
 ]);
+
+/** Codes of Apollo's persisted-query protocol: clients act on them (send the full query), so they pass as they are. */
+const PROTOCOL_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
 
 export interface ClientError {
   code: string;
@@ -37,6 +38,7 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   }
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
+  if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
   const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
     return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: [] };
