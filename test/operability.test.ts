@@ -57,7 +57,7 @@ describe('automatic persisted queries', () => {
   const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
   const post = (body: object) =>
     fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
-      async (res) => ({ status: res.status, body: await res.json() }),
+      async (res) => ({ status: res.status, body: (await res.json()) as any }),
     );
 
   test('when a client sends only the hash of a query the server has not seen, then it is told so, and after one full request the hash alone works', async () => {
@@ -66,7 +66,7 @@ describe('automatic persisted queries', () => {
     const byHash = await post({ extensions });
     const byGet = await fetch(`${server.url}/graphql?extensions=${encodeURIComponent(JSON.stringify(extensions))}`, {
       headers: { 'apollo-require-preflight': 'true' },
-    }).then((res) => res.json());
+    }).then((res) => res.json() as Promise<any>);
 
     expect(unknown.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
     expect(registered.body.data.chains.length).toBeGreaterThan(0);
