@@ -10,6 +10,13 @@ function intFromEnv(name: string, fallback: number): number {
   return value;
 }
 
+function onOff(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  if (['on', 'true', '1'].includes(raw.toLowerCase())) return true;
+  if (['off', 'false', '0'].includes(raw.toLowerCase())) return false;
+  throw new Error(`${name} must be on or off, got "${raw}"`);
+}
+
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
   port: number;
@@ -30,6 +37,11 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Browser origins allowed to send an API key (to write); every origin may read. */
   corsOrigins: string[];
+  /** GET /metrics and the recording of metrics. */
+  metrics: boolean;
+  /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
+  slowRequestMs: number;
+  slowStatementMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -47,5 +59,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     largeQueryItems: intFromEnv('LARGE_QUERY_ITEMS', 5000),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+    metrics: onOff('METRICS', env.METRICS, true),
+    slowRequestMs: intFromEnv('SLOW_REQUEST_MS', 1000),
+    slowStatementMs: intFromEnv('SLOW_STATEMENT_MS', 500),
   };
 }

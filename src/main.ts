@@ -19,6 +19,8 @@ async function main(): Promise<void> {
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
     corsOrigins: config.corsOrigins,
+    metrics: config.metrics,
+    slowRequestMs: config.slowRequestMs,
   });
   const server = http.createServer(app);
   server.listen(config.port, config.host);

@@ -21,6 +21,8 @@ import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
 import { corsMiddleware } from './http/cors';
+import { observeRequests } from './http/observe';
+import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 
 export interface AppOptions {
@@ -30,6 +32,10 @@ export interface AppOptions {
   largeQueryItems?: number;
   /** Browser origins that may send an API key (CORS_ORIGINS); any origin may read. */
   corsOrigins?: string[];
+  /** Serve GET /metrics and record metrics (METRICS=off: false). Default true. */
+  metrics?: boolean;
+  /** Requests slower than this are logged as slow (SLOW_REQUEST_MS). Default 1000. */
+  slowRequestMs?: number;
 }
 
 export interface App {
@@ -60,6 +66,9 @@ function openScope(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
+/** An id a client may give in x-request-id: letters, digits and . _ : -, 8 to 128 of them. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
   const schema = await buildAppSchema();
@@ -82,6 +91,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
         async requestDidStart({ contextValue }) {
           const { scope } = contextValue;
           return {
+            async didResolveOperation({ operationName }) {
+              scope.operation = operationName ?? undefined;
+            },
             async didEncounterErrors({ errors }) {
               for (const error of errors) logIfInternal(classifyError(schema, error), error, scope.requestId);
             },
@@ -109,10 +121,20 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
-    req.requestId = randomUUID();
+    // The client's own id, when it is a plain token, so its logs and ours share it.
+    const given = req.headers['x-request-id'];
+    req.requestId = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('x-request-id', req.requestId);
     next();
   });
+  const metrics = options.metrics ?? true;
+  app.use(observeRequests({ metrics, slowRequestMs: options.slowRequestMs ?? 1000 }));
+  const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
+  if (metrics) {
+    app.get('/metrics', async (_req, res) => {
+      res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+    });
+  }
   app.use(corsMiddleware(options.corsOrigins ?? []));
 
   app.get('/healthz', (_req, res) => {
@@ -172,6 +194,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     largeQueries,
     async stop(drainMs = 30_000) {
       await inFlight.drained(drainMs);
+      unwatchPool();
       await apollo.stop();
     },
   };

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import { loaderBatchSize } from './metrics';
 import { Params, selectColumns } from './sql';
 
 /**
@@ -58,6 +59,15 @@ export function whenLoaded<T, R>(value: T | Promise<T>, fn: (value: T) => R): R 
   return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
+/** A batch function that records its batch sizes (gateway_dataloader_batch_size{loader}). */
+export function observed<K, V>(loader: string, batch: (keys: readonly K[]) => Promise<V[]>): (keys: readonly K[]) => Promise<V[]> {
+  const sizes = loaderBatchSize.labels(loader);
+  return (keys) => {
+    sizes.observe(keys.length);
+    return batch(keys);
+  };
+}
+
 /** Rows in the order of `keys`, null where a key has no row. */
 export function byKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): (V | null)[] {
   const map = new Map(rows.map((row) => [keyOf(row), row]));
@@ -71,7 +81,7 @@ export function rowsById<T extends ObjectLiteral>(
   keyType: 'uuid' | 'text',
 ): PeekLoader<string, T | null> {
   const metadata = ds.getMetadata(entity);
-  return new PeekLoader<string, T | null>(async (ids) => {
+  return new PeekLoader<string, T | null>(observed(`${metadata.tableName}ById`, async (ids) => {
     const p = new Params();
     const rows: T[] = await ds.query(
       `SELECT ${selectColumns(metadata, 't')} FROM "${metadata.tableName}" t WHERE t.id = ANY(${p.add(ids)}::${keyType}[])`,
@@ -79,15 +89,16 @@ export function rowsById<T extends ObjectLiteral>(
     );
     const byId = new Map(rows.map((r) => [String(r.id), r]));
     return ids.map((id) => byId.get(id) ?? null);
-  });
+  }));
 }
 
 /** Loads pages of children for many parents, grouping the parents that ask with the same page arguments. */
 export function pagesByParent<Args, P>(
+  name: string,
   load: (args: Args, parentIds: string[]) => Promise<Map<string, P>>,
 ): DataLoader<{ parentId: string; args: Args }, P, string> {
   return new DataLoader(
-    async (keys) => {
+    observed(name, async (keys: readonly { parentId: string; args: Args }[]) => {
       const groups = new Map<string, { args: Args; ids: string[] }>();
       for (const key of keys) {
         const argsKey = JSON.stringify(key.args);
@@ -103,7 +114,7 @@ export function pagesByParent<Args, P>(
         }),
       );
       return keys.map((key) => results.get(`${JSON.stringify(key.args)}|${key.parentId}`) as P);
-    },
+    }),
     { cacheKeyFn: (key) => `${JSON.stringify(key.args)}|${key.parentId}` },
   );
 }

@@ -7,12 +7,18 @@ export function setLogLevel(level: Level | 'silent'): void {
   threshold = order[level];
 }
 
+/** Whether a line of `level` would be written: callers skip building fields that nobody reads. */
+function enabled(level: Level): boolean {
+  return order[level] >= threshold;
+}
+
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
   if (order[level] < threshold) return;
   process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }) + '\n');
 }
 
 export const logger = {
+  enabled,
   debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields),
   info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields),
   warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields),

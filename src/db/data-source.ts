@@ -11,6 +11,11 @@ class CountingLogger extends AbstractLogger {
   logQuery(_query: string, _parameters?: unknown[], queryRunner?: QueryRunner): void {
     countSqlStatement(queryRunner);
   }
+  /** A statement over SLOW_STATEMENT_MS: its time and text (never its parameters, which may hold values of callers). */
+  logQuerySlow(time: number, query: string, _parameters?: unknown[], queryRunner?: QueryRunner): void {
+    const scope = (queryRunner?.data as { scope?: { requestId: string } } | undefined)?.scope;
+    logger.warn('slow statement', { requestId: scope?.requestId, ms: time, statement: query.replace(/\s+/g, ' ').slice(0, 1000) });
+  }
   protected writeLog(level: LogLevel, message: LogMessage | LogMessage[]): void {
     const messages = Array.isArray(message) ? message : [message];
     for (const m of messages) {
@@ -24,6 +29,8 @@ export interface DataSourceOptions {
   url: string;
   poolSize: number;
   queryTimeoutMs: number;
+  /** A statement slower than this is logged with its time (0: never). */
+  slowStatementMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
 }
@@ -42,6 +49,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     installExtensions: false,
     poolSize: options.poolSize,
     logging: ['warn', 'error', 'migration'],
+    maxQueryExecutionTime: options.slowStatementMs || undefined,
     logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
     // Connecting waits as long as a statement may run: on the embedded database a new connection queues behind an open transaction.
     extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.queryTimeoutMs },

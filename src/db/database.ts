@@ -32,7 +32,7 @@ export async function openDatabase(
       url = embedded.url;
     }
   }
-  const ds = createDataSource({ url, poolSize: config.dbPoolSize, queryTimeoutMs: config.dbQueryTimeoutMs });
+  const ds = createDataSource({ url, poolSize: config.dbPoolSize, queryTimeoutMs: config.dbQueryTimeoutMs, slowStatementMs: config.slowStatementMs });
   try {
     await ds.initialize();
     const applied = await ds.runMigrations({ transaction: 'each' });

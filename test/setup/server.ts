@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { App, AppOptions, createApp } from '../../src/app';
 import { setLogLevel } from '../../src/common/logger';
-import { createDataSource } from '../../src/db/data-source';
+import { createDataSource, DataSourceOptions } from '../../src/db/data-source';
 import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../../src/modules/apikey/api-key.service';
 import { ResponseChecker } from './openapi-check';
@@ -43,9 +43,9 @@ export async function toResult(res: Response): Promise<HttpResult> {
 }
 
 /** The real app on a random loopback port, over the run's database. */
-export async function startServer(options: AppOptions = {}): Promise<TestServer> {
+export async function startServer(options: AppOptions = {}, database: Partial<DataSourceOptions> = {}): Promise<TestServer> {
   setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
-  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000 });
+  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000, ...database });
   await ds.initialize();
   const created = await createApp(ds, options);
   const { app, stop } = created;

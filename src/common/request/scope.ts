@@ -4,6 +4,9 @@ import { DataSource, EntityManager, QueryRunner, ReplicationMode } from 'typeorm
 export interface RequestScope {
   requestId: string;
   sqlStatements: number;
+  /** REST: the route's path; GraphQL: the operation's name once it is known. For logs and metrics. */
+  route?: string;
+  operation?: string;
 }
 
 /** Statements issued by the whole process since start (served on /metrics-style counters and used by the benchmark). */

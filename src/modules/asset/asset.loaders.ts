@@ -120,7 +120,7 @@ export function assetListBase(
 
 /** `collection.assets`: one statement for every collection of the request that asks with the same arguments. */
 export function assetPagesByCollection(ds: DataSource, loaders: () => RelationLoaders) {
-  return pagesByParent<NestedAssetPageArgs, Page<Asset>>(async (args, collectionIds) => {
+  return pagesByParent<NestedAssetPageArgs, Page<Asset>>('assetPagesByCollection', async (args, collectionIds) => {
     const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args), where: [] }, {
       column: 't.collection_id',
       ids: collectionIds,

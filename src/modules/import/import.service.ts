@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { EntityManager } from 'typeorm';
+import { importedRows } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
 import { assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { FieldProblem, Problems, ValidationError } from '../../common/errors';
@@ -232,6 +233,7 @@ export async function importAssets(
     if (validated === 0) throw new ValidationError([{ field: 'file', message: 'the file has a header but no rows' }]);
     return { count: written, firstTokenId: first === null ? null : String(first), lastTokenId: last === null ? null : String(last), collection };
   });
+  importedRows.inc(summary.count);
   ctx.invalidate();
   return summary;
 }

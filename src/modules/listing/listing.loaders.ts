@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { byKey, PeekLoader } from '../../common/batch';
+import { byKey, observed, PeekLoader } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { activeListingsByAssets } from './listing.sql';
 import { Listing } from './listing.types';
@@ -12,8 +12,8 @@ declare module '../../common/request/context' {
 
 export function createListingLoaders(ds: DataSource) {
   return {
-    activeListingByAsset: new PeekLoader<string, Listing | null>(async (ids) =>
-      byKey(ids, await activeListingsByAssets(ds, ids, clock.now()), (l) => l.assetId),
+    activeListingByAsset: new PeekLoader<string, Listing | null>(
+      observed('activeListingByAsset', async (ids) => byKey(ids, await activeListingsByAssets(ds, ids, clock.now()), (l) => l.assetId)),
     ),
   };
 }

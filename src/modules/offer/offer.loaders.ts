@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { byKey } from '../../common/batch';
+import { byKey, observed } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { offersByIds } from './offer.sql';
 import { Offer } from './offer.types';
@@ -12,5 +12,7 @@ declare module '../../common/request/context' {
 }
 
 export function createOfferLoaders(ds: DataSource) {
-  return { offerById: new DataLoader<string, Offer | null>(async (ids) => byKey(ids, await offersByIds(ds, ids, clock.now()), (o) => o.id)) };
+  return {
+    offerById: new DataLoader<string, Offer | null>(observed('offerById', async (ids) => byKey(ids, await offersByIds(ds, ids, clock.now()), (o) => o.id))),
+  };
 }

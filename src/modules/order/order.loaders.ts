@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { byKey } from '../../common/batch';
+import { byKey, observed } from '../../common/batch';
 import { ordersByIds } from './order.service';
 import { Order } from './order.types';
 
@@ -11,5 +11,5 @@ declare module '../../common/request/context' {
 }
 
 export function createOrderLoaders(ds: DataSource) {
-  return { orderById: new DataLoader<string, Order | null>(async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id)) };
+  return { orderById: new DataLoader<string, Order | null>(observed('orderById', async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id))) };
 }

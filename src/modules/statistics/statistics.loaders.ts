@@ -13,6 +13,7 @@ declare module '../../common/request/context' {
 export function createStatisticsLoaders(ds: DataSource) {
   return {
     statisticsByCollection: pagesByParent<Period, StatisticsRecord>(
+      'statisticsByCollection',
       async (period, ids) => new Map((await statisticsForCollections(ds, ids, period)).map((r) => [r.collectionId, r])),
     ),
   };

@@ -192,6 +192,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
     router[spec.method](spec.path, (req: Request, res: Response) => inFlight.track(() => handle(req, res)));
     async function handle(req: Request, res: Response): Promise<void> {
       const scope = req.scope;
+      scope.route = spec.path;
       let upload: RestUpload | undefined;
       try {
         let variableValues: Record<string, unknown>;

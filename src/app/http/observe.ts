@@ -1,0 +1,77 @@
+import { NextFunction, Request, Response } from 'express';
+import { logger } from '../../common/logger';
+import { Door, httpDuration, httpRequests, sqlStatementsPerRequest } from '../../common/metrics';
+
+/** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
+const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
+/** GraphQL operation names are the client's choice: at most this many distinct ones get a label. */
+const MAX_OPERATION_LABELS = 200;
+const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
+const operationLabels = new Set<string>();
+
+function operationLabel(name: string | undefined): string {
+  if (!name) return '(anonymous)';
+  if (operationLabels.has(name)) return name;
+  if (!OPERATION_NAME.test(name) || operationLabels.size >= MAX_OPERATION_LABELS) return '(other)';
+  operationLabels.add(name);
+  return name;
+}
+
+const pathOf = (req: Request) => req.originalUrl.split('?')[0];
+const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
+
+function doorOf(path: string): Door {
+  if (path.startsWith('/graphql')) return 'graphql';
+  return path.startsWith('/v1/') && !isDocs(path) ? 'rest' : 'other';
+}
+
+/** The route label: GraphQL's operation name, REST's route path, or one of the server's own paths. */
+function routeOf(req: Request, door: Door, path: string): string {
+  if (door === 'graphql') return operationLabel(req.scope?.operation);
+  if (door === 'rest') return req.scope?.route ?? '(unmatched)';
+  return OWN_PATHS.has(path) ? path : path.startsWith('/v1/docs') ? '/v1/docs' : '(unmatched)';
+}
+
+export interface ObserveOptions {
+  /** Record Prometheus metrics (METRICS=off: only the log line). */
+  metrics: boolean;
+  /** A request that takes this long is logged as `slow request`, at warn (SLOW_REQUEST_MS). */
+  slowRequestMs: number;
+}
+
+/**
+ * One JSON log line per request (request id, door, route or operation, status, duration, SQL
+ * statements) and the request metrics, written when the response has been sent. Headers and bodies are
+ * never logged: no key can reach the log.
+ */
+export function observeRequests(options: ObserveOptions) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const durationMs = performance.now() - started;
+      const path = pathOf(req);
+      const door = doorOf(path);
+      const route = routeOf(req, door, path);
+      const sqlStatements = req.scope?.sqlStatements;
+      if (options.metrics) {
+        httpRequests.inc({ door, route, status: res.statusCode });
+        httpDuration.observe({ door, route }, durationMs / 1000);
+        if (sqlStatements !== undefined) sqlStatementsPerRequest.observe({ door }, sqlStatements);
+      }
+      const slow = durationMs >= options.slowRequestMs;
+      if (!slow && !logger.enabled('info')) return;
+      const fields = {
+        requestId: req.requestId,
+        door,
+        method: req.method,
+        route,
+        status: res.statusCode,
+        durationMs: Math.round(durationMs * 10) / 10,
+        sqlStatements,
+      };
+      if (slow) logger.warn('slow request', fields);
+      else logger.info('request', fields);
+    });
+    next();
+  };
+}

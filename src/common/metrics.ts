@@ -1,0 +1,90 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (served on GET /metrics). One registry for the process: the
+ * figures are the process's, whatever number of apps a test starts in it.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+/** Which door a request came through: `graphql`, `rest`, or `other` (health, docs, metrics). */
+export type Door = 'graphql' | 'rest' | 'other';
+
+export const httpRequests = new Counter({
+  name: 'gateway_http_requests_total',
+  help: 'HTTP requests answered, by door, route (REST path or GraphQL operation name) and status',
+  labelNames: ['door', 'route', 'status'] as const,
+  registers: [metricsRegistry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'gateway_http_request_duration_seconds',
+  help: 'Time from the request to the end of its response, by door and route',
+  labelNames: ['door', 'route'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [metricsRegistry],
+});
+
+export const sqlStatementsPerRequest = new Histogram({
+  name: 'gateway_sql_statements_per_request',
+  help: 'SQL statements one request issued, by door',
+  labelNames: ['door'] as const,
+  buckets: [0, 1, 2, 3, 4, 5, 8, 13, 21, 34, 55],
+  registers: [metricsRegistry],
+});
+
+export const loaderBatchSize = new Histogram({
+  name: 'gateway_dataloader_batch_size',
+  help: 'Keys per batch of each DataLoader (one SQL statement per batch)',
+  labelNames: ['loader'] as const,
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+  registers: [metricsRegistry],
+});
+
+export const rateLimitRejections = new Counter({
+  name: 'gateway_rate_limit_rejections_total',
+  help: 'Requests refused with 429 by the rate limit',
+  registers: [metricsRegistry],
+});
+
+export const importedRows = new Counter({
+  name: 'gateway_import_rows_total',
+  help: 'Assets written by CSV imports',
+  registers: [metricsRegistry],
+});
+
+/** The connection pools to watch (one per data source the process runs). */
+export interface PoolFigures {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+const pools = new Set<() => PoolFigures | undefined>();
+
+/** Watches a pool's connections until the returned function is called. */
+export function watchPool(figures: () => PoolFigures | undefined): () => void {
+  pools.add(figures);
+  return () => pools.delete(figures);
+}
+
+new Gauge({
+  name: 'gateway_db_pool_connections',
+  help: 'Connections of the database pool: total, idle, and requests waiting for one',
+  labelNames: ['state'] as const,
+  registers: [metricsRegistry],
+  collect() {
+    let total = 0;
+    let idle = 0;
+    let waiting = 0;
+    for (const read of pools) {
+      const pool = read();
+      if (!pool) continue;
+      total += pool.totalCount;
+      idle += pool.idleCount;
+      waiting += pool.waitingCount;
+    }
+    this.set({ state: 'total' }, total);
+    this.set({ state: 'idle' }, idle);
+    this.set({ state: 'waiting' }, waiting);
+  },
+});
