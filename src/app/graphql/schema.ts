@@ -5,6 +5,7 @@ import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
 import { AssetResolver } from '../../modules/asset/asset.resolver';
 import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
 import { ChainResolver } from '../../modules/chain/chain.resolver';
+import { EventResolver } from '../../modules/event/event.resolver';
 import { CollectionResolver } from '../../modules/collection/collection.resolver';
 import { ImportResolver } from '../../modules/import/import.resolver';
 import { ListingResolver } from '../../modules/listing/listing.resolver';
@@ -23,6 +24,7 @@ export const resolvers = [
   ImportResolver,
   StatisticsResolver,
   ApiKeyResolver,
+  EventResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

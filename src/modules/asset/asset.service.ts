@@ -9,6 +9,7 @@ import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset, AssetStatus } from './asset.entity';
 import { AssetRelation, assetListBase, prefetchAssetRelations } from './asset.loaders';
+import { withEvents } from '../event/event.log';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 
 export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
@@ -139,7 +140,7 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
 
   const metadata = ctx.ds.getMetadata(Asset);
   try {
-    const created = await ctx.ds.transaction(async (m) => {
+    const created = await withEvents(ctx.ds, async (m, events) => {
       const { nextTokenId } = await lockCollectionForMint(m, target, 1, input.tokenId == null ? 1 : 0);
       const tokenId = input.tokenId ?? nextTokenId.toString();
       const [row]: Asset[] = await m.query(
@@ -161,6 +162,7 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
           input.owner,
         ],
       );
+      events.add('asset.created', 'asset', row.id);
       return row;
     });
     ctx.invalidate();

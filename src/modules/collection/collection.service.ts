@@ -3,7 +3,8 @@ import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolati
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
-import { Collection, StoredFee } from './collection.entity';
+import { Collection, StoredFee, CollectionStatus } from './collection.entity';
+import { withEvents } from '../event/event.log';
 import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, UpdateCollectionInput } from './collection.inputs';
 
 const SORT: Record<CollectionOrderBy, SortKey> = {
@@ -167,29 +168,33 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
   problems.throwIfAny();
 
   const name = input.name?.trim() || input.contractAddress!;
-  const repo = ctx.ds.getRepository(Collection);
   for (let attempt = 0; ; attempt += 1) {
     const slug = await freeSlug(ctx, name);
     try {
-      const saved = await repo.save(
-        repo.create({
-          chainId: input.chainId!,
-          contractAddress: input.contractAddress!,
-          owner: caller.address,
-          totalSupply: input.totalSupply ?? null,
-          categoryId: input.categoryId ?? null,
-          name,
-          slug,
-          description: input.description ?? null,
-          imageUrl: input.imageUrl ?? null,
-          discordUrl: input.discordUrl ?? null,
-          telegramUrl: input.telegramUrl ?? null,
-          externalUrl: input.externalUrl ?? null,
-          twitterUsername: input.twitterUsername ?? null,
-          instagramUsername: input.instagramUsername ?? null,
-          royaltyFees: fees,
-        }),
-      );
+      const saved = await withEvents(ctx.ds, async (m, events) => {
+        const repo = m.getRepository(Collection);
+        const row = await repo.save(
+          repo.create({
+            chainId: input.chainId!,
+            contractAddress: input.contractAddress!,
+            owner: caller.address,
+            totalSupply: input.totalSupply ?? null,
+            categoryId: input.categoryId ?? null,
+            name,
+            slug,
+            description: input.description ?? null,
+            imageUrl: input.imageUrl ?? null,
+            discordUrl: input.discordUrl ?? null,
+            telegramUrl: input.telegramUrl ?? null,
+            externalUrl: input.externalUrl ?? null,
+            twitterUsername: input.twitterUsername ?? null,
+            instagramUsername: input.instagramUsername ?? null,
+            royaltyFees: fees,
+          }),
+        );
+        events.add('collection.created', 'collection', row.id);
+        return row;
+      });
       return saved;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -226,7 +231,13 @@ export async function updateCollection(
   }
   if (typeof changes.name === 'string') changes.name = changes.name.trim();
   if (Object.keys(changes).length) {
-    await ctx.ds.getRepository(Collection).update({ id: collection.id }, changes as never);
+    await withEvents(ctx.ds, async (m, events) => {
+      await m.getRepository(Collection).update({ id: collection.id }, changes as never);
+      events.add('collection.updated', 'collection', collection.id);
+      if (changes.status === CollectionStatus.VERIFIED && collection.status !== CollectionStatus.VERIFIED) {
+        events.add('collection.verified', 'collection', collection.id);
+      }
+    });
   }
   const updated = await ctx.ds.getRepository(Collection).findOneByOrFail({ id: collection.id });
   ctx.loaders.collectionById.clear(updated.id).prime(updated.id, updated);

@@ -9,6 +9,7 @@ import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';
 import { lockCollectionForMint, checkAssetFields } from '../asset/asset.service';
 import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
+import { EventLog, withEvents } from '../event/event.log';
 import { CsvRow, readCsvRows } from './csv-rows';
 
 const BATCH_ROWS = 1000;
@@ -89,15 +90,18 @@ function checkRow(row: CsvRow, caller: { address: string; admin: boolean }): { p
   };
 }
 
-/** Inserts one batch; returns the token ids that were already taken (a row later in the file than their holder). */
-async function insertBatch(m: EntityManager, collection: Collection, rows: PreparedRow[]): Promise<Set<string>> {
-  const inserted: { token_id: string }[] = await m.query(
+/**
+ * Inserts one batch; returns the token ids that were already taken (a row later in the file than their
+ * holder), and records an asset.imported event for each asset written.
+ */
+async function insertBatch(m: EntityManager, events: EventLog, collection: Collection, rows: PreparedRow[]): Promise<Set<string>> {
+  const inserted: { id: string; token_id: string }[] = await m.query(
     `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, animation_url, external_link, metadata, owner)
      SELECT $1, $2, $3, r.token_id, r.name, r.description, r.image_url, r.animation_url, r.external_link, r.metadata, r.owner
      FROM unnest($4::numeric[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[])
        AS r(token_id, name, description, image_url, animation_url, external_link, metadata, owner)
      ON CONFLICT ON CONSTRAINT uq_assets_chain_token DO NOTHING
-     RETURNING token_id::text`,
+     RETURNING id, token_id::text`,
     [
       collection.id,
       collection.chainId,
@@ -112,6 +116,7 @@ async function insertBatch(m: EntityManager, collection: Collection, rows: Prepa
       rows.map((r) => r.owner),
     ],
   );
+  for (const row of inserted) events.add('asset.imported', 'asset', row.id);
   const written = new Set(inserted.map((r) => r.token_id));
   return new Set(rows.map((r) => r.tokenId).filter((id) => !written.has(id)));
 }
@@ -140,7 +145,7 @@ export async function importAssets(
   const who = { address: caller.address, admin: isAdmin(caller) };
   const started = Date.now();
 
-  const summary = await ctx.ds.transaction(async (m) => {
+  const summary = await withEvents(ctx.ds, async (m, events) => {
     const { nextTokenId } = await lockCollectionForMint(m, { ...collection, totalSupply: null }, 0);
     let next = nextTokenId;
     const problems: FieldProblem[] = [];
@@ -159,7 +164,7 @@ export async function importAssets(
       if (!batch.length) return;
       const rows = batch;
       batch = [];
-      const taken = await insertBatch(m, collection, rows);
+      const taken = await insertBatch(m, events, collection, rows);
       for (const row of rows) {
         if (taken.has(row.tokenId)) {
           report({ line: row.line, field: 'token_id', message: `token id ${row.tokenId} already exists in this collection or earlier in the file` });
@@ -231,7 +236,9 @@ export async function importAssets(
       throw new ValidationError(problems, `${problemCount} problem${problemCount === 1 ? '' : 's'} in the file${shown}; nothing was imported`);
     }
     if (validated === 0) throw new ValidationError([{ field: 'file', message: 'the file has a header but no rows' }]);
-    return { count: written, firstTokenId: first === null ? null : String(first), lastTokenId: last === null ? null : String(last), collection };
+    const range = { firstTokenId: first === null ? null : String(first), lastTokenId: last === null ? null : String(last) };
+    events.add('import.completed', 'collection', collection.id, { import: { count: written, first_token_id: range.firstTokenId, last_token_id: range.lastTokenId } });
+    return { count: written, ...range, collection };
   });
   importedRows.inc(summary.count);
   ctx.invalidate();

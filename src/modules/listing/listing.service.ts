@@ -10,6 +10,7 @@ import { getAsset } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
 import { CreateListingInput, ExpirationInput, Listing, ListingOrderType, UpdateListingInput } from './listing.types';
 import { activeListingsByAssets, listingsByIds } from './listing.sql';
+import { EventLog, withEvents } from '../event/event.log';
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -118,11 +119,13 @@ export async function lockAsset(m: EntityManager, assetId: string): Promise<{ id
 }
 
 /** Marks listings whose closing date has passed as expired, so the one-active-listing constraint frees the asset. */
-async function expireStaleListings(m: EntityManager, assetId: string, now: Date): Promise<void> {
-  await m.query(
-    `UPDATE listings SET status = 'expired', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND closing_date <= $2`,
+async function expireStaleListings(m: EntityManager, events: EventLog, assetId: string, now: Date): Promise<void> {
+  const expired = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE listings SET status = 'expired', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND closing_date <= $2 RETURNING id`,
     [assetId, now],
   );
+  for (const listing of expired) events.add('listing.expired', 'listing', listing.id);
 }
 
 /** The listing as it is now, after a write (the request's cached rows are dropped first). */
@@ -149,18 +152,19 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
 
   let listingId: string;
   try {
-    listingId = await ctx.ds.transaction(async (m) => {
+    listingId = await withEvents(ctx.ds, async (m, events) => {
       const locked = await lockAsset(m, asset.id);
       if (locked.owner !== caller.address) {
         throw new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${locked.owner}; only its owner may list it`);
       }
-      await expireStaleListings(m, asset.id, now);
+      await expireStaleListings(m, events, asset.id, now);
       const [row] = await m.query(
         `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
          VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10) RETURNING id`,
         [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), input.signature ?? null],
       );
       await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [asset.id, now]);
+      events.add('listing.created', 'listing', row.id);
       return row.id as string;
     });
   } catch (err) {
@@ -201,7 +205,7 @@ export async function updateListing(
     listing,
   );
   problems.throwIfAny();
-  await ctx.ds.transaction(async (m) => {
+  await withEvents(ctx.ds, async (m, events) => {
     await lockAsset(m, asset.id);
     const [changed] = await updateReturning(
       m,
@@ -210,6 +214,7 @@ export async function updateListing(
       [listing.id, startPrice, acceptPrice, listingTime, closingDate, now],
     );
     if (!changed) throw new ConflictError('the listing was sold or cancelled meanwhile');
+    events.add('listing.updated', 'listing', listing.id);
   });
   return readListing(ctx, listing.id);
 }
@@ -217,7 +222,7 @@ export async function updateListing(
 export async function cancelListing(ctx: Context, tokenAddress: string, tokenId: string, chainId: string | null | undefined): Promise<Listing> {
   const { asset, listing } = await activeListingFor(ctx, tokenAddress, tokenId, chainId);
   const now = clock.now();
-  await ctx.ds.transaction(async (m) => {
+  await withEvents(ctx.ds, async (m, events) => {
     await lockAsset(m, asset.id);
     const [changed] = await updateReturning(
       m,
@@ -226,6 +231,7 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
     );
     if (!changed) throw new ConflictError('the listing was sold or cancelled meanwhile');
     await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [asset.id, now]);
+    events.add('listing.cancelled', 'listing', listing.id);
   });
   return readListing(ctx, listing.id);
 }

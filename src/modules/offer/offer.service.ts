@@ -9,6 +9,7 @@ import { compareDecimals } from '../../common/decimal';
 import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { lockAsset } from '../listing/listing.service';
+import { EventLog, withEvents } from '../event/event.log';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferListArgs, OfferOrderBy } from './offer.types';
 
@@ -52,7 +53,7 @@ export async function getOffer(ctx: Context, id: string): Promise<Offer> {
  * marked expired), the taker's own other offers on the asset are cancelled (one does not bid for what one
  * owns), and a completed order records price, seller and buyer. Returns the order id.
  */
-async function completeSale(m: EntityManager, offer: Offer, seller: string, now: Date): Promise<string> {
+async function completeSale(m: EntityManager, events: EventLog, offer: Offer, seller: string, now: Date): Promise<string> {
   if (seller === offer.taker) throw selfTrade(offer);
   const [accepted] = await updateReturning<{ id: string }>(
     m,
@@ -60,23 +61,29 @@ async function completeSale(m: EntityManager, offer: Offer, seller: string, now:
     [offer.id, now],
   );
   if (!accepted) throw new ConflictError(`offer ${offer.id} is no longer active`);
+  events.add('offer.accepted', 'offer', offer.id);
   const [sold] = await updateReturning<{ id: string; status: string }>(
     m,
     `UPDATE listings SET status = CASE WHEN closing_date <= $2 THEN 'expired' ELSE 'sold' END, updated_at = $2
      WHERE asset_id = $1 AND status = 'active' RETURNING id, status`,
     [offer.assetId, now],
   );
+  if (sold) events.add(sold.status === 'sold' ? 'listing.sold' : 'listing.expired', 'listing', sold.id);
   await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [offer.assetId, offer.taker, now]);
-  await m.query(
+  events.add('asset.transferred', 'asset', offer.assetId, { previous_owner: seller });
+  const ownOffers = await updateReturning<{ id: string }>(
+    m,
     `UPDATE offers SET status = 'cancelled', updated_at = $3
-     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id <> $4`,
+     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id <> $4 RETURNING id`,
     [offer.assetId, offer.taker, now, offer.id],
   );
+  for (const own of ownOffers) events.add('offer.cancelled', 'offer', own.id, { reason: 'the taker owns the asset now' });
   const [order] = await m.query(
     `INSERT INTO orders (offer_id, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::numeric, $9, $10, $11, $11) RETURNING id`,
     [offer.id, sold?.status === 'sold' ? sold.id : null, offer.assetId, offer.collectionId, offer.chainId, offer.tokenAddress, offer.tokenId, offer.price, seller, offer.taker, now],
   );
+  events.add('order.completed', 'order', order.id);
   return order.id;
 }
 
@@ -103,7 +110,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
   if (asset.owner === caller.address) problems.add('assetId', 'you own this asset; one cannot make an offer on one\'s own asset');
   problems.throwIfAny();
 
-  const offerId = await ctx.ds.transaction(async (m) => {
+  const offerId = await withEvents(ctx.ds, async (m, events) => {
     const locked = await lockAsset(m, asset.id);
     if (locked.owner === caller.address) throw new ValidationError([{ field: 'assetId', message: 'you own this asset now' }]);
     const [{ id }] = await m.query(
@@ -112,6 +119,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
       [asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, caller.address, input.price, input.startTime, input.endTime],
     );
     const [offer] = await offersByIds(m, [id], now);
+    events.add('offer.created', 'offer', id);
     // An offer at or above the active listing's accept price (a dutch auction: its current price) is taken at once.
     const q = new Params();
     const qNow = q.add(now);
@@ -124,7 +132,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
       const threshold = listing.orderType === 'dutch_auction' ? listing.currentPrice : listing.acceptPrice;
       if (threshold !== null) {
         const [{ takes }] = await m.query('SELECT $1::numeric >= $2::numeric AS takes', [offer.price, threshold]);
-        if (takes) await completeSale(m, offer, locked.owner, now);
+        if (takes) await completeSale(m, events, offer, locked.owner, now);
       }
     }
     return offer.id;
@@ -155,12 +163,12 @@ export async function acceptOffer(ctx: Context, offerId: string): Promise<string
     throw new ValidationError([{ field: 'offerId', message: `the offer's window starts at ${offer.startTime.toISOString()}` }]);
   }
   try {
-    const orderId = await ctx.ds.transaction(async (m) => {
+    const orderId = await withEvents(ctx.ds, async (m, events) => {
       const locked = await lockAsset(m, offer.assetId);
       if (locked.owner !== caller.address) {
         throw new ConflictError(`asset ${offer.tokenAddress}/${offer.tokenId} changed owner while this acceptance waited`);
       }
-      return completeSale(m, offer, caller.address, now);
+      return completeSale(m, events, offer, caller.address, now);
     });
     ctx.invalidate();
     return orderId;
@@ -176,7 +184,7 @@ export async function cancelOffer(ctx: Context, id: string): Promise<Offer> {
   const offer = await getOffer(ctx, id);
   if (offer.taker !== caller.address) throw new ForbiddenError(`offer ${offer.id} was made by ${offer.taker}; only its maker may cancel it`);
   const now = clock.now();
-  await ctx.ds.transaction(async (m) => {
+  await withEvents(ctx.ds, async (m, events) => {
     await lockAsset(m, offer.assetId);
     const [changed] = await updateReturning(
       m,
@@ -184,6 +192,7 @@ export async function cancelOffer(ctx: Context, id: string): Promise<Offer> {
       [offer.id, now],
     );
     if (!changed) throw new ConflictError(`offer ${offer.id} is no longer active`);
+    events.add('offer.cancelled', 'offer', offer.id);
   });
   ctx.invalidate();
   const [cancelled] = await offersByIds(ctx.ds, [offer.id], clock.now());

@@ -230,7 +230,9 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
       for (const key of [name, ...(spec.aliases?.[name] ?? [])]) bodyProperties[key] = valueSchema;
       if (isNonNullType(type) && !spec.aliases?.[name]) bodyRequired.push(name);
     } else {
-      parameters.push({ name, in: 'query', required: isNonNullType(type), schema: valueSchema });
+      // A list parameter is one comma-separated value (types=a,b), as the router reads it.
+      const listed = isListType(isNonNullType(type) ? type.ofType : type);
+      parameters.push({ name, in: 'query', required: isNonNullType(type), schema: valueSchema, ...(listed ? { style: 'form', explode: false } : {}) });
     }
   }
 

@@ -160,7 +160,11 @@ function variablesOf(route: CompiledRoute, req: Request, upload?: RestUpload): R
       values[name] = fromQueryString(getNamedType(type), String(param), name);
     } else if (query !== undefined && query !== '') {
       if (typeof query !== 'string') throw new BadRequestError(`${name} must be given once, as a single value`);
-      values[name] = fromQueryString(getNamedType(type), query, name);
+      // A list parameter is comma-separated: types=listing.created,offer.created
+      const listed = isListType(isNonNullType(type) ? type.ofType : type);
+      values[name] = listed
+        ? query.split(',').map((item) => fromQueryString(getNamedType(type), item.trim(), name))
+        : fromQueryString(getNamedType(type), query, name);
     } else if (name === 'input') {
       values.input = fromBody(type, body ?? {}, 'body');
     } else if (body && typeof body === 'object') {

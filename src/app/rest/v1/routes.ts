@@ -149,6 +149,14 @@ export const routes: RouteSpec[] = [
 
   {
     method: 'get',
+    path: '/v1/events',
+    operation: `query ($after: ID, $types: [String!], $collection_id: String, $asset_id: ID, $limit: Int) {
+      events(after: $after, types: $types, collectionId: $collection_id, assetId: $asset_id, limit: $limit) {
+        cursor has_more: hasMore
+        result { id type occurred_at: occurredAt chain_id: chainId collection_id: collectionId asset_id: assetId data } } }`,
+  },
+  {
+    method: 'get',
     path: '/v1/statistics',
     operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: String, $is_trending: Int) {
       statistics(${PAGE_ARGS}, chainId: $chain_id, period: $period, isTrending: $is_trending) {

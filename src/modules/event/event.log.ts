@@ -1,0 +1,85 @@
+import { DataSource, EntityManager } from 'typeorm';
+
+/** Every kind of event the log holds. */
+export const EVENT_TYPES = [
+  'collection.created',
+  'collection.updated',
+  'collection.verified',
+  'asset.created',
+  'asset.imported',
+  'asset.transferred',
+  'listing.created',
+  'listing.updated',
+  'listing.sold',
+  'listing.cancelled',
+  'listing.expired',
+  'offer.created',
+  'offer.accepted',
+  'offer.cancelled',
+  'offer.expired',
+  'order.completed',
+  'import.completed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The table an event's resource is read from: its `data` is that row as it stands at commit. */
+export type EventSubject = 'collection' | 'asset' | 'listing' | 'offer' | 'order';
+
+/**
+ * The events of one transaction, kept until its end and then appended by one statement that takes
+ * the next positions from event_sequence. That statement is the transaction's last, so the sequence's
+ * row stays locked until the commit: positions follow commit order (see the events migration).
+ */
+export class EventLog {
+  private readonly types: string[] = [];
+  private readonly subjects: string[] = [];
+  private readonly ids: string[] = [];
+  private readonly extras: (string | null)[] = [];
+
+  /** One event about one row; `extra` is merged into its data (e.g. an import's count and token range). */
+  add(type: EventType, subject: EventSubject, id: string, extra?: Record<string, unknown>): void {
+    this.types.push(type);
+    this.subjects.push(subject);
+    this.ids.push(id);
+    this.extras.push(extra ? JSON.stringify(extra) : null);
+  }
+
+  get size(): number {
+    return this.types.length;
+  }
+
+  async append(m: EntityManager): Promise<void> {
+    if (!this.size) return;
+    await m.query(
+      `WITH e AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::jsonb[]) WITH ORDINALITY AS e(type, subject, id, extra, n)),
+       seq AS (
+         UPDATE event_sequence SET last = last + $5::bigint WHERE id RETURNING last - $5::bigint AS base)
+       INSERT INTO events (position, type, chain_id, collection_id, asset_id, data)
+       SELECT seq.base + e.n, e.type, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb)
+       FROM seq, e CROSS JOIN LATERAL (
+         SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
+           FROM collections c WHERE e.subject = 'collection' AND c.id = e.id
+         UNION ALL SELECT a.chain_id, a.collection_id, a.id, to_jsonb(a) FROM assets a WHERE e.subject = 'asset' AND a.id = e.id
+         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l)
+           FROM listings l JOIN assets a ON a.id = l.asset_id WHERE e.subject = 'listing' AND l.id = e.id
+         UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
+         UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) FROM orders r WHERE e.subject = 'order' AND r.id = e.id
+       ) d`,
+      [this.types, this.subjects, this.ids, this.extras, this.size],
+    );
+  }
+}
+
+/**
+ * A writing transaction with its event log: `work` changes rows and records what happened; the events
+ * are appended, numbered in commit order, as the transaction's last statement.
+ */
+export async function withEvents<T>(ds: DataSource, work: (m: EntityManager, events: EventLog) => Promise<T>): Promise<T> {
+  return ds.transaction(async (m) => {
+    const events = new EventLog();
+    const result = await work(m, events);
+    await events.append(m);
+    return result;
+  });
+}

@@ -1,0 +1,59 @@
+import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+
+export const MAX_EVENTS = 1000;
+
+/** One state change, at its position in the log's single order. */
+@ObjectType({ simpleResolvers: true })
+export class MarketEvent {
+  @Field(() => ID, { description: 'The position in the log: every event after a position has a higher one, in commit order' })
+  id: string;
+
+  @Field(() => String, { description: 'e.g. listing.created, offer.accepted, asset.transferred, order.completed' })
+  type: string;
+
+  @Field(() => Date)
+  occurredAt: Date;
+
+  @Field(() => String, { nullable: true })
+  chainId: string | null;
+
+  @Field(() => ID, { nullable: true })
+  collectionId: string | null;
+
+  @Field(() => ID, { nullable: true })
+  assetId: string | null;
+
+  @Field(() => GraphQLJSONObject, { description: 'The changed resource as stored when the change committed (snake_case columns)' })
+  data: Record<string, unknown>;
+}
+
+@ObjectType({ simpleResolvers: true })
+export class EventFeed {
+  @Field(() => [MarketEvent])
+  result: MarketEvent[];
+
+  @Field(() => ID, { description: 'Pass as `after` to read on: the position of the last event returned (or the given `after`)' })
+  cursor: string;
+
+  @Field(() => Boolean, { description: 'More events follow now; read again with `after: cursor`' })
+  hasMore: boolean;
+}
+
+@ArgsType()
+export class EventArgs {
+  @Field(() => ID, { nullable: true, description: 'Read the events after this position; from the start when absent' })
+  after?: string | null;
+
+  @Field(() => [String], { nullable: true, description: 'Only these types' })
+  types?: string[] | null;
+
+  @Field(() => String, { nullable: true, description: 'Only events of this collection (its id or contract address)' })
+  collectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Only events of this asset' })
+  assetId?: string | null;
+
+  @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
+  limit: number;
+}
