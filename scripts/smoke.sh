@@ -33,4 +33,14 @@ grep -q "is in use by process" "$dir/second.log" || { echo "smoke: the second se
 user_key=$(DATA_DIR="$dir/data" timeout 120 npm run --silent apikey -- create --address 0x00000000000000000000000000000000000a11ce | tail -n 1)
 curl -fsS -X POST "http://127.0.0.1:$port/v1/collections" -H "access-token: $user_key" -H 'content-type: application/json' \
   -d '{"contract_address":"0x00000000000000000000000000000000000a11ce","chain_id":"137","name":"Alice"}' | grep -q '"owner":"0x00000000000000000000000000000000000a11ce"'
-echo "smoke: npm start served GraphQL, /v1 (with the demo market) and the Sandbox page on port $port"
+# A process manager signals the process it started: SIGTERM to npm's own PID must stop the server itself.
+server_pid=$(pgrep -f "dist/src/main.js" -s "$(ps -o sid= -p "$pid" | tr -d ' ')" | head -n 1)
+[ -n "$server_pid" ] || { echo "smoke: no server process under npm start"; exit 1; }
+kill -TERM "$pid"
+for _ in $(seq 1 100); do
+  if ! kill -0 "$server_pid" 2>/dev/null && ! curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then break; fi
+  sleep 0.1
+done
+if kill -0 "$server_pid" 2>/dev/null; then echo "smoke: SIGTERM to npm start left the server (pid $server_pid) running"; exit 1; fi
+if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then echo "smoke: the port still answers after SIGTERM to npm start"; exit 1; fi
+echo "smoke: npm start served GraphQL, /v1 (with the demo market) and the Sandbox page on port $port, and stopped on SIGTERM to npm"
