@@ -208,7 +208,7 @@ function workloads(): Workload[] {
     }),
     { name: 'W4 offers of an asset', door: 'REST', method: 'GET', path: `/v1/offers?token_address=${contract}&token_id=1&limit=20` },
     restShaped('W4 offers of an asset', '/v1/offers', { token_address: contract, token_id: '1', limit: 20 }),
-    gql('W5 statistics 24h', '{ statistics(period: "24h", limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
+    gql('W5 statistics 24h', '{ statistics(period: H24, limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
     restShaped('W5 statistics 24h', '/v1/statistics', { period: '24h', limit: 20 }),
   ];

@@ -216,7 +216,7 @@ describe('statistics', () => {
   test('when the GraphQL statistics list is paged through, then it shows the same figures in camelCase', async () => {
     clock.set(NOW);
     for (const period of ['24h', 'all'] as const) {
-      const records = mine((await graphqlPages({ period })).flat(), (r) => r.collectionId);
+      const records = mine((await graphqlPages({ period: GRAPHQL_PERIOD[period] })).flat(), (r) => r.collectionId);
       expect(records).toHaveLength(NAMES.length);
       for (const r of records) {
         const e = expectedRecord(nameOf(r.collectionId), period);
@@ -228,7 +228,7 @@ describe('statistics', () => {
           volume: e.volume,
           totalHolders: e.total_holders,
           totalTransactions: e.total_transactions,
-          period,
+          period: GRAPHQL_PERIOD[period],
           isTrending: e.is_trending,
           periodStart: e.period_start,
           periodEnd: e.period_end,
@@ -362,8 +362,8 @@ describe('statistics', () => {
     expect(rest.body.error.message).toContain('1h, 6h, 24h, 7d, 30d, all');
     const gql = await server.gql(STATISTICS_PAGE, { period: '2d', limit: 1, page: null });
     expect(gql.body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
-    expect(gql.body.errors?.[0].message).toContain('1h, 6h, 24h, 7d, 30d, all');
-    const nested = await server.gql(`query ($a: Address!) { collection(address: $a) { statistics(period: "1y") { volume } } }`, {
+    expect(gql.body.errors?.[0].message).toContain('H1, H6, H24, D7, D30, ALL');
+    const nested = await server.gql(`query ($a: Address!) { collection(address: $a) { statistics(period: Y1) { volume } } }`, {
       a: market.collections.main.contractAddress,
     });
     expect(nested.body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
@@ -401,8 +401,11 @@ const CANCEL_LISTING = /* GraphQL */ `
 
 const RECORD = `floorPrice floorListingId floorAssetId volume totalHolders totalTransactions isTrending periodStart periodEnd`;
 
+/** GraphQL's names of the periods (an enum); REST spells them 1h ... all. */
+const GRAPHQL_PERIOD: Record<Period, string> = { '1h': 'H1', '6h': 'H6', '24h': 'H24', '7d': 'D7', '30d': 'D30', all: 'ALL' };
+
 const STATISTICS_PAGE = /* GraphQL */ `
-  query ($period: String, $limit: Int, $page: String) {
+  query ($period: StatisticsPeriod, $limit: Int, $page: String) {
     statistics(period: $period, limit: $limit, page: $page) {
       cursor remaining
       result { collectionId ${RECORD} period trendVolume previousVolume collection { id } chain { id } }
@@ -410,19 +413,19 @@ const STATISTICS_PAGE = /* GraphQL */ `
   }`;
 
 const COLLECTION_STATISTICS = /* GraphQL */ `
-  query ($address: Address!) { collection(address: $address, chainId: "1") { statistics(period: "24h") { ${RECORD} } } }`;
+  query ($address: Address!) { collection(address: $address, chainId: "1") { statistics(period: H24) { ${RECORD} } } }`;
 
 const MY_COLLECTION_STATISTICS = /* GraphQL */ `
   query ($owner: Address!) {
     collections(ownerAddress: $owner, limit: 20) {
       result {
         id
-        p1h: statistics(period: "1h") { ${RECORD} }
-        p6h: statistics(period: "6h") { ${RECORD} }
-        p24h: statistics(period: "24h") { ${RECORD} }
-        p7d: statistics(period: "7d") { ${RECORD} }
-        p30d: statistics(period: "30d") { ${RECORD} }
-        pall: statistics(period: "all") { ${RECORD} }
+        p1h: statistics(period: H1) { ${RECORD} }
+        p6h: statistics(period: H6) { ${RECORD} }
+        p24h: statistics(period: H24) { ${RECORD} }
+        p7d: statistics(period: D7) { ${RECORD} }
+        p30d: statistics(period: D30) { ${RECORD} }
+        pall: statistics(period: ALL) { ${RECORD} }
       }
     }
   }`;

@@ -6,7 +6,7 @@ import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
-import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
+import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { InFlight } from '../common/in-flight';
 import { QueryGate } from '../common/query-gate';
 import { processCounters, RequestScope } from '../common/request/scope';
@@ -14,12 +14,15 @@ import { Context } from '../common/request/context';
 import { createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
+import { graphqlHttpErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
 import { buildAppSchema } from './graphql/schema';
 import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
+import { methodNotAllowed, requireBodyType } from './rest/v1/http-rules';
+import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
 import { observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
@@ -64,6 +67,20 @@ function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
   req.scope = { requestId: req.requestId, sqlStatements: 0 };
   next();
+}
+
+/**
+ * A request that carries a key must carry a valid one, read or write: a client with a broken or revoked
+ * key finds out at once (401), not on its first write.
+ */
+async function checkKey(context: Context): Promise<void> {
+  try {
+    await context.requireCaller();
+  } catch (err) {
+    // Apollo answers a context error with the status in its extensions (500 otherwise).
+    if (err instanceof AppError) Object.assign(err.extensions, { http: { status: httpStatusOf[String(err.extensions.code)] } });
+    throw err;
+  }
 }
 
 /** An id a client may give in x-request-id: letters, digits and . _ : -, 8 to 128 of them. */
@@ -114,7 +131,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   await apollo.start();
   const inFlight = new InFlight();
   const graphqlHandler = expressMiddleware(apollo, {
-    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
+    context: async ({ req }) => {
+      const key = keyFromHeaders(req.headers);
+      const context = createContext(ds, req.scope, key);
+      if (key) await checkKey(context);
+      return context;
+    },
   });
 
   const app = express();
@@ -151,6 +173,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   app.use(
     '/graphql',
+    graphqlHttpErrors,
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
     express.json({ limit }),
@@ -158,10 +181,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
   );
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
+  app.use(requireBodyType(schema, routes));
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope);
   app.use(apiDocsRouter(schema));
   app.use(restRouter(schema, ds, inFlight, largeQueries));
+  app.use(methodNotAllowed(schema, routes));
 
   app.use((req, res) => {
     sendRestError(res, schema, new NotFoundError(`no route ${req.method} ${req.path}; see the README for the API`), false);

@@ -13,8 +13,10 @@ export const httpStatusOf: Record<string, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
@@ -44,6 +46,17 @@ export class ForbiddenError extends AppError {
 export class NotFoundError extends AppError {
   constructor(message: string) {
     super('NOT_FOUND', message);
+  }
+}
+export class MethodNotAllowedError extends AppError {
+  /** `allowed`: the methods the path takes, for the Allow header. */
+  constructor(readonly allowed: string[], message: string) {
+    super('METHOD_NOT_ALLOWED', message);
+  }
+}
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', message);
   }
 }
 export class ConflictError extends AppError {

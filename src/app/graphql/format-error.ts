@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
-import { AppError } from '../../common/errors';
+import { AppError, FieldProblem } from '../../common/errors';
 import { logger } from '../../common/logger';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
@@ -13,6 +13,19 @@ const REQUEST_ERROR_CODES = new Set([
 
 /** Codes of Apollo's persisted-query protocol: clients act on them (send the full query), so they pass as they are. */
 const PROTOCOL_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
+
+/** graphql-js's words for a variable that does not coerce: which variable, which field of it, and why. */
+const VARIABLE_PROBLEM = /^Variable "\$(\w+)" got invalid value [\s\S]*?(?: at "([^"]+)")?; ([\s\S]*)$/;
+
+/** The field a variable's coercion error is about (`input.totalSupply`, or `input.name` when a required one is missing). */
+export function variableProblem(message: string): FieldProblem | null {
+  const match = VARIABLE_PROBLEM.exec(message);
+  if (!match) return null;
+  const [, variable, at, why] = match;
+  const missing = /^Field "(\w+)" of required type/.exec(why);
+  const field = at ?? (missing ? `${variable}.${missing[1]}` : variable);
+  return { field, message: why };
+}
 
 export interface ClientError {
   code: string;
@@ -41,7 +54,8 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
   const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
-    return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: [] };
+    const problem = variableProblem(gqlError.message);
+    return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: problem ? [problem] : [] };
   }
   return { code: 'INTERNAL', message: internalMessage(undefined), details: [] };
 }

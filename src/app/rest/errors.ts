@@ -1,6 +1,6 @@
 import { Response } from 'express';
 import { GraphQLSchema } from 'graphql';
-import { httpStatusOf } from '../../common/errors';
+import { BadRequestError, FieldProblem, httpStatusOf } from '../../common/errors';
 import { toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
 
@@ -9,9 +9,10 @@ import { camelToSnake } from '../../common/names';
 export function sendRestError(res: Response, schema: GraphQLSchema, error: unknown, requestError: boolean): void {
   const { requestId, scope } = res.req;
   const client = toClientError(schema, error, requestError, requestId);
+  // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
   const details = client.details.map((d) => {
     const detail = d as { field?: string };
-    return detail.field ? { ...detail, field: camelToSnake(detail.field) } : detail;
+    return detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
   });
   // A validation message that just lists its fields is rebuilt with the REST (snake_case) names.
   const describe = (list: unknown[]) => list.map((d) => `${(d as { field: string }).field}: ${(d as { message: string }).message}`).join('; ');
@@ -26,6 +27,19 @@ export function sendRestError(res: Response, schema: GraphQLSchema, error: unkno
 }
 
 /**
+ * Several errors of one request (each bad variable or field its own): one 400 that lists them all, so a
+ * client fixes every field at once.
+ */
+export function requestErrors(schema: GraphQLSchema, errors: readonly unknown[]): unknown {
+  if (errors.length === 1) return errors[0];
+  const clients = errors.map((e) => toClientError(schema, e, true, undefined));
+  return new BadRequestError(
+    clients.map((c) => restFieldNames(c.message)).join('; '),
+    clients.flatMap((c) => c.details as FieldProblem[]),
+  );
+}
+
+/**
  * GraphQL's coercion messages speak of variables and camelCase input fields; a REST client sent query
  * parameters and a snake_case body, so the message names those: `total_supply: Int cannot represent ...`.
  */
@@ -35,6 +49,6 @@ export function restFieldNames(message: string): string {
   const wholeBody = /^Variable "\$input" got invalid value [\s\S]*?; ([\s\S]*)$/.exec(message);
   if (wholeBody) return `body: ${wholeBody[1].replace(/Field "(\w+)"/g, (_, f: string) => `Field "${camelToSnake(f)}"`)}`;
   const parameter = /^Variable "\$(\w+)" got invalid value ([\s\S]*?); ([\s\S]*)$/.exec(message);
-  if (parameter) return `${parameter[1]}: ${parameter[3]} (got ${parameter[2]})`;
+  if (parameter) return /\bgot\b/.test(parameter[3]) ? `${parameter[1]}: ${parameter[3]}` : `${parameter[1]}: ${parameter[3]} (got ${parameter[2]})`;
   return message;
 }

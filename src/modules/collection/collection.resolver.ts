@@ -20,7 +20,7 @@ import {
 } from './collection.service';
 import { Fee, feesOf } from './fee.type';
 import { checkPeriod } from '../statistics/statistics.service';
-import { StatisticsRecord } from '../statistics/statistics.types';
+import { StatisticsPeriod, StatisticsRecord } from '../statistics/statistics.types';
 
 @ObjectType()
 export class CollectionPage extends PageType(Collection) {}
@@ -99,7 +99,7 @@ export class CollectionResolver {
   @FieldResolver(() => StatisticsRecord, { description: "This collection's market figures for a period (batched across collections)" })
   statistics(
     @Parent() collection: Collection,
-    @Arg('period', () => String, { defaultValue: '24h', description: '1h, 6h, 24h, 7d, 30d or all' }) period: string,
+    @Arg('period', () => StatisticsPeriod, { defaultValue: StatisticsPeriod.H24 }) period: StatisticsPeriod,
     @Ctx() ctx: Context,
   ) {
     return ctx.loaders.statisticsByCollection.load({ parentId: collection.id, args: checkPeriod(period) });

@@ -5,6 +5,17 @@ import { PriceScalar } from '../../common/scalars';
 export const PERIODS = { '1h': 3600, '6h': 6 * 3600, '24h': 24 * 3600, '7d': 7 * 86400, '30d': 30 * 86400, all: null } as const;
 export type Period = keyof typeof PERIODS;
 
+/** The periods as a GraphQL enum; REST keeps the documented spellings (1h ... all), which are its values. */
+export enum StatisticsPeriod {
+  H1 = '1h',
+  H6 = '6h',
+  H24 = '24h',
+  D7 = '7d',
+  D30 = '30d',
+  ALL = 'all',
+}
+registerEnumType(StatisticsPeriod, { name: 'StatisticsPeriod', description: 'H1, H6, H24, D7, D30 or ALL (REST: 1h, 6h, 24h, 7d, 30d, all)' });
+
 export enum StatisticsOrderBy {
   VOLUME = 'volume',
   FLOOR_PRICE = 'floor_price',
@@ -39,7 +50,7 @@ export class StatisticsRecord {
   @Field(() => Int, { description: 'Completed orders in the period' })
   totalTransactions: number;
 
-  @Field(() => String, { description: '1h, 6h, 24h, 7d, 30d or all' })
+  @Field(() => StatisticsPeriod)
   period: string;
 
   @Field(() => Int, { description: '1 when the trend window\'s volume is above 0 and at least 1.5x the window before it, else 0' })
@@ -69,8 +80,8 @@ export class StatisticsArgs extends PageArgs {
   @Field(() => String, { nullable: true })
   chainId?: string | null;
 
-  @Field(() => String, { defaultValue: '24h', description: '1h, 6h, 24h, 7d, 30d or all' })
-  period: string;
+  @Field(() => StatisticsPeriod, { defaultValue: StatisticsPeriod.H24 })
+  period: StatisticsPeriod;
 
   @Field(() => Int, { nullable: true, description: '1: only trending collections, 0: only the others' })
   isTrending?: number | null;

@@ -74,9 +74,9 @@ function inputScalar(type: GraphQLNamedType): Schema {
   }
 }
 
-/** REST spells enum values in lower case (the router maps them both ways). */
+/** REST spells an enum by its value (`fixed_price`, `24h`); the router maps them both ways. */
 function enumSchema(type: GraphQLEnumType): Schema {
-  return { type: 'string', enum: type.getValues().map((v) => v.name.toLowerCase()) };
+  return { type: 'string', enum: type.getValues().map((v) => String(v.value)) };
 }
 
 function nullable(schema: Schema): Schema {
@@ -143,7 +143,7 @@ function argumentDefaults(schema: GraphQLSchema, operation: OperationDefinitionN
     if (arg.value.kind !== 'Variable' || !definition || definition.defaultValue === undefined) continue;
     let value = definition.defaultValue;
     const named = getNamedType(definition.type);
-    if (isEnumType(named)) value = named.getValues().find((v) => v.value === value)?.name.toLowerCase() ?? value;
+    if (isEnumType(named)) value = String(value);
     defaults.set(arg.value.name.value, value);
   }
   return defaults;

@@ -27,7 +27,7 @@ import { compileOperation, runOperation } from '../../graphql/jit';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
-import { sendRestError } from '../errors';
+import { requestErrors, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 
@@ -39,8 +39,8 @@ interface CompiledRoute {
   compiled: CompiledQuery;
   rootKey: string;
   variables: { name: string; type: GraphQLInputType }[];
-  /** Response paths whose values are enum names: REST shows them in lower case, as decisions.md spells them. */
-  enumPaths: string[][];
+  /** Response paths whose values are enum names: REST shows each by its value, as decisions.md spells them. */
+  enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
   numberPaths: string[][];
 }
@@ -71,7 +71,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
     type: typeFromAST(schema, def.type as never) as GraphQLInputType,
   }));
 
-  const enumPaths: string[][] = [];
+  const enumPaths: CompiledRoute['enumPaths'] = [];
   const numberPaths: string[][] = [];
   const typeInfo = new TypeInfo(schema);
   const path: string[] = [];
@@ -83,7 +83,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
           path.push(node.alias?.value ?? node.name.value);
           const type = typeInfo.getType();
           const named = type && getNamedType(type);
-          if (named && isEnumType(named)) enumPaths.push([...path]);
+          if (named && isEnumType(named)) enumPaths.push({ path: [...path], type: named });
           if (named?.name === 'Decimal' && !path[path.length - 1].endsWith('_decimal')) numberPaths.push([...path]);
         },
         leave() {
@@ -97,10 +97,14 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
   return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths };
 }
 
+/**
+ * REST spells an enum by its value (`fixed_price`, `24h`: the documented spellings, which the enum's
+ * values are), and takes its GraphQL name too (`FIXED_PRICE`, `H24`).
+ */
 function enumValueOf(type: GraphQLEnumType, raw: string, name: string): string {
-  const value = type.getValue(raw.toUpperCase());
+  const value = type.getValues().find((v) => v.value === raw) ?? type.getValue(raw.toUpperCase());
   if (!value) {
-    const allowed = type.getValues().map((v) => v.name.toLowerCase());
+    const allowed = type.getValues().map((v) => String(v.value));
     throw new BadRequestError(`${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(raw)}`, [
       { field: name, message: `one of ${allowed.join(', ')}` },
     ]);
@@ -186,7 +190,8 @@ function changeStrings(value: unknown, path: string[], change: (text: string) =>
   return value;
 }
 
-const lowerCase = (text: string) => text.toLowerCase();
+/** An enum name as REST spells it: its value. */
+const enumValue = (type: GraphQLEnumType) => (name: string) => String(type.getValue(name)?.value ?? name.toLowerCase());
 const markNumber = (text: string) => NUMBER_MARK + text;
 
 export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate): express.Router {
@@ -206,17 +211,22 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
         } else {
           variableValues = variablesOf(route, req);
         }
-        const context = createContext(ds, scope, keyFromHeaders(req.headers));
+        const key = keyFromHeaders(req.headers);
+        const context = createContext(ds, scope, key);
+        // A wrong or revoked key is a 401 on every request, reads too.
+        if (key) await context.requireCaller();
         const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
         // Without `data` (a bad parameter) the error is the request's.
         if (result.errors?.length) {
-          sendRestError(res, schema, result.errors[0], !('data' in result));
+          const requestError = !('data' in result);
+          sendRestError(res, schema, requestError ? requestErrors(schema, result.errors) : result.errors[0], requestError);
           return;
         }
         const data = result.data as Record<string, unknown>;
-        for (const path of route.enumPaths) changeStrings(data, path, lowerCase);
+        for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
         for (const path of route.numberPaths) changeStrings(data, path, markNumber);
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
+        if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
         res.status(200).type('json').send(jsonWithExactNumbers(data[route.rootKey]));
       } catch (err) {
         sendRestError(res, schema, err, false);

@@ -13,7 +13,13 @@ export interface RouteSpec {
   aliases?: Record<string, string[]>;
   /** A variable of type Upload filled from the request's file (form field or multipart part). */
   upload?: string;
+  /** A create's `Location` header: the /v1 path of what it made, from the response body. */
+  location?: (created: Body) => string;
 }
+
+/** A response body, read by its documented field names. */
+type Body = Record<string, any>;
+const assetPath = (a: Body) => `/v1/assets/${a.token_address}/${a.token_id}?chain_id=${a.chain.id}`;
 
 /** `assets` is always present: the page with include_assets=true, null otherwise (the resolver decides). */
 const collectionWithAssets = `${COLLECTION}
@@ -46,6 +52,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/collections',
     operation: `mutation ($input: CreateCollectionInput!, $assets_limit: Int) {
       createCollection(input: $input) { ${collectionWithAssets} } }`,
+    location: (c) => `/v1/collections/${c.contract_address}?chain_id=${c.chain.id}`,
   },
   {
     method: 'get',
@@ -71,6 +78,7 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/assets',
     operation: `mutation ($input: CreateAssetInput!) { createAsset(input: $input) { ${ASSET} } }`,
+    location: assetPath,
   },
   {
     method: 'get',
@@ -91,6 +99,7 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/assets/listing',
     operation: `mutation ($input: CreateListingInput!) { createListing(input: $input) { ${LISTING} } }`,
+    location: assetPath,
   },
   {
     method: 'put',
@@ -116,12 +125,14 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/offers',
     operation: `mutation ($input: CreateOfferInput!) { createOffer(input: $input) { ${OFFER} } }`,
+    location: (offer) => `/v1/offers/${offer.id}`,
   },
   {
     method: 'post',
     path: '/v1/offers/accept',
     operation: `mutation ($offer_id: ID!) { acceptOffer(offerId: $offer_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
+    location: (order) => `/v1/orders/${order.id}`,
   },
   {
     method: 'get',
@@ -158,7 +169,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/statistics',
-    operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: String, $is_trending: Int) {
+    operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: StatisticsPeriod, $is_trending: Int) {
       statistics(${PAGE_ARGS}, chainId: $chain_id, period: $period, isTrending: $is_trending) {
         cursor remaining result { ${STATISTICS} } } }`,
   },
