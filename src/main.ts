@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
+    rateLimit: config.rateLimit,
+    idempotencyTtlS: config.idempotencyTtlS,
   });
   const server = http.createServer(app);
   server.listen(config.port, config.host);

@@ -20,12 +20,19 @@ import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
+import { RateLimitSettings } from '../config';
+import { createIdempotency } from './http/idempotency';
+import { createRateLimit } from './http/rate-limit';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
   /** See QueryGate; defaults 4 slots for queries over 5,000 estimated items. */
   largeQuerySlots?: number;
   largeQueryItems?: number;
+  /** Rate limits of /graphql and /v1; none when absent (main.ts passes the configured ones). */
+  rateLimit?: RateLimitSettings | null;
+  /** Seconds an Idempotency-Key's record is kept; default 24 h. */
+  idempotencyTtlS?: number;
 }
 
 export interface App {
@@ -122,17 +129,22 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     }
   });
 
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
+  if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
+
   app.use(
     '/graphql',
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
     express.json({ limit }),
     openScope,
+    idempotency,
     (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
   );
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
-  app.use('/v1', express.json({ limit }), openScope);
+  app.use('/v1', express.json({ limit }), openScope, idempotency);
   app.use(restRouter(schema, ds, inFlight, largeQueries));
 
   app.use((req, res) => {
@@ -167,6 +179,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     async stop(drainMs = 30_000) {
       await inFlight.drained(drainMs);
       await apollo.stop();
+      await rateLimit?.close();
     },
   };
 }

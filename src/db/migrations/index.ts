@@ -1,5 +1,6 @@
 import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
 import { Marketplace1763900000000 } from './1763900000000-marketplace';
+import { IdempotencyKeys1764000000000 } from './1764000000000-idempotency-keys';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
-export const migrations = [InitialSchema1763800000000, Marketplace1763900000000];
+export const migrations = [InitialSchema1763800000000, Marketplace1763900000000, IdempotencyKeys1764000000000];
