@@ -79,7 +79,12 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
   return {
     middleware,
     async close() {
-      redis?.disconnect();
+      const client = redis;
+      if (!client || client.status === 'end') return;
+      // Resolved once the socket is gone, so that nothing of Redis outlives the app (between retries there is no socket).
+      const ended = client.status === 'reconnecting' ? Promise.resolve() : new Promise((resolve) => client.once('end', resolve));
+      client.disconnect();
+      await ended;
     },
   };
 }
