@@ -38,8 +38,9 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true } as IRateLimiterStoreOptions);
   };
   if (settings.redisUrl) {
-    // No offline queue and one try per command: while Redis is away a request must not wait for it.
-    redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    // No offline queue and one try per command: while Redis is away a request must not wait for it. A short
+    // disconnectTimeout: ioredis keeps a timer that long after close() when the socket was already gone.
+    redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, disconnectTimeout: 200 });
     redis.on('error', (err: Error) => warn(err.message));
   }
   const keyed = limiter(settings.keyedPoints, 'key');
