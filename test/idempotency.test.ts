@@ -108,6 +108,19 @@ describe('Idempotency-Key on REST writes', () => {
     expect(retry.body).toEqual(first.body);
   });
 
+  test('when a first attempt lost to a conflict (409), then the retry runs again instead of replaying', async () => {
+    const owner = await server.key();
+    const body = { contract_address: randomAddress(), chain_id: '1' };
+    await server.rest('POST', '/v1/collections', body, owner.key);
+    const headers = { 'idempotency-key': randomUUID() };
+
+    const first = await server.rest('POST', '/v1/collections', body, owner.key, headers);
+    const retry = await server.rest('POST', '/v1/collections', body, owner.key, headers);
+
+    expect([first.status, retry.status]).toEqual([409, 409]);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   test('when the record is older than 24 h, then the key is free for a new request', async () => {
     const owner = await server.key();
     const key = randomUUID();
@@ -150,6 +163,20 @@ describe('Idempotency-Key on GraphQL mutations', () => {
     expect(retry.body).toEqual(first.body);
     const rows = await server.ds.query('SELECT id FROM collections WHERE contract_address = $1', [input.contractAddress]);
     expect(rows).toHaveLength(1);
+  });
+
+  test('when a mutation failed with CONFLICT inside a 200, then the retry runs again instead of replaying', async () => {
+    const owner = await server.key();
+    const input = { contractAddress: randomAddress(), chainId: '1' };
+    await server.gql(CREATE_COLLECTION, { input }, owner.key);
+    const key = randomUUID();
+
+    const first = await gqlWithKey(CREATE_COLLECTION, { input }, owner.key, key);
+    const retry = await gqlWithKey(CREATE_COLLECTION, { input }, owner.key, key);
+
+    expect(first.body.errors[0].extensions.code).toBe('CONFLICT');
+    expect(retry.body.errors[0].extensions.code).toBe('CONFLICT');
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });
 
   test('when a mutation key is reused with other variables, then it is a 422 with the code in extensions', async () => {

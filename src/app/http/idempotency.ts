@@ -3,7 +3,7 @@ import { NextFunction, Request, RequestHandler, Response } from 'express';
 import { getOperationAST, parse } from 'graphql';
 import { DataSource } from 'typeorm';
 import { clock } from '../../common/clock';
-import { BadRequestError, ConflictError, ValidationError } from '../../common/errors';
+import { BadRequestError, ConflictError, httpStatusOf, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
 import { digestOf, keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { sendMiddlewareError } from './respond';
@@ -27,8 +27,20 @@ interface StoredRecord {
 }
 
 /** 5xx and lost races (409) may go another way on a retry, and a 401 is no result: those records are dropped, not kept. */
-function isKept(status: number): boolean {
+function isKeptStatus(status: number): boolean {
   return status < 500 && status !== 401 && status !== 409;
+}
+
+/** GraphQL answers errors with HTTP 200: there the codes of its errors decide, each by the status it has on the REST door. */
+function isKept(status: number, body: Buffer, isGraphQL: boolean): boolean {
+  if (!isKeptStatus(status)) return false;
+  if (!isGraphQL) return true;
+  try {
+    const errors = (JSON.parse(body.toString('utf8')) as { errors?: { extensions?: { code?: string } }[] }).errors ?? [];
+    return errors.every((e) => isKeptStatus(httpStatusOf[e.extensions?.code ?? ''] ?? 500));
+  } catch {
+    return false;
+  }
 }
 
 function isMutation(req: Request): boolean {
@@ -85,7 +97,7 @@ export function createIdempotency(ds: DataSource, ttlS: number): RequestHandler 
 
   /** Keeps the response for replays, or drops the record so that a retry runs again. */
   async function settle(scope: string, key: string, status: number, res: Response, body: Buffer): Promise<void> {
-    if (!isKept(status)) {
+    if (!isKept(status, body, res.req.originalUrl.startsWith('/graphql'))) {
       await ds.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL', [scope, key]);
       return;
     }
