@@ -42,6 +42,20 @@ export interface Config {
   /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
   slowRequestMs: number;
   slowStatementMs: number;
+  /** Requests per window per API key and per client IP (anonymous); null when RATE_LIMIT=off. */
+  rateLimit: RateLimitSettings | null;
+  /** Seconds an Idempotency-Key and its response are kept. */
+  idempotencyTtlS: number;
+}
+
+export interface RateLimitSettings {
+  keyedPoints: number;
+  anonymousPoints: number;
+  durationS: number;
+  /** Counts shared through this Redis when set; in the process's memory otherwise. */
+  redisUrl: string | undefined;
+  /** Prefix of the Redis keys, so that several deployments (or tests) can share one Redis. */
+  redisPrefix: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -62,5 +76,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: onOff('METRICS', env.METRICS, true),
     slowRequestMs: intFromEnv('SLOW_REQUEST_MS', 1000),
     slowStatementMs: intFromEnv('SLOW_STATEMENT_MS', 500),
+    rateLimit:
+      env.RATE_LIMIT === 'off'
+        ? null
+        : {
+            keyedPoints: intFromEnv('RATE_LIMIT_POINTS', 1200),
+            anonymousPoints: intFromEnv('RATE_LIMIT_ANON_POINTS', 600),
+            durationS: Math.max(1, intFromEnv('RATE_LIMIT_DURATION_S', 60)),
+            redisUrl: env.REDIS_URL || undefined,
+            redisPrefix: env.RATE_LIMIT_REDIS_PREFIX || 'nftgw:rl',
+          },
+    idempotencyTtlS: Math.max(1, intFromEnv('IDEMPOTENCY_TTL_S', 86400)),
   };
 }

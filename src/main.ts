@@ -21,6 +21,8 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     metrics: config.metrics,
     slowRequestMs: config.slowRequestMs,
+    rateLimit: config.rateLimit,
+    idempotencyTtlS: config.idempotencyTtlS,
   });
   const server = http.createServer(app);
   server.listen(config.port, config.host);

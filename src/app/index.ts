@@ -27,6 +27,9 @@ import { corsMiddleware } from './http/cors';
 import { observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
+import { RateLimitSettings } from '../config';
+import { createIdempotency } from './http/idempotency';
+import { createRateLimit } from './http/rate-limit';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
@@ -39,6 +42,10 @@ export interface AppOptions {
   metrics?: boolean;
   /** Requests slower than this are logged as slow (SLOW_REQUEST_MS). Default 1000. */
   slowRequestMs?: number;
+  /** Rate limits of /graphql and /v1; none when absent (main.ts passes the configured ones). */
+  rateLimit?: RateLimitSettings | null;
+  /** Seconds an Idempotency-Key's record is kept; default 24 h. */
+  idempotencyTtlS?: number;
 }
 
 export interface App {
@@ -171,6 +178,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     }
   });
 
+  // The description of /v1 and its reference page: static documents, outside the rate limit.
+  app.use(apiDocsRouter(schema));
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
+  if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
+
   app.use(
     '/graphql',
     graphqlHttpErrors,
@@ -178,13 +191,13 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
     express.json({ limit }),
     openScope,
+    idempotency,
     (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
   );
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use(requireBodyType(schema, routes));
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
-  app.use('/v1', express.json({ limit }), openScope);
-  app.use(apiDocsRouter(schema));
+  app.use('/v1', express.json({ limit }), openScope, idempotency);
   app.use(restRouter(schema, ds, inFlight, largeQueries));
   app.use(methodNotAllowed(schema, routes));
 
@@ -221,6 +234,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       await inFlight.drained(drainMs);
       unwatchPool();
       await apollo.stop();
+      await rateLimit?.close();
     },
   };
 }

@@ -69,6 +69,11 @@ export class PayloadTooLargeError extends AppError {
     super('PAYLOAD_TOO_LARGE', message);
   }
 }
+export class RateLimitedError extends AppError {
+  constructor(message: string) {
+    super('RATE_LIMITED', message);
+  }
+}
 export class ValidationError extends AppError {
   constructor(details: FieldProblem[], message?: string) {
     super('VALIDATION_FAILED', message ?? details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
