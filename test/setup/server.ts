@@ -41,10 +41,22 @@ export async function toResult(res: Response): Promise<HttpResult> {
   return { status: res.status, headers: res.headers, body, sql: Number(res.headers.get('x-sql-statements') ?? NaN) };
 }
 
+/** How the test server reaches its database; by default the run's database with a pool of 10. */
+export interface TestDatabaseOptions {
+  url?: string;
+  poolSize?: number;
+  poolWaitMs?: number;
+}
+
 /** The real app on a random loopback port, over the run's database. */
-export async function startServer(options: AppOptions = {}): Promise<TestServer> {
+export async function startServer(options: AppOptions = {}, db: TestDatabaseOptions = {}): Promise<TestServer> {
   setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
-  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000 });
+  const ds = createDataSource({
+    url: db.url ?? process.env.TEST_DATABASE_URL!,
+    poolSize: db.poolSize ?? 10,
+    queryTimeoutMs: 30000,
+    poolWaitMs: db.poolWaitMs,
+  });
   await ds.initialize();
   const created = await createApp(ds, options);
   const { app, stop } = created;
