@@ -37,7 +37,7 @@ describe('while the database is unreachable', () => {
     const res = await server.gql('{ collections(limit: 2) { result { name } } }');
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
-    expect(res.body.errors[0].extensions.code).toBe('UNAVAILABLE');
+    expect(res.body.errors![0].extensions.code).toBe('UNAVAILABLE');
   });
 
   test('when a write is sent, then it is 503 UNAVAILABLE', async () => {
