@@ -64,8 +64,18 @@ function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: 
 function guardRunner(runner: PgQueryRunner): QueryRunner {
   const query = runner.query;
   const release = runner.releasePostgresConnection;
-  // TypeORM releases a connection that emits 'error' while held between statements: remember why.
+  // TypeORM releases a connection that emits 'error' while held between statements: remember why, and
+  // keep the runner looking unreleased, so that its next statement reaches `attempt` (TypeORM's own
+  // callers would refuse it as released) and meets the failure as UNAVAILABLE.
   let brokenBy: unknown;
+  let released = runner.isReleased;
+  Object.defineProperty(runner, 'isReleased', {
+    get: () => released && brokenBy === undefined,
+    set: (value: boolean) => {
+      released = value;
+    },
+    configurable: true,
+  });
   runner.releasePostgresConnection = function releaseWithCause(err?: unknown) {
     if (err !== undefined) brokenBy = err;
     return release.call(this, err);
@@ -75,14 +85,14 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
     const inTransaction = runner.isTransactionActive;
     const hadConnection = runner.databaseConnection !== undefined;
     try {
-      if (runner.isReleased && brokenBy !== undefined) throw brokenBy;
+      if (released && brokenBy !== undefined) throw brokenBy;
       return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;
     } catch (err) {
       if (!isConnectionFailure(err)) throw err;
-      const notSent = (runner.isReleased && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
+      const notSent = (released && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
       const poolWait = POOL_WAIT.test(String(driverErrorOf(err)?.message));
       if (!inTransaction && !retried && !poolWait && (notSent || isRead(sql))) {
-        if (!runner.isReleased) await release.call(runner, err);
+        if (!released) await release.call(runner, err);
         brokenBy = undefined;
         Object.assign(runner, { isReleased: false, databaseConnection: undefined, databaseConnectionPromise: undefined });
         return attempt(sql, parameters, structured, true);
