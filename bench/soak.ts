@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './free-port';
 import { setLogLevel } from '../src/common/logger';
 import { createDataSource } from '../src/db/data-source';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
@@ -26,16 +26,6 @@ const COLLECTIONS = 10;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const address = () => `0x${randomBytes(20).toString('hex')}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function adminQuery(url: string, sql: string, params: unknown[] = []): Promise<{ rows: Record<string, unknown>[] }> {
   const client = new Client({ connectionString: url });
