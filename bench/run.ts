@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
+import { freePort } from './free-port';
 import { setLogLevel } from '../src/common/logger';
 import { createDataSource } from '../src/db/data-source';
 import { startEmbedded } from '../src/db/embedded';
@@ -60,16 +60,6 @@ function scaled(factor: number): Scale {
     offers: Math.max(10, Math.round(DEFAULT_SCALE.offers * factor)),
     orders: Math.max(5, Math.round(DEFAULT_SCALE.orders * factor)),
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A fresh database for the run, with the project's migrations and the data set; returns how the server reaches it. */

@@ -28,6 +28,10 @@ export interface Config {
   dbPoolSize: number;
   /** Milliseconds before a single SQL statement is abandoned with an error. */
   dbQueryTimeoutMs: number;
+  /** Milliseconds a request waits for a database connection before it is answered 503 UNAVAILABLE. */
+  dbPoolWaitMs: number;
+  /** Milliseconds from SIGTERM/SIGINT to exit, whatever the clients and statements still do. */
+  shutdownGraceMs: number;
   /** Load the demo data set into an empty embedded database on start. */
   seedDemo: boolean;
   jsonBodyLimit: string;
@@ -67,6 +71,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || 'data'),
     dbPoolSize: intFromEnv('DB_POOL_SIZE', 10),
     dbQueryTimeoutMs: intFromEnv('DB_QUERY_TIMEOUT_MS', 30000),
+    dbPoolWaitMs: intFromEnv('DB_POOL_WAIT_MS', 5000),
+    shutdownGraceMs: intFromEnv('SHUTDOWN_GRACE_MS', 8000),
     seedDemo: (env.SEED_DEMO ?? 'true') !== 'false',
     jsonBodyLimit: '1mb',
     largeQuerySlots: intFromEnv('LARGE_QUERY_SLOTS', 4),

@@ -9,12 +9,14 @@ import { openDatabase } from './db/database';
 import { seedDemoIfEmpty } from './tools/demo-seed';
 import { DataDirInUseError } from './db/embedded';
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const started = Date.now();
   const db = await openDatabase(config, 'server');
   const seeded = db.embedded && config.seedDemo ? await seedDemoIfEmpty(db.ds) : null;
-  const { app, stop } = await createApp(db.ds, {
+  const { app, stop, inFlight } = await createApp(db.ds, {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
@@ -24,7 +26,15 @@ async function main(): Promise<void> {
     rateLimit: config.rateLimit,
     idempotencyTtlS: config.idempotencyTtlS,
   });
-  const server = http.createServer(app);
+  let stopping = false;
+  // Once stopping, every response closes its connection: a keep-alive client cannot hold a socket open.
+  const responding = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    if (stopping) res.setHeader('connection', 'close');
+    responding.add(res);
+    res.once('close', () => responding.delete(res));
+    void app(req, res);
+  });
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -48,19 +58,31 @@ async function main(): Promise<void> {
   }
   process.stdout.write(lines.join('\n') + '\n');
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
+    const grace = config.shutdownGraceMs;
+    const deadline = Date.now() + grace;
+    const left = (reserveMs: number) => Math.max(0, deadline - reserveMs - Date.now());
+    logger.info('shutting down', { signal, graceMs: grace });
+    // Whatever happens below, the process is gone by the deadline.
+    setTimeout(() => {
+      logger.error('shutdown grace exceeded; exiting', { inFlight: inFlight.size });
+      process.exit(0);
+    }, grace).unref();
+    // No new connections; idle keep-alive sockets go now, busy ones after their response (Connection: close).
     server.close();
     server.closeIdleConnections();
-    const force = setTimeout(() => server.closeAllConnections(), 5000);
-    await once(server, 'close');
-    clearTimeout(force);
+    for (const res of responding) if (!res.headersSent) res.setHeader('connection', 'close');
+    // Sockets that never sent a request count as busy to Node: once no response is under way, they go too.
+    // A quarter of the grace stays for the work of hung-up clients and for closing the database.
+    while (responding.size > 0 && left(grace / 4) > 0) await sleep(Math.min(50, left(grace / 4)));
+    if (responding.size) logger.warn('closing connections with responses still under way', { responding: responding.size });
+    server.closeAllConnections();
     // Clients may have hung up while their requests still run: let that work end before the database goes.
-    await stop(config.dbQueryTimeoutMs);
-    await db.close();
+    await stop(left(grace / 8));
+    if (inFlight.size) logger.warn('requests still running at shutdown', { inFlight: inFlight.size });
+    await db.close(left(grace / 16));
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

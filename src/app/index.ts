@@ -12,7 +12,7 @@ import { QueryGate } from '../common/query-gate';
 import { processCounters, RequestScope } from '../common/request/scope';
 import { Context } from '../common/request/context';
 import { createContext } from './context';
-import { classifyError, formatGraphQLError, internalMessage, logIfInternal, toClientError } from './graphql/format-error';
+import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { graphqlHttpErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
@@ -124,10 +124,16 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
             async willSendResponse({ response }) {
               response.http.headers.set('x-sql-statements', String(scope.sqlStatements));
               if (response.body.kind !== 'single') return;
-              for (const error of response.body.singleResult.errors ?? []) {
+              const { errors, data } = response.body.singleResult;
+              for (const error of errors ?? []) {
                 const formatted = error as { message: string; extensions?: Record<string, unknown> };
                 formatted.extensions = { ...formatted.extensions, requestId: scope.requestId };
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
+              }
+              if (errors?.some((e) => e.extensions?.code === 'UNAVAILABLE')) {
+                for (const [name, value] of Object.entries(retryAfterFor('UNAVAILABLE'))) response.http.headers.set(name, value);
+                // Nothing could be returned: the status says so too, as on the REST door.
+                if (!data || Object.values(data).every((value) => value === null)) response.http.status = httpStatusOf.UNAVAILABLE;
               }
             },
           };
@@ -174,7 +180,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       await ds.query('SELECT 1');
       res.json({ status: 'ready' });
     } catch {
-      res.status(503).json({ status: 'unavailable', reason: 'the database does not answer' });
+      res.status(503).set(retryAfterFor('UNAVAILABLE')).json({ status: 'unavailable', reason: 'the database does not answer' });
     }
   });
 
@@ -218,7 +224,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     }
     if (req.originalUrl.startsWith('/graphql')) {
       const client = toClientError(schema, error, false, req.requestId);
-      res.status(httpStatusOf[client.code] ?? 500).json({
+      res.status(httpStatusOf[client.code] ?? 500).set(retryAfterFor(client.code)).json({
         errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
       });
     } else {

@@ -20,7 +20,11 @@ export const httpStatusOf: Record<string, number> = {
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  UNAVAILABLE: 503,
 };
+
+/** Seconds a client is told to wait (Retry-After) before retrying an UNAVAILABLE answer. */
+export const RETRY_AFTER_SECONDS = 1;
 
 export abstract class AppError extends GraphQLError {
   constructor(code: keyof typeof httpStatusOf, message: string, details: FieldProblem[] = []) {
@@ -77,6 +81,16 @@ export class RateLimitedError extends AppError {
 export class ValidationError extends AppError {
   constructor(details: FieldProblem[], message?: string) {
     super('VALIDATION_FAILED', message ?? details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
+  }
+}
+
+/**
+ * The database cannot be reached now (its connection was lost, refused, or none came free in time): the
+ * request did nothing that the client must know of, and may be sent again after Retry-After.
+ */
+export class UnavailableError extends AppError {
+  constructor(message = 'the database is unavailable for a moment; retry shortly') {
+    super('UNAVAILABLE', message);
   }
 }
 

@@ -3,6 +3,7 @@ import { AbstractLogger, DataSource, LogLevel, LogMessage, QueryRunner } from 't
 import { countSqlStatement } from '../common/request/scope';
 import { logger } from '../common/logger';
 import { entities } from './entities';
+import { withConnectionFaultHandling } from './faults';
 import { migrations } from './migrations';
 import { pgWithNamedStatements } from './named-statements';
 
@@ -31,12 +32,15 @@ export interface DataSourceOptions {
   queryTimeoutMs: number;
   /** A statement slower than this is logged with its time (0: never). */
   slowStatementMs?: number;
+  /** Milliseconds a statement waits for a free connection (or a new one to open) before it fails UNAVAILABLE; default 5000. */
+  poolWaitMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
 }
 
+/** The data source of a database URL; connection failures become UNAVAILABLE, with safe retries (see faults.ts). */
 export function createDataSource(options: DataSourceOptions): DataSource {
-  return new DataSource({
+  const ds = new DataSource({
     type: 'postgres',
     url: options.url,
     driver: pgWithNamedStatements(options.maxNamedStatements),
@@ -51,7 +55,8 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     logging: ['warn', 'error', 'migration'],
     maxQueryExecutionTime: options.slowStatementMs || undefined,
     logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
-    // Connecting waits as long as a statement may run: on the embedded database a new connection queues behind an open transaction.
-    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.queryTimeoutMs },
+    // connectionTimeoutMillis bounds both the wait for a free pooled connection and the opening of a new one.
+    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.poolWaitMs ?? 5000 },
   });
+  return withConnectionFaultHandling(ds);
 }

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Config } from '../config';
 import { logger } from '../common/logger';
@@ -7,7 +8,28 @@ import { currentOwner, EmbeddedDatabase, startEmbedded } from './embedded';
 export interface OpenDatabase {
   ds: DataSource;
   embedded: boolean;
-  close(): Promise<void>;
+  /**
+   * Closes the pool and the embedded database. Statements still running after `withinMs` are cancelled
+   * on the server (pg_cancel_backend) and logged, so a hung statement cannot hold the exit.
+   */
+  close(withinMs?: number): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Cancels the statements that this data source's connections are still running; returns how many. */
+async function cancelRunning(ds: DataSource, url: string): Promise<number> {
+  const runners = (ds.driver as unknown as { connectedQueryRunners: { databaseConnection?: { processID?: number } }[] }).connectedQueryRunners;
+  const pids = runners.map((r) => r.databaseConnection?.processID).filter((pid): pid is number => typeof pid === 'number');
+  if (!pids.length) return 0;
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    await client.query('SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  return pids.length;
 }
 
 /**
@@ -32,7 +54,13 @@ export async function openDatabase(
       url = embedded.url;
     }
   }
-  const ds = createDataSource({ url, poolSize: config.dbPoolSize, queryTimeoutMs: config.dbQueryTimeoutMs, slowStatementMs: config.slowStatementMs });
+  const ds = createDataSource({
+    url,
+    poolSize: config.dbPoolSize,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+    poolWaitMs: config.dbPoolWaitMs,
+    slowStatementMs: config.slowStatementMs,
+  });
   try {
     await ds.initialize();
     const applied = await ds.runMigrations({ transaction: 'each' });
@@ -45,8 +73,19 @@ export async function openDatabase(
   return {
     ds,
     embedded: Boolean(embedded),
-    async close() {
-      if (ds.isInitialized) await ds.destroy();
+    async close(withinMs = Infinity) {
+      if (ds.isInitialized) {
+        const destroyed = ds.destroy();
+        const inTime = await Promise.race([destroyed.then(() => true), sleep(Math.min(withinMs, 2 ** 31 - 1)).then(() => false)]);
+        if (!inTime) {
+          const cancelled = await cancelRunning(ds, url).catch((err: Error) => {
+            logger.warn('could not cancel running statements', { error: err.message });
+            return 0;
+          });
+          logger.warn('statements still running at shutdown were cancelled', { cancelled });
+          await Promise.race([destroyed, sleep(1000)]);
+        }
+      }
       await embedded?.stop();
     },
   };

@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { App, AppOptions, createApp } from '../../src/app';
 import { setLogLevel } from '../../src/common/logger';
-import { createDataSource, DataSourceOptions } from '../../src/db/data-source';
+import { createDataSource } from '../../src/db/data-source';
 import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../../src/modules/apikey/api-key.service';
 import { ResponseChecker } from './openapi-check';
@@ -42,10 +42,24 @@ export async function toResult(res: Response): Promise<HttpResult> {
   return { status: res.status, headers: res.headers, body, sql: Number(res.headers.get('x-sql-statements') ?? NaN) };
 }
 
+/** How the test server reaches its database; by default the run's database with a pool of 10. */
+export interface TestDatabaseOptions {
+  url?: string;
+  poolSize?: number;
+  poolWaitMs?: number;
+  slowStatementMs?: number;
+}
+
 /** The real app on a random loopback port, over the run's database. */
-export async function startServer(options: AppOptions = {}, database: Partial<DataSourceOptions> = {}): Promise<TestServer> {
+export async function startServer(options: AppOptions = {}, db: TestDatabaseOptions = {}): Promise<TestServer> {
   setLogLevel((process.env.TEST_LOG_LEVEL as 'error') ?? 'silent');
-  const ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 10, queryTimeoutMs: 30000, ...database });
+  const ds = createDataSource({
+    url: db.url ?? process.env.TEST_DATABASE_URL!,
+    poolSize: db.poolSize ?? 10,
+    queryTimeoutMs: 30000,
+    poolWaitMs: db.poolWaitMs,
+    slowStatementMs: db.slowStatementMs,
+  });
   await ds.initialize();
   const created = await createApp(ds, options);
   const { app, stop } = created;

@@ -1,5 +1,6 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
-import { AppError, FieldProblem } from '../../common/errors';
+import { AppError, FieldProblem, RETRY_AFTER_SECONDS, UnavailableError } from '../../common/errors';
+import { isConnectionFailure } from '../../db/faults';
 import { logger } from '../../common/logger';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
@@ -49,6 +50,8 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   if (original instanceof AppError) {
     return { code: String(original.extensions.code), message: original.message, details: (original.extensions.details as unknown[]) ?? [] };
   }
+  // A driver error that escaped the query runners' handling (db/faults.ts) still reads as retryable.
+  if (isConnectionFailure(original)) return classifyError(schema, new UnavailableError());
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
@@ -62,6 +65,11 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
 
 export function internalMessage(requestId: string | undefined): string {
   return `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`;
+}
+
+/** The Retry-After header that goes with a 503 UNAVAILABLE, on both doors. */
+export function retryAfterFor(code: string): Record<string, string> {
+  return code === 'UNAVAILABLE' ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {};
 }
 
 /** Writes an error the client sees only as INTERNAL to the log, with its request id; other errors are the client's. */

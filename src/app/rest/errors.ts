@@ -1,7 +1,7 @@
 import { Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { BadRequestError, FieldProblem, httpStatusOf } from '../../common/errors';
-import { toClientError } from '../graphql/format-error';
+import { retryAfterFor, toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
 
 
@@ -21,6 +21,7 @@ export function sendRestError(res: Response, schema: GraphQLSchema, error: unkno
       ? describe(details)
       : restFieldNames(client.message);
   if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
+  res.set(retryAfterFor(client.code));
   res.status(httpStatusOf[client.code] ?? 500).json({
     error: { code: client.code, message: fieldMessage, details, request_id: requestId },
   });

@@ -1,0 +1,128 @@
+import { DataSource, QueryRunner } from 'typeorm';
+import { UnavailableError } from '../common/errors';
+import { logger } from '../common/logger';
+import { RequestScope } from '../common/request/scope';
+
+/**
+ * Connection-level failures: the connection (not the statement) failed. 57P01-57P03: the backend was
+ * terminated or the server is shutting down or starting; class 08: connection exceptions; the socket
+ * errors of Node; pg's own messages for a connection that ended or never came free.
+ */
+const FAULT_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const FAULT_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|timeout expired)/;
+/** pg-pool's answer when no connection came free within connectionTimeoutMillis (DB_POOL_WAIT_MS). */
+const POOL_WAIT = /^timeout exceeded when trying to connect/;
+const NOT_SENT = /^Client has encountered a connection error/;
+
+function driverErrorOf(err: unknown): { code?: unknown; message?: unknown } | undefined {
+  const e = err as { driverError?: unknown } | undefined;
+  return (e?.driverError ?? err) as { code?: unknown; message?: unknown } | undefined;
+}
+
+/** True when `err` (a pg error, or TypeORM's QueryFailedError around one) is a connection-level failure. */
+export function isConnectionFailure(err: unknown): boolean {
+  if (err instanceof UnavailableError) return true;
+  const e = driverErrorOf(err);
+  if (!e) return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  return FAULT_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && FAULT_MESSAGES.test(e.message));
+}
+
+/** UNAVAILABLE errors of a transaction that certainly did not commit: the whole transaction may run again. */
+const uncommitted = new WeakSet<object>();
+
+const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b/i;
+function isRead(sql: string): boolean {
+  return /^\s*(select|with)\b/i.test(sql) && !WRITES.test(sql);
+}
+
+/** TypeORM's PostgresQueryRunner, with the parts the retry resets to take a fresh connection. */
+type PgQueryRunner = QueryRunner & {
+  databaseConnection?: unknown;
+  databaseConnectionPromise?: unknown;
+  releasePostgresConnection(err?: unknown): Promise<void>;
+};
+
+function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: boolean): UnavailableError {
+  const scope = (runner.data as { scope?: RequestScope } | undefined)?.scope;
+  logger.warn('database connection failed', {
+    requestId: scope?.requestId,
+    statement: sql.slice(0, 60),
+    error: (driverErrorOf(cause)?.message as string | undefined) ?? String(cause),
+    retried,
+  });
+  return new UnavailableError();
+}
+
+/**
+ * Makes one query runner meet connection failures: every one becomes an UnavailableError (503). Outside
+ * a transaction, a statement that certainly changed nothing (a read, or one that never reached the
+ * server) is run once more on a fresh connection first. Inside a transaction, a failure on any statement
+ * but COMMIT (or on COMMIT before it was sent) means the transaction did not commit: the error is marked
+ * so that `transaction()` runs the whole transaction again (see withConnectionFaultHandling).
+ */
+function guardRunner(runner: PgQueryRunner): QueryRunner {
+  const query = runner.query;
+  const release = runner.releasePostgresConnection;
+  // TypeORM releases a connection that emits 'error' while held between statements: remember why, and
+  // keep the runner looking unreleased, so that its next statement reaches `attempt` (TypeORM's own
+  // callers would refuse it as released) and meets the failure as UNAVAILABLE.
+  let brokenBy: unknown;
+  let released = runner.isReleased;
+  Object.defineProperty(runner, 'isReleased', {
+    get: () => released && brokenBy === undefined,
+    set: (value: boolean) => {
+      released = value;
+    },
+    configurable: true,
+  });
+  runner.releasePostgresConnection = function releaseWithCause(err?: unknown) {
+    if (err !== undefined) brokenBy = err;
+    return release.call(this, err);
+  };
+
+  async function attempt(sql: string, parameters: unknown[] | undefined, structured: boolean | undefined, retried: boolean): Promise<never> {
+    const inTransaction = runner.isTransactionActive;
+    const hadConnection = runner.databaseConnection !== undefined;
+    try {
+      if (released && brokenBy !== undefined) throw brokenBy;
+      return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;
+    } catch (err) {
+      if (!isConnectionFailure(err)) throw err;
+      const notSent = (released && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
+      const poolWait = POOL_WAIT.test(String(driverErrorOf(err)?.message));
+      if (!inTransaction && !retried && !poolWait && (notSent || isRead(sql))) {
+        if (!released) await release.call(runner, err);
+        brokenBy = undefined;
+        Object.assign(runner, { isReleased: false, databaseConnection: undefined, databaseConnectionPromise: undefined });
+        return attempt(sql, parameters, structured, true);
+      }
+      const error = unavailable(runner, sql, err, retried);
+      if (inTransaction && !poolWait && (notSent || !/^\s*commit\b/i.test(sql))) uncommitted.add(error);
+      throw error;
+    }
+  }
+  runner.query = ((sql: string, parameters?: unknown[], structured?: boolean) => attempt(sql, parameters, structured, false)) as QueryRunner['query'];
+  return runner;
+}
+
+/**
+ * Installs the connection-fault handling on a data source: every query runner it (or a request's view of
+ * it) creates is guarded (guardRunner), and `transaction()` runs a transaction once more when it failed on
+ * a lost connection before its COMMIT was sent.
+ */
+export function withConnectionFaultHandling(ds: DataSource): DataSource {
+  const driver = ds.driver as DataSource['driver'] & { createQueryRunner(mode: string): QueryRunner };
+  const create = driver.createQueryRunner.bind(driver);
+  driver.createQueryRunner = (mode: string) => guardRunner(create(mode) as PgQueryRunner);
+  const transaction = ds.transaction;
+  ds.transaction = async function retryingTransaction(this: DataSource, ...args: unknown[]) {
+    try {
+      return await (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    } catch (err) {
+      if (!uncommitted.has(err as object)) throw err;
+      return (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    }
+  } as DataSource['transaction'];
+  return ds;
+}
