@@ -32,7 +32,7 @@ export interface DataSourceOptions {
   queryTimeoutMs: number;
   /** A statement slower than this is logged with its time (0: never). */
   slowStatementMs?: number;
-  /** Milliseconds a statement waits for a free connection (or a new one to open) before it fails UNAVAILABLE; default 5000. */
+  /** Milliseconds a statement waits for a free connection (or a new one to open) before it fails UNAVAILABLE; default queryTimeoutMs. */
   poolWaitMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
@@ -56,7 +56,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     maxQueryExecutionTime: options.slowStatementMs || undefined,
     logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
     // connectionTimeoutMillis bounds both the wait for a free pooled connection and the opening of a new one.
-    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.poolWaitMs ?? 5000 },
+    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.poolWaitMs ?? options.queryTimeoutMs },
   });
   return withConnectionFaultHandling(ds);
 }

@@ -58,7 +58,9 @@ export async function openDatabase(
     url,
     poolSize: config.dbPoolSize,
     queryTimeoutMs: config.dbQueryTimeoutMs,
-    poolWaitMs: config.dbPoolWaitMs,
+    // The embedded database is one session: a connection waits its turn behind any open transaction (a
+    // large import holds it for seconds), so there the wait is a statement's, not a pool's.
+    poolWaitMs: config.databaseUrl ? config.dbPoolWaitMs : Math.max(config.dbPoolWaitMs, config.dbQueryTimeoutMs),
     slowStatementMs: config.slowStatementMs,
   });
   try {
