@@ -28,6 +28,8 @@ export interface Config {
   largeQuerySlots: number;
   largeQueryItems: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** NODE_ENV=production: introspection, the Sandbox page and field suggestions are off (docs/graphql-protections.md). */
+  production: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -44,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     largeQuerySlots: intFromEnv('LARGE_QUERY_SLOTS', 4),
     largeQueryItems: intFromEnv('LARGE_QUERY_ITEMS', 5000),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
+    production: env.NODE_ENV === 'production',
   };
 }

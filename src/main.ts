@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
+    production: config.production,
   });
   const server = http.createServer(app);
   server.listen(config.port, config.host);
