@@ -1,4 +1,6 @@
 import { randomAddress, startServer, TestServer } from './setup/server';
+import { saveCollection } from './factories/marketplace';
+import { buildCsv, csvRecords, importFormUrlencoded, importMultipart } from './factories/csv';
 
 let server: TestServer;
 let key: string;
@@ -93,4 +95,31 @@ test('when a hostile request was refused, then a plain collection is still creat
   const res = await viaRest({ name: 'Fine' });
   expect(res.status).toBe(200);
   expect(res.body.name).toBe('Fine');
+});
+
+describe('when a CSV import holds text PostgreSQL cannot store', () => {
+  async function importWith(send: typeof importMultipart) {
+    const owner = await server.key();
+    const collection = await saveCollection(server, owner.key);
+    // (A lone surrogate cannot reach us in a file: UTF-8 cannot encode one, and the decoder refuses CESU-8.)
+    const records = csvRecords(owner.address, 3);
+    records[1].name = 'nul\u0000name';
+    records[2].metadata = JSON.stringify({ deep: { text: 'a\u0000b' } });
+    const res = await send(server, collection.id, buildCsv(records), owner.key);
+    const [{ count }] = await server.ds.query('SELECT count(*)::int AS count FROM assets WHERE collection_id = $1', [collection.id]);
+    return { res, count };
+  }
+
+  test.each([
+    ['as a multipart file', importMultipart],
+    ['as form-urlencoded text', importFormUrlencoded],
+  ])('%s, then it is a 422 listing each row by line and nothing is imported', async (_how, send) => {
+    const { res, count } = await importWith(send);
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      expect.objectContaining({ line: 3, field: 'name' }),
+      expect.objectContaining({ line: 4, field: 'metadata.deep.text' }),
+    ]);
+    expect(count).toBe(0);
+  });
 });
