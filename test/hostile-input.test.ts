@@ -1,4 +1,4 @@
-import { randomAddress, startServer, TestServer } from './setup/server';
+import { HttpResult, randomAddress, startServer, TestServer } from './setup/server';
 import { saveCollection } from './factories/marketplace';
 import { buildCsv, csvRecords, importFormUrlencoded, importMultipart } from './factories/csv';
 
@@ -98,7 +98,7 @@ test('when a hostile request was refused, then a plain collection is still creat
 });
 
 describe('when a CSV import holds text PostgreSQL cannot store', () => {
-  async function importWith(send: typeof importMultipart) {
+  async function importWith(send: (s: TestServer, collectionId: string, csv: string, key?: string) => Promise<HttpResult>) {
     const owner = await server.key();
     const collection = await saveCollection(server, owner.key);
     // (A lone surrogate cannot reach us in a file: UTF-8 cannot encode one, and the decoder refuses CESU-8.)

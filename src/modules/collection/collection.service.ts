@@ -136,7 +136,7 @@ function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 200);
+    .slice(0, MAX_LENGTH.slug);
   return base || 'collection';
 }
 
