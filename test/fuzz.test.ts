@@ -10,7 +10,7 @@ afterAll(() => server.close());
 
 test('when every /v1 route and GraphQL mutation gets hostile input (fixed seed), then no 5xx, every error is coded, nothing leaks, the server stays healthy', async () => {
   const keys = [(await server.key()).key, (await server.key({ admin: true })).key];
-  const report = await fuzz(await buildAppSchema(), { url: server.url, keys }, { runs: Number(process.env.FUZZ_TEST_RUNS ?? 8), seed: 20261123 });
+  const report = await fuzz(await buildAppSchema(), { url: server.url, keys }, { runs: 8, seed: 20261123, shrink: false });
   expect(report.failures).toEqual([]);
   expect(report.healthy).toBe(true);
   expect(report.passed).toBeGreaterThan(100);

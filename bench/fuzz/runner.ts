@@ -39,7 +39,7 @@ export async function healthy(target: FuzzTarget): Promise<boolean> {
  * checks the server is still healthy. A case passes when its response keeps the properties of violation();
  * a route stops at its first failing case, which is shrunk and reported.
  */
-export async function fuzz(schema: GraphQLSchema, target: FuzzTarget, options: { runs: number; seed?: number; onRoute?: (label: string, failed: boolean) => void }): Promise<FuzzReport> {
+export async function fuzz(schema: GraphQLSchema, target: FuzzTarget, options: { runs: number; seed?: number; shrink?: boolean; onRoute?: (label: string, failed: boolean) => void }): Promise<FuzzReport> {
   const report: FuzzReport = { passed: 0, failed: 0, failures: [], healthy: false };
   for (const { label, arbitrary } of [...restCases(schema), ...mutationCases(schema)]) {
     const withKey = fc.tuple(arbitrary, fc.constantFrom(undefined, ...target.keys));
@@ -49,7 +49,7 @@ export async function fuzz(schema: GraphQLSchema, target: FuzzTarget, options: {
         const problem = violation(request, status, text);
         if (problem) throw new Error(problem);
       }),
-      { numRuns: options.runs, seed: options.seed, endOnFailure: false },
+      { numRuns: options.runs, seed: options.seed, endOnFailure: options.shrink === false },
     );
     // fast-check stops a route at its first failing case and shrinks it: that case is the route's one failure.
     const failedCases = result.failed ? 1 : 0;
