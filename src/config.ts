@@ -39,6 +39,8 @@ export interface Config {
   largeQuerySlots: number;
   largeQueryItems: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** NODE_ENV=production: introspection, the Sandbox page and field suggestions are off (docs/graphql-protections.md). */
+  production: boolean;
   /** Browser origins allowed to send an API key (to write); every origin may read. */
   corsOrigins: string[];
   /** GET /metrics and the recording of metrics. */
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     largeQuerySlots: intFromEnv('LARGE_QUERY_SLOTS', 4),
     largeQueryItems: intFromEnv('LARGE_QUERY_ITEMS', 5000),
     logLevel: (env.LOG_LEVEL as Config['logLevel']) || 'info',
+    production: env.NODE_ENV === 'production',
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     metrics: onOff('METRICS', env.METRICS, true),
     slowRequestMs: intFromEnv('SLOW_REQUEST_MS', 1000),

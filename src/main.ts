@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
+    production: config.production,
     corsOrigins: config.corsOrigins,
     metrics: config.metrics,
     slowRequestMs: config.slowRequestMs,

@@ -4,7 +4,7 @@ import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
 import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { InFlight } from '../common/in-flight';
@@ -16,6 +16,7 @@ import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retr
 import { jitGateway } from './graphql/jit';
 import { graphqlHttpErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
+import { MAX_TOKENS, protectionRules, withoutSuggestions } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
 import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
@@ -46,6 +47,8 @@ export interface AppOptions {
   rateLimit?: RateLimitSettings | null;
   /** Seconds an Idempotency-Key's record is kept; default 24 h. */
   idempotencyTtlS?: number;
+  /** NODE_ENV=production: no introspection, no Sandbox, no field suggestions in error messages. */
+  production?: boolean;
 }
 
 export interface App {
@@ -98,17 +101,24 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const schema = await buildAppSchema();
   const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
+  const production = options.production ?? false;
   const apollo = new ApolloServer<Context>({
     // The schema, with queries run by graphql-jit (see jit.ts).
     gateway: jitGateway(schema, largeQueries),
-    introspection: true,
+    // Sandbox (development) needs introspection; production answers neither.
+    introspection: !production,
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError(schema),
-    validationRules: [operationLimits],
+    validationRules: [operationLimits, ...protectionRules],
+    // A document over MAX_TOKENS is refused by the parser itself, before it is ever held whole in memory.
+    parseOptions: { maxTokens: MAX_TOKENS },
+    // One operation per HTTP request (Apollo's default, stated here): a JSON array is refused with 400.
+    allowBatchedHttpRequests: false,
+    csrfPrevention: true,
     plugins: [
-      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
       // We send no cache hints; the default cache-control plugin would wrap every field resolver to look for them.
       ApolloServerPluginCacheControlDisabled(),
       {
@@ -129,6 +139,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
                 const formatted = error as { message: string; extensions?: Record<string, unknown> };
                 formatted.extensions = { ...formatted.extensions, requestId: scope.requestId };
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
+                else if (production) formatted.message = withoutSuggestions(formatted.message);
               }
               if (errors?.some((e) => e.extensions?.code === 'UNAVAILABLE')) {
                 for (const [name, value] of Object.entries(retryAfterFor('UNAVAILABLE'))) response.http.headers.set(name, value);

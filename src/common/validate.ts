@@ -1,11 +1,12 @@
 import { Problems } from './errors';
+import { MAX_LENGTH } from './limits';
 
 const URL_SCHEMES = new Set(['http:', 'https:', 'ipfs:', 'ar:']);
 
-/** A link a client gives us: http(s), ipfs or ar, at most 2048 characters. */
+/** A link a client gives us: http(s), ipfs or ar, at most MAX_LENGTH.url characters. */
 export function checkUrl(problems: Problems, field: string, value: string | null | undefined): void {
   if (value === undefined || value === null) return;
-  let ok = value.length <= 2048;
+  let ok = value.length <= MAX_LENGTH.url;
   if (ok) {
     try {
       ok = URL_SCHEMES.has(new URL(value).protocol);
@@ -13,7 +14,7 @@ export function checkUrl(problems: Problems, field: string, value: string | null
       ok = false;
     }
   }
-  if (!ok) problems.add(field, `must be an http, https, ipfs or ar URL of at most 2048 characters, got ${JSON.stringify(value.slice(0, 80))}`);
+  if (!ok) problems.add(field, `must be an http, https, ipfs or ar URL of at most ${MAX_LENGTH.url} characters, got ${JSON.stringify(value.slice(0, 80))}`);
 }
 
 export function checkText(

@@ -5,6 +5,8 @@ import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
+import { checkVariables } from '../../common/limits';
+import { ValidationError } from '../../common/errors';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
 
@@ -28,6 +30,9 @@ export async function runOperation(
   context: Context,
   compiled?: CompiledQuery,
 ): Promise<ExecutionResult> {
+  // Text PostgreSQL cannot store, non-finite numbers, huge arrays, deep JSON: refused before any resolver.
+  const hostile = checkVariables(variables);
+  if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
   const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
   if (coercion.errors) return { errors: coercion.errors };
   return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () =>

@@ -4,6 +4,7 @@ import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError
 import { fetchPage, Page } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { UUID, checkText, checkUrl, required } from '../../common/validate';
+import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
@@ -62,8 +63,8 @@ export function checkAssetFields(
   problems: Problems,
   input: Pick<CreateAssetInput, 'name' | 'description' | 'imageUrl' | 'animationUrl' | 'externalLink' | 'metadata'>,
 ): void {
-  checkText(problems, 'name', input.name, { required: true, max: 500 });
-  checkText(problems, 'description', input.description, { required: true, max: 100_000 });
+  checkText(problems, 'name', input.name, { required: true, max: MAX_LENGTH.assetName });
+  checkText(problems, 'description', input.description, { required: true, max: MAX_LENGTH.description });
   if (required(problems, 'imageUrl', input.imageUrl)) checkUrl(problems, 'imageUrl', input.imageUrl);
   checkUrl(problems, 'animationUrl', input.animationUrl);
   checkUrl(problems, 'externalLink', input.externalLink);

@@ -3,6 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolati
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
+import { MAX_LENGTH } from '../../common/limits';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
 import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, UpdateCollectionInput } from './collection.inputs';
@@ -122,12 +123,12 @@ export function checkFees(problems: Problems, field: string, fees: FeeInput[] | 
 }
 
 function checkCommonFields(problems: Problems, input: CreateCollectionInput | UpdateCollectionInput): void {
-  checkText(problems, 'name', input.name, { max: 200 });
+  checkText(problems, 'name', input.name, { max: MAX_LENGTH.collectionName });
   for (const field of ['imageUrl', 'discordUrl', 'telegramUrl', 'externalUrl'] as const) {
     checkUrl(problems, field, input[field]);
   }
-  checkText(problems, 'twitterUsername', input.twitterUsername, { max: 100 });
-  checkText(problems, 'instagramUsername', input.instagramUsername, { max: 100 });
+  checkText(problems, 'twitterUsername', input.twitterUsername, { max: MAX_LENGTH.username });
+  checkText(problems, 'instagramUsername', input.instagramUsername, { max: MAX_LENGTH.username });
 }
 
 function slugify(name: string): string {
@@ -136,7 +137,7 @@ function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 200);
+    .slice(0, MAX_LENGTH.slug);
   return base || 'collection';
 }
 

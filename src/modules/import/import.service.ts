@@ -6,6 +6,7 @@ import { assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { FieldProblem, Problems, ValidationError } from '../../common/errors';
 import { camelToSnake } from '../../common/names';
 import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';
+import { checkStorable, stringProblem } from '../../common/limits';
 import { lockCollectionForMint, checkAssetFields } from '../asset/asset.service';
 import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
@@ -47,10 +48,16 @@ function checkRow(row: CsvRow, caller: { address: string; admin: boolean }): { p
   const problems = new Problems();
   const v = row.values;
   if (row.fieldCountProblem) problems.add('row', row.fieldCountProblem);
+  // Text PostgreSQL cannot store is refused per field, as on the other doors (checkVariables).
+  for (const [column, value] of Object.entries(v)) {
+    const problem = column === 'metadata' || value === undefined ? undefined : stringProblem(value);
+    if (problem) problems.add(column, problem);
+  }
   let metadata: unknown = {};
   if (v.metadata !== undefined) {
     try {
       metadata = JSON.parse(v.metadata);
+      checkStorable(problems, 'metadata', metadata);
     } catch {
       metadata = undefined;
       problems.add('metadata', 'is not valid JSON');

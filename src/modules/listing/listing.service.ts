@@ -3,7 +3,8 @@ import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { updateReturning } from '../../common/sql';
-import { ADDRESS, UUID } from '../../common/validate';
+import { ADDRESS, UUID, checkText } from '../../common/validate';
+import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
@@ -145,6 +146,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
   const orderType = input.orderType ?? ListingOrderType.FIXED_PRICE;
   const { startPrice, acceptPrice } = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
   const makerFees = makerFeesOf(problems, input.makerFees);
+  checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
   if (total > 10000) problems.add('makerFees', `with the collection's royalties the fees add up to ${total} basis points; at most 10000`);

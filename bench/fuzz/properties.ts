@@ -1,0 +1,155 @@
+import fc from 'fast-check';
+import {
+  getNamedType,
+  GraphQLInputType,
+  GraphQLSchema,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  OperationDefinitionNode,
+  parse,
+  typeFromAST,
+} from 'graphql';
+import { routes } from '../../src/app/rest/v1/routes';
+import { camelToSnake } from '../../src/common/names';
+
+/** Texts no error body may contain: a stack, SQL, or a driver's words. */
+const LEAKS = [/at Object\./, /at async /, /\bSELECT\b/, /\bINSERT INTO\b/, /\bUPDATE \w+ SET\b/, /violates/, /syntax error at/, /duplicate key/, /QueryFailedError/, /node_modules/];
+
+/** Strings meant to break things: PostgreSQL's unstorable text, numbers in text, long and odd strings. */
+const hostileString: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '1e309', 'NaN', '-1', 'Infinity', '', ' ', "'; DROP TABLE assets; --", '%', '\\', '0x', '0x' + 'f'.repeat(40), '99999999999999999999999999999999999999999999999999999999999999999999999999999999', '00000000-0000-0000-0000-000000000000', '2026-13-45T99:99:99Z', 'x'.repeat(3000)),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 10 }),
+);
+
+const hostileNumber: fc.Arbitrary<number> = fc.oneof(
+  fc.integer(),
+  fc.constantFrom(0, -1, 2 ** 31, 2 ** 53 + 2, -(2 ** 63), Number.MAX_VALUE, 1e-300),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+);
+
+/** Any JSON value, nested up to 40 levels now and then (the limit is 32). */
+const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 4 }),
+  fc.constant(null),
+  fc.integer({ min: 30, max: 40 }).map((n) => Array.from({ length: n }).reduce<unknown>((inner) => ({ a: inner }), 'x')),
+  fc.array(hostileString, { maxLength: 3 }).map((strings) => ({ strings })),
+);
+
+function scalarFor(name: string): fc.Arbitrary<unknown> {
+  const typed: Record<string, fc.Arbitrary<unknown>> = {
+    Int: fc.oneof(hostileNumber, hostileString),
+    Float: fc.oneof(hostileNumber, hostileString),
+    Boolean: fc.oneof(fc.boolean(), hostileString),
+    JSON: hostileJson,
+    JSONObject: hostileJson,
+  };
+  return fc.oneof({ weight: 4, arbitrary: typed[name] ?? hostileString }, { weight: 1, arbitrary: fc.oneof(hostileNumber, fc.constant(null)) });
+}
+
+/** Values for a GraphQL input type: mostly of the right shape with hostile leaves, sometimes of the wrong shape. */
+export function valueFor(type: GraphQLInputType, depth = 0, snake = false): fc.Arbitrary<unknown> {
+  if (isNonNullType(type)) return valueFor(type.ofType, depth, snake);
+  if (isListType(type)) {
+    const item = valueFor(type.ofType as GraphQLInputType, depth + 1, snake);
+    return fc.oneof(fc.array(item, { maxLength: 3 }), fc.constant(null), fc.constant(Array.from({ length: 1001 }, () => 1)));
+  }
+  const named = getNamedType(type);
+  if (isEnumType(named)) return fc.oneof(fc.constantFrom(...named.getValues().map((v) => v.name)), hostileString);
+  if (isInputObjectType(named)) {
+    if (depth > 4) return fc.constant(null);
+    const fields = Object.values(named.getFields());
+    const record: Record<string, fc.Arbitrary<unknown>> = {};
+    for (const field of fields) record[snake ? camelToSnake(field.name) : field.name] = valueFor(field.type, depth + 1, snake);
+    return fc.oneof({ weight: 5, arbitrary: fc.record(record, { requiredKeys: [] }) }, { weight: 1, arbitrary: hostileJson });
+  }
+  return scalarFor(named.name);
+}
+
+/** A path segment: percent-encoded; a lone surrogate (which UTF-8 cannot encode) is sent as its CESU-8 bytes. */
+function pathSegment(value: string): string {
+  const encoded = value.replace(/[\ud800-\udfff]/g, (c) => `\u0000${c.charCodeAt(0).toString(16)}`);
+  return encodeURIComponent(encoded).replace(/%00(d[89a-f][0-9a-f]{2})/g, (_m, hex: string) => {
+    const code = parseInt(hex, 16);
+    return `%ED%${(0xa0 | ((code >> 6) & 0x1f)).toString(16).toUpperCase()}%${(0x80 | (code & 0x3f)).toString(16).toUpperCase()}`;
+  }) || 'x';
+}
+
+export interface FuzzRequest {
+  label: string;
+  method: string;
+  path: string;
+  body?: unknown;
+}
+
+/** One arbitrary per /v1 route: its path and query parameters and its JSON body, from the route's variables. */
+export function restCases(schema: GraphQLSchema): { label: string; arbitrary: fc.Arbitrary<FuzzRequest> }[] {
+  return routes
+    .filter((route) => !route.upload)
+    .map((route) => {
+      const operation = parse(route.operation).definitions[0] as OperationDefinitionNode;
+      const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+      const pathArbs = params.map(() => hostileString.map(pathSegment));
+      const queryArbs: Record<string, fc.Arbitrary<string>> = {};
+      const bodyArbs: Record<string, fc.Arbitrary<unknown>> = {};
+      let inputArb: fc.Arbitrary<unknown> = fc.constant({});
+      for (const def of operation.variableDefinitions ?? []) {
+        const name = def.variable.name.value;
+        if (params.includes(name)) continue;
+        const type = typeFromAST(schema, def.type as never) as GraphQLInputType;
+        if (route.method === 'get' || route.method === 'delete') queryArbs[name] = hostileString;
+        else if (name === 'input') inputArb = valueFor(type, 0, true);
+        else bodyArbs[name] = valueFor(type, 0, true);
+      }
+      const label = `${route.method.toUpperCase()} ${route.path}`;
+      const arbitrary = fc
+        .record({ pathValues: fc.tuple(...pathArbs), query: fc.record(queryArbs, { requiredKeys: [] }), input: inputArb, body: fc.record(bodyArbs, { requiredKeys: [] }) })
+        .map(({ pathValues, query, input, body }) => {
+          let path = route.path;
+          params.forEach((p, i) => (path = path.replace(`:${p}`, pathValues[i] as string)));
+          const search = new URLSearchParams(query as Record<string, string>).toString();
+          const merged = input && typeof input === 'object' && !Array.isArray(input) ? { ...input, ...body } : input;
+          return { label, method: route.method.toUpperCase(), path: search ? `${path}?${search}` : path, body: route.method === 'get' ? undefined : merged };
+        });
+      return { label, arbitrary };
+    });
+}
+
+/** One arbitrary per GraphQL mutation: every argument as a variable of its declared type, with hostile values. */
+export function mutationCases(schema: GraphQLSchema): { label: string; arbitrary: fc.Arbitrary<FuzzRequest> }[] {
+  const mutation = schema.getMutationType();
+  if (!mutation) return [];
+  return Object.values(mutation.getFields())
+    .filter((field) => !field.args.some((a) => getNamedType(a.type).name === 'Upload'))
+    .map((field) => {
+      const defs = field.args.map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
+      const args = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
+      const query = `mutation${defs ? `(${defs})` : ''} { ${field.name}${args ? `(${args})` : ''} { __typename } }`;
+      const variables: Record<string, fc.Arbitrary<unknown>> = {};
+      for (const arg of field.args) variables[arg.name] = valueFor(arg.type);
+      const label = `mutation ${field.name}`;
+      return { label, arbitrary: fc.record(variables, { requiredKeys: [] }).map((v) => ({ label, method: 'POST', path: '/graphql', body: { query, variables: v } })) };
+    });
+}
+
+/** Why a response breaks the properties, or undefined when it keeps them. */
+export function violation(request: FuzzRequest, status: number, text: string): string | undefined {
+  if (status >= 500) return `status ${status}: ${text.slice(0, 300)}`;
+  const leak = LEAKS.find((re) => re.test(text));
+  if (leak) return `the body shows ${leak}: ${text.slice(0, 300)}`;
+  let body: { error?: { code?: string }; errors?: { extensions?: { code?: string } }[] };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return status >= 400 ? `status ${status} without a JSON body: ${text.slice(0, 120)}` : undefined;
+  }
+  if (request.path === '/graphql') {
+    const uncoded = body.errors?.find((e) => !e.extensions?.code);
+    if (uncoded) return `a GraphQL error without a code: ${JSON.stringify(uncoded).slice(0, 200)}`;
+  } else if (status >= 400 && !body.error?.code) {
+    return `status ${status} without error.code: ${text.slice(0, 200)}`;
+  }
+  return undefined;
+}
