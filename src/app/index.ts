@@ -125,8 +125,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
         async requestDidStart({ contextValue }) {
           const { scope } = contextValue;
           return {
-            async didResolveOperation({ operationName }) {
+            async didResolveOperation({ operationName, request }) {
               scope.operation = operationName ?? undefined;
+              // After validation, so a refused document costs no statement.
+              if (request.http && keyFromHeaders(Object.fromEntries(request.http.headers))) await checkKey(contextValue);
             },
             async didEncounterErrors({ errors }) {
               for (const error of errors) logIfInternal(classifyError(schema, error), error, scope.requestId);
@@ -155,12 +157,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   await apollo.start();
   const inFlight = new InFlight();
   const graphqlHandler = expressMiddleware(apollo, {
-    context: async ({ req }) => {
-      const key = keyFromHeaders(req.headers);
-      const context = createContext(ds, req.scope, key);
-      if (key) await checkKey(context);
-      return context;
-    },
+    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
   });
 
   const app = express();
