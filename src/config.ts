@@ -45,6 +45,10 @@ export interface Config {
   corsOrigins: string[];
   /** GET /metrics and the recording of metrics. */
   metrics: boolean;
+  /** Aliases a /graphql document may use (the REST routes' own documents are not held to it). */
+  maxAliases: number;
+  /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
+  compression: boolean;
   /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
   slowRequestMs: number;
   slowStatementMs: number;
@@ -83,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     metrics: onOff('METRICS', env.METRICS, true),
+    compression: onOff('COMPRESSION', env.COMPRESSION, true),
+    maxAliases: intFromEnv('GRAPHQL_MAX_ALIASES', 15),
     slowRequestMs: intFromEnv('SLOW_REQUEST_MS', 1000),
     slowStatementMs: intFromEnv('SLOW_STATEMENT_MS', 500),
     rateLimit:

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { databaseOf, registerServer } from './common/running-servers';
 import { logger } from './common/logger';
 import { openDatabase } from './db/database';
 import { seedDemoIfEmpty } from './tools/demo-seed';
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     production: config.production,
     corsOrigins: config.corsOrigins,
     metrics: config.metrics,
+    compression: config.compression,
+    maxAliases: config.maxAliases,
     slowRequestMs: config.slowRequestMs,
     rateLimit: config.rateLimit,
     idempotencyTtlS: config.idempotencyTtlS,
@@ -39,6 +42,9 @@ async function main(): Promise<void> {
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  // Commands (npm run apikey) read this to tell when they would write where no server reads.
+  const unregister = registerServer({ port, ...databaseOf(config) });
+  process.once('exit', unregister);
   const base = `http://localhost:${port}`;
 
   const lines = [

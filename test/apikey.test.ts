@@ -1,4 +1,9 @@
+import { ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { saveCollection } from './factories/marketplace';
 import { runApiKeyCommand } from '../src/tools/apikey';
@@ -126,6 +131,89 @@ describe('GraphQL createApiKey and revokeApiKey', () => {
     expect(revoked.body.errors).toBeUndefined();
     expect(revoked.body.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
     expect((await server.rest('POST', '/v1/collections', newCollection(), key)).status).toBe(401);
+  });
+});
+
+describe('npm run apikey and the database it writes to', () => {
+  let tmp: string;
+  let savedTmp: string | undefined;
+  let child: ChildProcess | undefined;
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apikey-'));
+    savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+  });
+  afterEach(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    if (savedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmp;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** The real server (src/main.ts) on the run's database, its records under this test's TMPDIR. */
+  async function startMain(): Promise<void> {
+    child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
+      env: { ...process.env, TMPDIR: tmp, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child!.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('ready in')) resolve();
+      });
+      child!.once('exit', (code) => reject(new Error(`the server exited with ${code}: ${output}`)));
+    });
+  }
+
+  /** The command as a user runs it in a shell without DATA_DIR or DATABASE_URL. */
+  async function bareApikey(...argv: string[]): Promise<CommandRun> {
+    const saved = { url: process.env.DATABASE_URL, dir: process.env.DATA_DIR };
+    delete process.env.DATABASE_URL;
+    delete process.env.DATA_DIR;
+    const out: string[] = [];
+    const err: string[] = [];
+    try {
+      const code = await runApiKeyCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line) });
+      return { code, out, err };
+    } finally {
+      if (saved.url !== undefined) process.env.DATABASE_URL = saved.url;
+      if (saved.dir !== undefined) process.env.DATA_DIR = saved.dir;
+    }
+  }
+
+  test('when a key is created, then the command says which database it wrote to, without a password', async () => {
+    const run = await apikey('create', '--address', randomAddress());
+
+    expect(run.code).toBe(0);
+    expect(run.out[0]).toBe(`Database: ${new URL(process.env.TEST_DATABASE_URL!).toString()}`);
+  });
+
+  test('when a server runs on another database and the command is run without DATA_DIR, then it refuses and says what to set', async () => {
+    await startMain();
+    const address = randomAddress();
+
+    const refused = await bareApikey('create', '--address', address);
+    const fixed = await apikey('create', '--address', address);
+
+    expect(refused.code).toBe(1);
+    expect(refused.out).toEqual([]);
+    const message = refused.err.join('\n');
+    expect(message).toContain(`A server (pid ${child!.pid}`);
+    expect(message).toContain(`DATABASE_URL=${new URL(process.env.TEST_DATABASE_URL!).toString()} npm run apikey -- create --address ${address}`);
+    expect(fixed.code).toBe(0);
+    expect((await server.ds.query('SELECT count(*)::int AS n FROM api_keys WHERE address = $1', [address]))[0].n).toBe(1);
+  });
+
+  test('when that server has stopped, then its record no longer stands in the way', async () => {
+    await startMain();
+    child!.kill('SIGTERM');
+    await once(child!, 'exit');
+
+    expect(fs.readdirSync(path.join(tmp, 'nft-marketplace-gateway', 'servers'))).toEqual([]);
   });
 });
 

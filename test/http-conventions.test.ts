@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { openWindow, saveOffer, saveOwnedAsset } from './factories/market';
 import { randomAddress, startServer, TestServer } from './setup/server';
 
@@ -160,5 +162,44 @@ describe('Location of what a create made', () => {
 
     expect(res.status).toBe(404);
     expect(res.headers.get('location')).toBeNull();
+  });
+});
+
+describe('compressed responses', () => {
+  /** A GET that keeps the body as sent (fetch would decompress it): its encoding, and its bytes. */
+  function getRaw(path: string, encoding: string): Promise<{ encoding: string | undefined; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      http
+        .get(`${server.url}${path}`, { headers: { 'accept-encoding': encoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject);
+    });
+  }
+
+  test('when a client accepts gzip or br and the body is over 1 KB, then it comes compressed, and decompresses to the same JSON', async () => {
+    const owned = await saveOwnedAsset(server);
+    const path = `/v1/collections/${owned.collection.contractAddress}?include_assets=true`;
+    const plain = await getRaw(path, 'identity');
+
+    const gzip = await getRaw(path, 'gzip');
+    const br = await getRaw(path, 'br');
+
+    expect(plain.encoding).toBeUndefined();
+    expect(plain.body.length).toBeGreaterThan(1024);
+    expect(gzip.encoding).toBe('gzip');
+    expect(br.encoding).toBe('br');
+    expect(JSON.parse(zlib.gunzipSync(gzip.body).toString())).toEqual(JSON.parse(plain.body.toString()));
+    expect(JSON.parse(zlib.brotliDecompressSync(br.body).toString())).toEqual(JSON.parse(plain.body.toString()));
+    expect(gzip.body.length).toBeLessThan(plain.body.length);
+  });
+
+  test('when the body is under 1 KB, then it is sent as it is', async () => {
+    const res = await getRaw('/healthz', 'gzip, br');
+
+    expect(res.encoding).toBeUndefined();
+    expect(JSON.parse(res.body.toString())).toEqual({ status: 'ok' });
   });
 });

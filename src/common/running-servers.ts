@@ -17,8 +17,9 @@ export interface RunningServer {
   startedAt: string;
 }
 
+/** Under TMPDIR (read here, as os.tmpdir() does, so that a process's own setting of it counts). */
 function registryDir(): string {
-  return path.join(os.tmpdir(), 'nft-marketplace-gateway', 'servers');
+  return path.join(process.env.TMPDIR || os.tmpdir(), 'nft-marketplace-gateway', 'servers');
 }
 
 function isAlive(pid: number): boolean {

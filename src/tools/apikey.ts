@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { setLogLevel } from '../common/logger';
 import { parseAddress } from '../common/scalars';
+import { databaseOf, runningServers } from '../common/running-servers';
 import { openDatabase } from '../db/database';
 import { DataDirInUseError } from '../db/embedded';
 import { ApiKeyRole } from '../modules/apikey/api-key.entity';
@@ -42,7 +43,7 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
       io.err(`--address: ${(err as Error).message}\n${USAGE}`);
       return 2;
     }
-    return withDatabase(io, async (db) => {
+    return withDatabase(io, argv, async (db) => {
       const role = parsed.values.admin ? ApiKeyRole.ADMIN : ApiKeyRole.USER;
       const { key, apiKey } = await createApiKey(db.ds.manager, { address, role, label: parsed.values.label });
       io.out(`Created ${role} key ${apiKey.id} for ${address}. The key, shown only this once:`);
@@ -51,7 +52,7 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
     });
   }
   if (command === 'revoke' && target) {
-    return withDatabase(io, async (db) => {
+    return withDatabase(io, argv, async (db) => {
       const revoked = await revokeApiKey(db.ds, target);
       io.out(`Revoked key ${revoked.id} of ${revoked.address}.`);
       return 0;
@@ -61,10 +62,34 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
   return 2;
 }
 
-async function withDatabase(io: CommandIo, work: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<number>) {
+/**
+ * With neither DATA_DIR nor DATABASE_URL set, a key written to ./data is lost on a server that runs on
+ * another database: refuse, naming the server and the setting that reaches its database.
+ */
+function wrongDatabase(target: { database: string }, argv: string[]): string | undefined {
+  if (process.env.DATA_DIR || process.env.DATABASE_URL) return undefined;
+  const servers = runningServers();
+  if (!servers.length || servers.some((s) => s.database === target.database)) return undefined;
+  const [first] = servers;
+  return [
+    `No server runs on ${target.database}, where this command would write, so no server would know the key.`,
+    ...servers.map((s) => `A server (pid ${s.pid}, port ${s.port}) runs on ${s.database}.`),
+    `To write where it reads: ${first.reach} npm run apikey -- ${argv.join(' ')}`,
+  ].join('\n');
+}
+
+async function withDatabase(io: CommandIo, argv: string[], work: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<number>) {
+  const config = loadConfig();
+  const target = databaseOf(config);
+  const refusal = wrongDatabase(target, argv);
+  if (refusal) {
+    io.err(refusal);
+    return 1;
+  }
+  io.out(`Database: ${target.database}`);
   let db;
   try {
-    db = await openDatabase(loadConfig(), 'npm run apikey', { reuseRunningServer: true });
+    db = await openDatabase(config, 'npm run apikey', { reuseRunningServer: true });
   } catch (err) {
     io.err(err instanceof DataDirInUseError ? err.message : `cannot open the database: ${(err as Error).message}`);
     return 1;

@@ -2,7 +2,7 @@ import { ASTVisitor, GraphQLError, ValidationContext } from 'graphql';
 import { Problems, ValidationError } from '../../common/errors';
 import { stringProblem } from '../../common/limits';
 
-/** Response keys renamed by an alias, per operation of a /graphql document (REST routes are not held to it). */
+/** Response keys renamed by an alias in a /graphql document, by default (GRAPHQL_MAX_ALIASES; REST routes are not held to it). */
 export const MAX_ALIASES = 15;
 /** Directives (@include, @skip, ...) in a /graphql document. */
 export const MAX_DIRECTIVES = 50;
@@ -14,7 +14,7 @@ export const MAX_TOKENS = 2000;
  * `name: name` does not), fragments included where they are spread. Aliases are how one request asks
  * the same field many times over (alias-based batching of expensive resolvers, brute force of keys).
  */
-export function aliasLimit(context: ValidationContext): ASTVisitor {
+export const aliasLimit = (max: number) => (context: ValidationContext): ASTVisitor => {
   let count = 0;
   return {
     Field(node) {
@@ -22,13 +22,13 @@ export function aliasLimit(context: ValidationContext): ASTVisitor {
     },
     Document: {
       leave(node) {
-        if (count > MAX_ALIASES) {
-          context.reportError(new GraphQLError(`the document uses ${count} aliases; the limit is ${MAX_ALIASES}`, { nodes: [node] }));
+        if (count > max) {
+          context.reportError(new GraphQLError(`the document uses ${count} aliases; the limit is ${max}`, { nodes: [node] }));
         }
       },
     },
   };
-}
+};
 
 export function directiveLimit(context: ValidationContext): ASTVisitor {
   let count = 0;
@@ -74,7 +74,7 @@ export function storableLiterals(context: ValidationContext): ASTVisitor {
   };
 }
 
-export const protectionRules = [aliasLimit, directiveLimit, storableLiterals];
+export const protectionRules = (maxAliases = MAX_ALIASES) => [aliasLimit(maxAliases), directiveLimit, storableLiterals];
 
 /** A field-suggestion sentence of graphql-js's messages ("Did you mean ...?"): hidden in production. */
 export function withoutSuggestions(message: string): string {
