@@ -40,7 +40,7 @@ async function adminQuery(url: string, sql: string, params: unknown[] = []): Pro
 /** The gateway process, started from dist on `port` and waited for until /readyz answers. */
 async function startGateway(url: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.resolve(__dirname, '../src/main.js')], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_ENV: 'production' },
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_ENV: 'production', RATE_LIMIT: 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (let i = 0; i < 300; i += 1) {

@@ -133,7 +133,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
             async didResolveOperation({ operationName, request }) {
               scope.operation = operationName ?? undefined;
               // After validation, so a refused document costs no statement.
-              if (request.http && keyFromHeaders(Object.fromEntries(request.http.headers))) await checkKey(contextValue);
+              const headers = request.http?.headers;
+              const key = headers && keyFromHeaders({ 'access-token': headers.get('access-token'), authorization: headers.get('authorization') });
+              if (key) await checkKey(contextValue);
             },
             async didEncounterErrors({ errors }) {
               for (const error of errors) logIfInternal(classifyError(schema, error), error, scope.requestId);
@@ -215,8 +217,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     idempotency,
     (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
   );
-  // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use(requireBodyType(schema, routes));
+  // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
   app.use(restRouter(schema, ds, inFlight, largeQueries));
