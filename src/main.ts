@@ -47,24 +47,7 @@ async function main(): Promise<void> {
   process.once('exit', unregister);
   const base = `http://localhost:${port}`;
 
-  const lines = [
-    `NFT marketplace gateway ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-    `  database: ${db.embedded ? `embedded PostgreSQL (PGlite) in ${config.dataDir}` : 'DATABASE_URL'}`,
-    `  GraphQL:  ${base}/graphql   (open it in a browser for Apollo Sandbox)`,
-    `  REST:     curl '${base}/v1/collections?limit=2&include_assets=true'`,
-  ];
-  if (seeded) {
-    lines.push(
-      `  Demo data loaded. Development admin API key (shown once, only its digest is stored):`,
-      `    ${seeded.key}`,
-      `    curl -X POST ${base}/v1/collections -H 'access-token: ${seeded.key}' -H 'content-type: application/json' \\`,
-      `      -d '{"contract_address":"0x${'ab'.repeat(20)}","chain_id":"1","name":"My collection"}'`,
-    );
-  } else {
-    lines.push(`  API keys: npm run apikey -- create --address 0x... [--admin]`);
-  }
-  process.stdout.write(lines.join('\n') + '\n');
-
+  // The signals are ours before the ready line goes out: a process manager may signal as soon as it reads it.
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -94,6 +77,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const lines = [
+    `NFT marketplace gateway ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `  database: ${db.embedded ? `embedded PostgreSQL (PGlite) in ${config.dataDir}` : 'DATABASE_URL'}`,
+    `  GraphQL:  ${base}/graphql   (open it in a browser for Apollo Sandbox)`,
+    `  REST:     curl '${base}/v1/collections?limit=2&include_assets=true'`,
+  ];
+  if (seeded) {
+    lines.push(
+      `  Demo data loaded. Development admin API key (shown once, only its digest is stored):`,
+      `    ${seeded.key}`,
+      `    curl -X POST ${base}/v1/collections -H 'access-token: ${seeded.key}' -H 'content-type: application/json' \\`,
+      `      -d '{"contract_address":"0x${'ab'.repeat(20)}","chain_id":"1","name":"My collection"}'`,
+    );
+  } else {
+    lines.push(`  API keys: npm run apikey -- create --address 0x... [--admin]`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
 }
 
 main().catch((err) => {

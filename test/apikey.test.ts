@@ -144,7 +144,7 @@ describe('npm run apikey and the database it writes to', () => {
     process.env.TMPDIR = tmp;
   });
   afterEach(async () => {
-    if (child && child.exitCode === null) {
+    if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await once(child, 'exit');
     }
