@@ -73,7 +73,7 @@ describe('concurrent acceptances', () => {
     expect(databases).toEqual(Array(20).fill({ orders: 1, acceptedOfferHasTheOrder: true, ownerIsTheBuyer: true }));
     expect(outcomes.filter((o) => Object.keys(o).some((status) => Number(status) >= 500))).toEqual([]);
     expect(outcomes).toEqual(Array(20).fill({ 200: 1, 409: 49 }));
-  });
+  }, 150_000);
 
   test('when an acceptance races a cancel of the same offer, then exactly one of them succeeds and the database agrees', async () => {
     const owned = await saveOwnedAsset(server);
