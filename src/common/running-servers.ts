@@ -22,7 +22,8 @@ function registryDir(): string {
   return path.join(process.env.TMPDIR || os.tmpdir(), 'nft-marketplace-gateway', 'servers');
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this machine still runs (EPERM: it does, as another user's). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

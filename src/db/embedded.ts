@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { isAlive } from '../common/running-servers';
 import { PGliteServer } from './pglite-server';
 
 /**
@@ -34,15 +35,6 @@ export class DataDirInUseError extends Error {
 
 function ownerFile(dataDir: string): string {
   return path.join(dataDir, 'owner.json');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The live process that has this data directory open, if any (a stale owner file is ignored). */

@@ -1,5 +1,6 @@
 import { NextFunction, Request, Response } from 'express';
 import { httpStatusOf } from '../../common/errors';
+import { gotType, hasBody, mediaType } from '../http/body-type';
 
 const GRAPHQL_BODY_TYPES = ['application/json', 'multipart/form-data'];
 
@@ -13,11 +14,11 @@ function errorBody(req: Request, code: string, message: string): string {
  * body, CSRF block, batching, a GET without query) gets the request id, as the errors of operations do.
  */
 export function graphqlHttpErrors(req: Request, res: Response, next: NextFunction): void {
-  if (req.method === 'POST' && (req.headers['content-length'] ?? '0') !== '0') {
-    const given = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (req.method === 'POST' && hasBody(req)) {
+    const given = mediaType(req);
     if (!GRAPHQL_BODY_TYPES.includes(given)) {
       res.status(httpStatusOf.UNSUPPORTED_MEDIA_TYPE).type('json');
-      res.send(errorBody(req, 'UNSUPPORTED_MEDIA_TYPE', `POST /graphql reads application/json (or multipart/form-data for uploads); got ${given ? `"${given}"` : 'no content-type'}`));
+      res.send(errorBody(req, 'UNSUPPORTED_MEDIA_TYPE', `POST /graphql reads application/json (or multipart/form-data for uploads); ${gotType(given)}`));
       return;
     }
   }

@@ -1,14 +1,9 @@
 import { NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { MethodNotAllowedError, UnsupportedMediaTypeError } from '../../../common/errors';
+import { gotType, hasBody, mediaType } from '../../http/body-type';
 import { sendRestError } from '../errors';
 import { RouteSpec } from './routes';
-
-/** Whether a request carries a body (a length above 0, or a chunked one). */
-export function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
 
 /** The media types a route's body may have: JSON, and for the import also its form and multipart uploads. */
 export function acceptedTypes(spec: RouteSpec): string[] {
@@ -28,13 +23,13 @@ export function requireBodyType(schema: GraphQLSchema, routes: readonly RouteSpe
     const route = patterns.find((p) => p.spec.method === req.method.toLowerCase() && p.pattern.test(req.path));
     if (!route) return next();
     const types = acceptedTypes(route.spec);
-    const given = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const given = mediaType(req);
     if (types.includes(given)) return next();
     sendRestError(
       res,
       schema,
       new UnsupportedMediaTypeError(
-        `${req.method} ${route.spec.path.replace(/:(\w+)/g, '{$1}')} reads a body of type ${types.join(', ')}; got ${given ? `"${given}"` : 'no content-type'}`,
+        `${req.method} ${route.spec.path.replace(/:(\w+)/g, '{$1}')} reads a body of type ${types.join(', ')}; ${gotType(given)}`,
       ),
       false,
     );
