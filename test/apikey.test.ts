@@ -156,7 +156,8 @@ describe('npm run apikey and the database it writes to', () => {
   /** The real server (src/main.ts) on the run's database, its records under this test's TMPDIR. */
   async function startMain(): Promise<void> {
     child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
-      env: { ...process.env, TMPDIR: tmp, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      // The run's database may be the embedded one, whose single session other test files hold at times.
+      env: { ...process.env, TMPDIR: tmp, DATABASE_URL: process.env.TEST_DATABASE_URL, DB_POOL_WAIT_MS: '30000', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -165,6 +166,7 @@ describe('npm run apikey and the database it writes to', () => {
         output += chunk.toString();
         if (output.includes('ready in')) resolve();
       });
+      child!.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child!.once('exit', (code) => reject(new Error(`the server exited with ${code}: ${output}`)));
     });
   }

@@ -16,7 +16,7 @@ let output = '';
 async function startMain(graceMs: number): Promise<void> {
   output = '';
   child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
-    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off' },
+    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off', DB_POOL_WAIT_MS: '30000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ready = new Promise<string>((resolve, reject) => {
