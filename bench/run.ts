@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +14,8 @@ import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
 import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
+import { benchEvents } from './events';
+import { anchorTable, runAnchors } from './anchors';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -23,6 +25,17 @@ import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
 const { values: opts } = parseArgs({
   options: {
     scale: { type: 'string', default: '1' },
+    'orders-scale': { type: 'string', default: '1' },
+    // Another build of the gateway (a checkout whose dist/ is built, e.g. main): its workloads run back to
+    // back with this build's, `--passes` times; with --anchors it joins the same interleaved rounds instead.
+    baseline: { type: 'string' },
+    passes: { type: 'string', default: '2' },
+    // The database of the run on the DATABASE_URL server (dropped and recreated unless --reuse-db).
+    database: { type: 'string', default: 'gw_bench' },
+    // W1–W3 side by side with PostGraphile 5 and a node:http + pg floor (bench/anchors.ts); PostgreSQL only.
+    anchors: { type: 'boolean', default: false },
+    // Keeps the database when it already holds the data set of this scale (repeated runs on PostgreSQL).
+    'reuse-db': { type: 'boolean', default: false },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '3' },
@@ -32,6 +45,12 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     'import-rows': { type: 'string', default: '100000' },
     'skip-import': { type: 'boolean', default: false },
+    /** Server processes (WORKERS); more than 1 needs DATABASE_URL. */
+    workers: { type: 'string', default: '1' },
+    /** A streaming replica of the bench's PostgreSQL (scripts/replica.sh), read by read-only requests. */
+    replica: { type: 'boolean', default: false },
+    'skip-events': { type: 'boolean', default: false },
+    subscribers: { type: 'string', default: '100' },
   },
 });
 
@@ -53,35 +72,47 @@ interface Row {
   note?: string;
 }
 
-function scaled(factor: number): Scale {
+/**
+ * `--orders-scale k` multiplies the completed orders only: each order needs an accepted offer of its own,
+ * so the offers grow by the added orders and the active offers (offers - orders) stay as at scale 1.
+ */
+function scaled(factor: number, ordersFactor: number): Scale {
+  const orders = Math.max(5, Math.round(DEFAULT_SCALE.orders * factor));
+  const scaledOrders = Math.round(orders * ordersFactor);
   return {
     collections: Math.max(2, Math.round(DEFAULT_SCALE.collections * factor)),
     assetsPerCollection: DEFAULT_SCALE.assetsPerCollection,
-    offers: Math.max(10, Math.round(DEFAULT_SCALE.offers * factor)),
-    orders: Math.max(5, Math.round(DEFAULT_SCALE.orders * factor)),
+    offers: Math.max(10, Math.round(DEFAULT_SCALE.offers * factor)) + scaledOrders - orders,
+    orders: scaledOrders,
   };
 }
 
 /** A fresh database for the run, with the project's migrations and the data set; returns how the server reaches it. */
-async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; label: string }> {
+async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; label: string; url: string }> {
   const serverUrl = process.env.DATABASE_URL;
   let url: string;
   let stop = async () => {};
   let env: Record<string, string>;
   let label: string;
+  let reuse = false;
   if (serverUrl) {
-    const admin = new Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query('DROP DATABASE IF EXISTS gw_bench WITH (FORCE)');
-    await admin.query('CREATE DATABASE gw_bench');
-    await admin.end();
     const parsed = new URL(serverUrl);
-    parsed.pathname = '/gw_bench';
+    const database = opts.database!;
+    if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`--database must be a plain lower-case name, got ${database}`);
+    parsed.pathname = `/${database}`;
     url = parsed.toString();
     env = { DATABASE_URL: url };
     // A host parameter that is a directory means a Unix socket (libpq's convention, which pg follows).
     const socketDir = parsed.searchParams.get('host');
-    label = `PostgreSQL (${socketDir?.startsWith('/') ? `Unix socket in ${socketDir}` : `TCP ${parsed.host}`}, database gw_bench)`;
+    label = `PostgreSQL (${socketDir?.startsWith('/') ? `Unix socket in ${socketDir}` : `TCP ${parsed.host}`}, database ${database})`;
+    reuse = Boolean(opts['reuse-db']) && (await holdsDataset(url, scale));
+    if (!reuse) {
+      const admin = new Client({ connectionString: serverUrl });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.end();
+    }
   } else {
     const dataDir = path.resolve('.bench/data');
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -93,27 +124,92 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   }
   const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 600_000 });
   await ds.initialize();
-  await ds.runMigrations({ transaction: 'each' });
-  log(`loading the data set into ${label}`);
-  await loadDataset(ds, scale, log);
-  const { key } = await createApiKey(ds.manager, { address: addressOf('bench-admin'), role: ApiKeyRole.ADMIN, label: 'bench' });
+  if (reuse) {
+    log(`reusing ${label}, which holds the data set of this scale (--reuse-db)`);
+  } else {
+    await ds.runMigrations({ transaction: 'each' });
+    log(`loading the data set into ${label}`);
+    await loadDataset(ds, scale, log);
+  }
+  const admin = reuse ? `bench-admin-${Date.now()}` : 'bench-admin';
+  const { key } = await createApiKey(ds.manager, { address: addressOf(admin), role: ApiKeyRole.ADMIN, label: 'bench' });
   await ds.destroy();
   await stop();
-  return { env, adminKey: key, label };
+  if (Number(opts.workers) > 1) {
+    env.WORKERS = opts.workers!;
+    label += `; ${opts.workers} workers`;
+  }
+  if (opts.replica) {
+    if (!serverUrl) throw new Error('--replica needs DATABASE_URL: the embedded database has no replicas');
+    // After loading: the base backup copies the data set, so the replica starts level with the primary.
+    const port = await freePort();
+    const replica = new URL(url);
+    replica.port = String(await startReplica(port));
+    env.DATABASE_REPLICA_URLS = replica.toString();
+    label += `; a streaming replica on port ${port} (scripts/replica.sh)`;
+  }
+  return { env, adminKey: key, label, url };
 }
 
+/** Whether the run's database exists with this scale's collections and assets (for --reuse-db). */
+async function holdsDataset(url: string, scale: Scale): Promise<boolean> {
+  const client = new Client({ connectionString: url });
+  try {
+    await client.connect();
+    const { rows } = await client.query('SELECT (SELECT count(*) FROM collections)::int AS c, (SELECT count(*) FROM assets)::int AS a');
+    return rows[0].c === scale.collections && rows[0].a >= scale.collections * scale.assetsPerCollection;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+let replicaPort: number | undefined;
+/** scripts/replica.sh start: a standby of the local PostgreSQL; stopped when the bench ends. */
+async function startReplica(port: number): Promise<number> {
+  log(`starting a streaming replica on port ${port}`);
+  const result = spawnSync('bash', ['scripts/replica.sh', 'start', String(port)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (result.status !== 0) throw new Error(`scripts/replica.sh start failed (exit ${result.status})`);
+  replicaPort = port;
+  return port;
+}
+
+function stopReplica(): void {
+  if (replicaPort !== undefined) spawnSync('bash', ['scripts/replica.sh', 'stop', String(replicaPort)], { stdio: 'inherit' });
+}
+
+/** The server's process and, with WORKERS, its workers. */
+function processTree(pid: number): number[] {
+  try {
+    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(children ? children.split(/\s+/).map(Number) : [])];
+  } catch {
+    return [pid];
+  }
+}
+
+/** The peak RSS of the server: with WORKERS, the sum of its processes' peaks. */
 function peakRssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    try {
+      kb += Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
   return Math.round(kb / 1024);
 }
 
 /** Resets the kernel's peak-RSS mark of the server so each workload reports its own peak. */
 function resetPeakRss(pid: number): void {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // not permitted here: the figure is then the peak since start
+  for (const p of processTree(pid)) {
+    try {
+      fs.writeFileSync(`/proc/${p}/clear_refs`, '5');
+    } catch {
+      // not permitted here: the figure is then the peak since start
+    }
   }
 }
 
@@ -125,12 +221,13 @@ function startFlags(): string[] {
   return match[1].split(' ').filter(Boolean);
 }
 
-async function startServer(env: Record<string, string>, pool: number): Promise<{ child: ChildProcess; base: string }> {
+async function startServer(env: Record<string, string>, pool: number, dir = '.'): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   // The rate limiter runs (its cost is part of the figures) with limits a run never reaches.
   // The GraphQL (REST) twin sends a route's own document, whose snake_case names are 39 aliases.
   const unlimited = { RATE_LIMIT_POINTS: '1000000000', RATE_LIMIT_ANON_POINTS: '1000000000', GRAPHQL_MAX_ALIASES: '1000' };
-  const child = spawn(process.execPath, [...startFlags(), path.resolve('dist/src/main.js')], {
+  const child = spawn(process.execPath, [...startFlags(), path.resolve(dir, 'dist/src/main.js')], {
+    cwd: path.resolve(dir),
     env: {
       ...process.env,
       ...env,
@@ -218,7 +315,7 @@ function workloads(): Workload[] {
     restShaped('W4 offers of an asset', '/v1/offers', { token_address: contract, token_id: '1', limit: 20 }),
     gql('W5 statistics 24h', '{ statistics(period: H24, limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
-    restShaped('W5 statistics 24h', '/v1/statistics', { period: '24h', limit: 20 }),
+    restShaped('W5 statistics 24h', '/v1/statistics', { period: 'H24', limit: 20 }),
   ];
 }
 
@@ -292,6 +389,25 @@ async function benchImport(base: string, pid: number, adminKey: string, rows: nu
   };
 }
 
+/** Events delivered per second to the subscribers while 8 writers create collections for --duration seconds; latency from occurred_at (docs/benchmark.md). */
+async function eventsRow(base: string, pid: number, adminKey: string): Promise<Row> {
+  resetPeakRss(pid);
+  const subscribers = Number(opts.subscribers);
+  const f = await benchEvents(base, adminKey, { subscribers, writers: 8, seconds: Number(opts.duration) });
+  return {
+    workload: `Events live, ${subscribers} subscribers`,
+    door: 'WebSocket',
+    reqPerSec: f.deliveriesPerSec,
+    p50Ms: f.p50Ms,
+    p99Ms: f.p99Ms,
+    errors: f.wrongSubscribers,
+    peakRssMb: peakRssMb(pid),
+    sqlPerRequest: null,
+    bytesPerResponse: null,
+    note: `events delivered/s (all subscribers); ${f.events.toLocaleString('en')} events written at ${f.writesPerSec}/s; ms from occurred_at to receipt`,
+  };
+}
+
 function table(rows: Row[]): string {
   const header = ['workload', 'door', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'SQL/req', 'bytes/resp', 'note'];
   const cells = rows.map((r) => [
@@ -311,28 +427,95 @@ function table(rows: Row[]): string {
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
 }
 
-async function main(): Promise<void> {
-  setLogLevel('warn');
-  const scale = scaled(Number(opts.scale));
-  const { env, adminKey, label } = await prepareDatabase(scale);
-  const { child, base } = await startServer(env, Number(opts.pool));
+/** One pass of the workloads (and the import) against the build in `dir`; `tag` marks its rows. */
+async function pass(env: Record<string, string>, adminKey: string, dir: string, tag: string, withImport: boolean): Promise<Row[]> {
+  const { child, base } = await startServer(env, Number(opts.pool), dir);
   const rows: Row[] = [];
   try {
     const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
-    for (const w of workloads().filter((x) => !only || only.test(x.name))) {
-      log(`running ${w.name} (${w.door})`);
-      rows.push(await drive(base, child.pid!, w));
+    // Against a baseline the twin is left out: it posts this build's route document, which may name new fields.
+    for (const w of workloads().filter((x) => (!only || only.test(x.name)) && !(opts.baseline && x.door === 'GraphQL (REST)'))) {
+      log(`running ${w.name} (${w.door})${tag}`);
+      rows.push({ ...(await drive(base, child.pid!, w)), door: `${w.door}${tag}` });
     }
-    if (!opts['skip-import']) {
+    if (withImport) {
       log('running the import');
       rows.push(await benchImport(base, child.pid!, adminKey, Number(opts['import-rows'])));
     }
+    if (!opts['skip-events']) {
+      log('running the live events');
+      rows.push(await eventsRow(base, child.pid!, adminKey));
+    }
   } finally {
     child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
   }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  setLogLevel('warn');
+  const scale = scaled(Number(opts.scale), Number(opts['orders-scale']));
+  const { env, adminKey, label, url } = await prepareDatabase(scale);
+  const rows: Row[] = [];
   const settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
+  try {
+    if (opts.anchors && !process.env.DATABASE_URL) {
+      log('the anchors (PostGraphile, floor) need DATABASE_URL (a PostgreSQL server): skipped on the embedded database');
+    } else if (opts.anchors) {
+      await anchors(env, url, settings);
+      return;
+    }
+    if (opts.baseline) {
+      // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
+      // back to back, `--passes` times; the import is skipped (it would change the data between passes).
+      for (let i = 1; i <= Number(opts.passes); i += 1) {
+        rows.push(...(await pass(env, adminKey, opts.baseline, ` [baseline, pass ${i}]`, false)));
+        rows.push(...(await pass(env, adminKey, '.', ` [this build, pass ${i}]`, false)));
+      }
+    } else {
+      rows.push(...(await pass(env, adminKey, '.', '', !opts['skip-import'])));
+    }
+  } finally {
+    stopReplica();
+  }
   process.stdout.write(`\n${settings}\n\n${table(rows)}\n`);
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), rows }, null, 2));
+}
+
+/**
+ * --anchors: W1–W3 through this build, PostGraphile 5 and the floor (and, with --baseline, another build)
+ * in the same interleaved rounds, with CPU per request and the ratios (bench/anchors.ts).
+ */
+async function anchors(env: Record<string, string>, url: string, settings: string): Promise<void> {
+  const { child, base } = await startServer(env, Number(opts.pool));
+  const baseline = opts.baseline ? await startServer(env, Number(opts.pool), opts.baseline) : undefined;
+  try {
+    const anchorRows = await runAnchors(
+      { pid: child.pid!, base },
+      baseline && { pid: baseline.child.pid!, base: baseline.base },
+      {
+        url,
+        warmup: Number(opts.warmup),
+        duration: Number(opts.duration),
+        rounds: Number(opts.rounds),
+        connections: Number(opts.connections),
+        pool: Number(opts.pool),
+        only: opts.only ? new RegExp(opts.only, 'i') : undefined,
+        contract: addressOf('contract2'),
+        collectionId: uuidOf('c1'),
+        log,
+      },
+    );
+    process.stdout.write(`\n${settings}; PostGraphile pool 5, floor pool ${opts.pool}${opts.baseline ? `; baseline ${opts.baseline}` : ''}; interleaved\n\n${anchorTable(anchorRows)}\n`);
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), anchors: anchorRows }, null, 2));
+  } finally {
+    for (const c of [child, baseline?.child]) {
+      if (!c) continue;
+      c.kill('SIGTERM');
+      if (c.exitCode === null) await new Promise((resolve) => c.once('exit', resolve));
+    }
+  }
 }
 
 main().catch((err) => {

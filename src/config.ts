@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
+import { SIGNATURE_MODES, SignatureMode } from './common/eip712';
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -17,13 +19,25 @@ function onOff(name: string, raw: string | undefined, fallback: boolean): boolea
   throw new Error(`${name} must be on or off, got "${raw}"`);
 }
 
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+}
+
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
   port: number;
   host: string;
+  /** Server processes sharing the port (WORKERS=N, or auto: one per core); more than 1 needs DATABASE_URL. */
+  workers: number;
   /** A real PostgreSQL server; when absent, the embedded PGlite under dataDir is used. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Read replicas of DATABASE_URL (DATABASE_REPLICA_URLS, comma-separated): read-only requests read from them. */
+  replicaUrls: string[];
+  /** A replica further behind than this is skipped (REPLICA_MAX_LAG_MS). */
+  replicaMaxLagMs: number;
   /** Connections in the pool to the database. */
   dbPoolSize: number;
   /** Milliseconds before a single SQL statement is abandoned with an error. */
@@ -52,17 +66,47 @@ export interface Config {
   /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
   slowRequestMs: number;
   slowStatementMs: number;
-  /** Requests per window per API key and per client IP (anonymous); null when RATE_LIMIT=off. */
+  /** Token buckets per API key and per client IP (anonymous); null when RATE_LIMIT=off. */
   rateLimit: RateLimitSettings | null;
   /** Seconds an Idempotency-Key and its response are kept. */
   idempotencyTtlS: number;
+  /** REDIS_URL: shared state of all processes (rate limits, persisted queries); in-process when unset. */
+  redisUrl: string | undefined;
+  /** SIGNATURES=off|optional|required: EIP-712 signatures of listings and offers (docs/signatures.md). */
+  signatures: SignatureMode;
+  /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events (other processes may). */
+  expirySweeper: boolean;
+  /** EVENTS_POLL_MS: live subscriptions check the event log's head this often, besides LISTEN/NOTIFY. */
+  eventsPollMs: number;
+  /** SUBSCRIPTIONS_PER_CONNECTION: operations one WebSocket connection may have open at once. */
+  subscriptionsPerConnection: number;
+  /** Webhook registration and delivery (docs/webhooks.md). */
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** WEBHOOK_DELIVERY: this process runs a delivery worker (several processes share the work safely). */
+  deliver: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE: targets on private, loopback and link-local addresses are accepted. */
+  allowPrivate: boolean;
+  /** Milliseconds a receiver has to answer (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** The first retry's delay; each next one doubles, with jitter, up to backoffMaxMs. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** How long one event is retried before its endpoint is disabled (WEBHOOK_RETRY_WINDOW_MS, 24 h). */
+  retryWindowMs: number;
+  /** Milliseconds between looks for work when there was none. */
+  pollMs: number;
 }
 
 export interface RateLimitSettings {
+  /** Capacity (largest burst) of an API key's bucket and of a client IP's. */
   keyedPoints: number;
   anonymousPoints: number;
+  /** Seconds over which an empty bucket is refilled to its capacity, evenly. */
   durationS: number;
-  /** Counts shared through this Redis when set; in the process's memory otherwise. */
+  /** Buckets shared through this Redis when set; in the process's memory otherwise. */
   redisUrl: string | undefined;
   /** Prefix of the Redis keys, so that several deployments (or tests) can share one Redis. */
   redisPrefix: string;
@@ -73,8 +117,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: intFromEnv('PORT', 4000),
     host: env.HOST || '0.0.0.0',
+    workers: env.WORKERS === 'auto' ? availableParallelism() : Math.max(1, intFromEnv('WORKERS', 1)),
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || 'data'),
+    replicaUrls: (env.DATABASE_REPLICA_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean),
+    replicaMaxLagMs: intFromEnv('REPLICA_MAX_LAG_MS', 2000),
     dbPoolSize: intFromEnv('DB_POOL_SIZE', 10),
     dbQueryTimeoutMs: intFromEnv('DB_QUERY_TIMEOUT_MS', 30000),
     dbPoolWaitMs: intFromEnv('DB_POOL_WAIT_MS', 5000),
@@ -102,5 +149,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             redisPrefix: env.RATE_LIMIT_REDIS_PREFIX || 'nftgw:rl',
           },
     idempotencyTtlS: Math.max(1, intFromEnv('IDEMPOTENCY_TTL_S', 86400)),
+    redisUrl: env.REDIS_URL || undefined,
+    signatures: oneOf('SIGNATURES', env.SIGNATURES, SIGNATURE_MODES, 'optional'),
+    expirySweeper: onOff('EXPIRY_SWEEPER', env.EXPIRY_SWEEPER, true),
+    eventsPollMs: Math.max(10, intFromEnv('EVENTS_POLL_MS', 1000)),
+    subscriptionsPerConnection: Math.max(1, intFromEnv('SUBSCRIPTIONS_PER_CONNECTION', 20)),
+    webhooks: {
+      deliver: onOff('WEBHOOK_DELIVERY', env.WEBHOOK_DELIVERY, true),
+      allowPrivate: onOff('WEBHOOK_ALLOW_PRIVATE', env.WEBHOOK_ALLOW_PRIVATE, false),
+      timeoutMs: Math.max(1, intFromEnv('WEBHOOK_TIMEOUT_MS', 10_000)),
+      backoffBaseMs: Math.max(1, intFromEnv('WEBHOOK_BACKOFF_BASE_MS', 10_000)),
+      backoffMaxMs: Math.max(1, intFromEnv('WEBHOOK_BACKOFF_MAX_MS', 3_600_000)),
+      retryWindowMs: intFromEnv('WEBHOOK_RETRY_WINDOW_MS', 86_400_000),
+      pollMs: Math.max(10, intFromEnv('WEBHOOK_POLL_MS', 1000)),
+    },
   };
 }

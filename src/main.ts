@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { once } from 'node:events';
 import http from 'node:http';
+import cluster from 'node:cluster';
 import { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -9,15 +10,16 @@ import { logger } from './common/logger';
 import { openDatabase } from './db/database';
 import { seedDemoIfEmpty } from './tools/demo-seed';
 import { DataDirInUseError } from './db/embedded';
+import { printsBanner, supervise } from './cluster';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-async function main(): Promise<void> {
+async function serve(): Promise<void> {
   const config = loadConfig();
   const started = Date.now();
   const db = await openDatabase(config, 'server');
   const seeded = db.embedded && config.seedDemo ? await seedDemoIfEmpty(db.ds) : null;
-  const { app, stop, inFlight } = await createApp(db.ds, {
+  const { app, stop, inFlight, attachSubscriptions, closeSubscriptions } = await createApp(db.ds, {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
@@ -29,6 +31,12 @@ async function main(): Promise<void> {
     slowRequestMs: config.slowRequestMs,
     rateLimit: config.rateLimit,
     idempotencyTtlS: config.idempotencyTtlS,
+    signatures: config.signatures,
+    redisUrl: config.redisUrl,
+    expirySweeper: config.expirySweeper,
+    eventsPollMs: config.eventsPollMs,
+    subscriptionsPerConnection: config.subscriptionsPerConnection,
+    webhooks: config.webhooks,
   });
   let stopping = false;
   // Once stopping, every response closes its connection: a keep-alive client cannot hold a socket open.
@@ -39,6 +47,7 @@ async function main(): Promise<void> {
     res.once('close', () => responding.delete(res));
     void app(req, res);
   });
+  attachSubscriptions(server);
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -63,12 +72,15 @@ async function main(): Promise<void> {
     // No new connections; idle keep-alive sockets go now, busy ones after their response (Connection: close).
     server.close();
     server.closeIdleConnections();
+    // Subscribers are told at once (1001), so they resume with `after` on another process; one that does not answer is cut within 1 s.
+    const subscriptionsClosed = closeSubscriptions(Math.min(1000, grace / 8));
     for (const res of responding) if (!res.headersSent) res.setHeader('connection', 'close');
     // Sockets that never sent a request count as busy to Node: once no response is under way, they go too.
     // A quarter of the grace stays for the work of hung-up clients and for closing the database.
     while (responding.size > 0 && left(grace / 4) > 0) await sleep(Math.min(50, left(grace / 4)));
     if (responding.size) logger.warn('closing connections with responses still under way', { responding: responding.size });
     server.closeAllConnections();
+    await subscriptionsClosed;
     // Clients may have hung up while their requests still run: let that work end before the database goes.
     await stop(left(grace / 8));
     if (inFlight.size) logger.warn('requests still running at shutdown', { inFlight: inFlight.size });
@@ -94,7 +106,15 @@ async function main(): Promise<void> {
   } else {
     lines.push(`  API keys: npm run apikey -- create --address 0x... [--admin]`);
   }
-  process.stdout.write(lines.join('\n') + '\n');
+  if (config.workers > 1) lines.splice(1, 0, `  workers:  ${config.workers} processes on port ${port} (WORKERS)`);
+  if (config.replicaUrls.length) lines.splice(2, 0, `  replicas: ${config.replicaUrls.length} (DATABASE_REPLICA_URLS): read-only requests read from them`);
+  if (printsBanner()) process.stdout.write(lines.join('\n') + '\n');
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (config.workers > 1 && cluster.isPrimary) await supervise(config);
+  else await serve();
 }
 
 main().catch((err) => {

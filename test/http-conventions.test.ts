@@ -35,7 +35,7 @@ describe('415 for a body of the wrong type', () => {
     const res = await raw('POST', '/graphql', { body: '{"query":"{ chains { id } }"}', headers: { 'content-type': 'text/plain' } });
 
     expect(res.status).toBe(415);
-    expect(res.body.errors[0].extensions).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', requestId: res.headers.get('x-request-id') });
+    expect(res.body.errors[0].extensions).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', details: [], requestId: res.headers.get('x-request-id') });
   });
 
   test('when a write has no body at all, then it is not a 415 (the route says what is missing)', async () => {

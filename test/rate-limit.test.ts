@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { RateLimitSettings } from '../src/config';
 import { setLogLevel } from '../src/common/logger';
+import fc from 'fast-check';
+import Redis from 'ioredis';
+import { BucketStore, memoryBuckets, redisBuckets } from '../src/app/http/token-bucket';
 import { startServer, TestServer } from './setup/server';
 
 const COLLECTIONS = '/v1/collections?limit=1';
@@ -73,7 +76,8 @@ describe('rate limits in memory', () => {
 
 describe('rate limits shared through Redis', () => {
   test('when two servers share one Redis, then together they accept the limit once, not twice', async () => {
-    const shared = settings({ keyedPoints: 40, redisUrl: 'redis://127.0.0.1:6379' });
+    // Refilled over an hour (one token per 90 s): what a slow, loaded run adds by refill stays far below 5%.
+    const shared = settings({ keyedPoints: 40, durationS: 3600, redisUrl: 'redis://127.0.0.1:6379' });
     const servers = [await startServer({ rateLimit: shared }), await startServer({ rateLimit: shared })];
     try {
       const { key } = await servers[0].key();
@@ -118,4 +122,158 @@ describe('rate limits shared through Redis', () => {
 
     expect(lines.filter((line) => line.includes('rate limits not enforced'))).toHaveLength(1);
   });
+});
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What a client notices of a token bucket, through HTTP: a burst up to the capacity passes, the next is
+ * refused, and one refill interval (duration / capacity) later exactly one more passes.
+ * Capacity 4 over 8 s: one token per 2 s, so a burst that takes less than 1 s on a loaded machine
+ * earns less than half a token.
+ */
+describe.each([
+  ['in memory', undefined],
+  ['in Redis', REDIS_URL],
+])('token bucket %s, through HTTP', (_name, redisUrl) => {
+  test('when a client bursts up to the capacity, then all pass, the next is 429, and 1/rate seconds later exactly one more passes', async () => {
+    const server = await startServer({ rateLimit: settings({ anonymousPoints: 4, durationS: 8, redisUrl }) });
+    try {
+      if (redisUrl) await sleep(200); // the connection to Redis up (before it, requests are served unlimited)
+      const burst = await Promise.all(Array.from({ length: 4 }, () => server.rest('GET', COLLECTIONS)));
+      const refused = await server.rest('GET', COLLECTIONS);
+
+      expect(burst.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(burst.map((r) => r.headers.get('ratelimit-remaining')).sort()).toEqual(['0', '1', '2', '3']);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('2');
+
+      await sleep(2000 + 100);
+      const refilled = await server.rest('GET', COLLECTIONS);
+      const after = await server.rest('GET', COLLECTIONS);
+
+      expect(refilled.status).toBe(200);
+      expect(refilled.headers.get('ratelimit-remaining')).toBe('0');
+      expect(after.status).toBe(429);
+    } finally {
+      await server.close();
+    }
+  }, 20_000);
+});
+
+/**
+ * The same behaviour on a clock the test holds (the store's `now`), so that it is exact: the in-memory
+ * store and the Redis Lua script must give the same answers to the same sequence.
+ */
+describe.each([
+  ['in memory', false],
+  ['in Redis (Lua script)', true],
+])('token bucket store %s', (_name, inRedis) => {
+  let store: BucketStore;
+  let redis: Redis | undefined;
+  const key = () => `test:${randomUUID()}:bucket`;
+  beforeAll(() => {
+    redis = inRedis ? new Redis(REDIS_URL) : undefined;
+  });
+  beforeEach(() => {
+    store = redis ? redisBuckets(redis) : memoryBuckets();
+  });
+  afterEach(() => store.close());
+  afterAll(() => redis?.disconnect());
+
+  test('when a burst of the capacity is taken at once, then all pass and the next waits exactly one refill interval', async () => {
+    const bucket = key();
+    const t0 = 1_800_000_000_000;
+    // capacity 5 over 10 s: one token per 2,000 ms
+    const burst = [];
+    for (let i = 0; i < 5; i += 1) burst.push(await store.take(bucket, 5, 10_000, t0));
+    const refused = await store.take(bucket, 5, 10_000, t0);
+    const early = await store.take(bucket, 5, 10_000, t0 + 1999);
+    const onTime = await store.take(bucket, 5, 10_000, t0 + 2000);
+    const next = await store.take(bucket, 5, 10_000, t0 + 2000);
+
+    expect(burst.map((r) => [r.allowed, r.remaining])).toEqual([[true, 4], [true, 3], [true, 2], [true, 1], [true, 0]]);
+    expect(burst[0]).toMatchObject({ msUntilNext: 2000, msUntilFull: 2000 });
+    expect(refused).toEqual({ allowed: false, remaining: 0, msUntilNext: 2000, msUntilFull: 10_000 });
+    expect(early).toEqual({ allowed: false, remaining: 0, msUntilNext: 1, msUntilFull: 8001 });
+    expect(onTime).toEqual({ allowed: true, remaining: 0, msUntilNext: 2000, msUntilFull: 10_000 });
+    expect(next.allowed).toBe(false);
+  });
+
+  test('when the bucket was left alone for longer than the duration, then it holds the capacity and no more', async () => {
+    const bucket = key();
+    const t0 = 1_800_000_000_000;
+    for (let i = 0; i < 3; i += 1) await store.take(bucket, 3, 3000, t0);
+    const later = [];
+    for (let i = 0; i < 4; i += 1) later.push((await store.take(bucket, 3, 3000, t0 + 60_000)).allowed);
+
+    expect(later).toEqual([true, true, true, false]);
+  });
+
+  test('when tokens trickle in between requests, then half a token is not enough and partial tokens add up', async () => {
+    const bucket = key();
+    const t0 = 1_800_000_000_000;
+    // capacity 2 over 2 s: one token per 1,000 ms
+    for (let i = 0; i < 2; i += 1) await store.take(bucket, 2, 2000, t0);
+    const half = await store.take(bucket, 2, 2000, t0 + 500);
+    const oneAndHalf = await store.take(bucket, 2, 2000, t0 + 1500);
+    const two = await store.take(bucket, 2, 2000, t0 + 2000);
+    const none = await store.take(bucket, 2, 2000, t0 + 2000);
+
+    expect(half).toMatchObject({ allowed: false, msUntilNext: 500 });
+    expect([oneAndHalf.allowed, two.allowed, none.allowed]).toEqual([true, true, false]);
+    expect(none.msUntilNext).toBe(1000);
+  });
+
+  test('when a clock behind the last request is passed, then nothing is refilled and the bucket is not harmed', async () => {
+    const bucket = key();
+    const t0 = 1_800_000_000_000;
+    await store.take(bucket, 1, 1000, t0);
+    const behind = await store.take(bucket, 1, 1000, t0 - 5000);
+    const onTime = await store.take(bucket, 1, 1000, t0 + 1000);
+
+    expect(behind.allowed).toBe(false);
+    expect(onTime.allowed).toBe(true);
+  });
+});
+
+test('when the Redis bucket is used, then its key expires when the bucket would be full again', async () => {
+  const redis = new Redis(REDIS_URL);
+  try {
+    const store = redisBuckets(redis);
+    const bucket = `test:${randomUUID()}:bucket`;
+    await store.take(bucket, 10, 60_000);
+    const ttl = await redis.pttl(bucket);
+
+    expect(ttl).toBeGreaterThan(6000);
+    expect(ttl).toBeLessThanOrEqual(7000);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('when the same requests meet the in-memory store and the Redis script, then both answer exactly alike (fixed seed)', async () => {
+  const redis = new Redis(REDIS_URL);
+  try {
+    const step = fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: -50, max: 5000 })), n: fc.integer({ min: 1, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 20_000 }), fc.array(step, { minLength: 1, maxLength: 20 }), async (capacity, durationMs, steps) => {
+        const [memory, shared] = [memoryBuckets(), redisBuckets(redis)];
+        const bucket = `test:${randomUUID()}:parity`;
+        let now = 1_800_000_000_000;
+        try {
+          for (const { dt, n } of steps) {
+            now += dt;
+            for (let i = 0; i < n; i += 1) expect(await shared.take(bucket, capacity, durationMs, now)).toEqual(await memory.take(bucket, capacity, durationMs, now));
+          }
+        } finally {
+          memory.close();
+        }
+      }),
+      { numRuns: 60, seed: 20261123 },
+    );
+  } finally {
+    redis.disconnect();
+  }
 });

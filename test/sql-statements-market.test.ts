@@ -59,7 +59,28 @@ describe('SQL statements of marketplace lists', () => {
 
     expect(forMany).toBe(forFew);
   });
+
+  test('when 2 or 20 offers are listed with their history and their assets\' history, then the statement count is the same', async () => {
+    const histories = (data: any) =>
+      data.offers.result.map((o: any) => {
+        expect(o.history.result.map((h: any) => h.type)).toEqual(['offer.accepted', 'offer.created']);
+        expect(o.assets.result[0].history.result.map((h: any) => h.type)).toEqual(['asset.transferred', 'asset.created']);
+        return o;
+      });
+
+    const forFew = await statements(OFFERS_WITH_HISTORY, { taker: few.buyer }, histories, 2);
+    const forMany = await statements(OFFERS_WITH_HISTORY, { taker: many.buyer }, histories, 20);
+
+    expect(forMany).toBe(forFew);
+  });
 });
+
+const OFFERS_WITH_HISTORY = /* GraphQL */ `
+  query ($taker: Address) {
+    offers(limit: 20, ownerId: $taker) {
+      result { history { remaining result { type orderId } } assets { result { history { result { type price from to } } } } }
+    }
+  }`;
 
 const OFFERS_WITH_COLLECTIONS = /* GraphQL */ `
   query ($taker: Address) {

@@ -189,3 +189,55 @@ const ASSETS_WITH_RELATIONS = /* GraphQL */ `
       result { collection { name } chain { name } fees { type } }
     }
   }`;
+
+describe('one asset with its collection', () => {
+  test('when an asset is read by token with its collection, then one statement answers both (a join), and the collection is whole', async () => {
+    const { owner, collections } = await accountWithCollections(1, 1);
+    const [collection] = collections;
+    const res = await server.gql(
+      `query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id owner collection { id name contractAddress slug fees { type } } } }`,
+      { a: collection.contractAddress, t: '1' },
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.asset.owner).toBe(owner);
+    expect(res.body.data.asset.collection).toMatchObject({ id: collection.id, name: collection.name, contractAddress: collection.contractAddress, slug: collection.slug });
+    expect(res.sql).toBe(1);
+    // Without the collection: the asset alone, one statement too.
+    const bare = await server.gql(`query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id } }`, { a: collection.contractAddress, t: '1' });
+    expect(bare.body.errors).toBeUndefined();
+    expect(bare.sql).toBe(1);
+  });
+
+  test('when the token does not exist, then the join answers NOT_FOUND as before', async () => {
+    const { collections } = await accountWithCollections(1, 0);
+    const res = await server.gql(`query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id collection { name } } }`, {
+      a: collections[0].contractAddress,
+      t: '77',
+    });
+    expect(res.body.errors![0].extensions.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('assets of one collection', () => {
+  test('when the first page of a collection is read by its id, then one statement answers; an unknown or empty collection is still told apart', async () => {
+    const { collections } = await accountWithCollections(2, 0);
+    const { key, address } = await server.key();
+    const [full, empty] = collections;
+    const owned = await saveCollection(server, key);
+    for (let i = 0; i < 3; i += 1) await saveAsset(server, key, owned, address);
+    const query = `query ($c: String!, $page: String) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 2, page: $page) { cursor result { tokenId } } }`;
+    const first = await server.gql(query, { c: owned.id.toUpperCase() });
+    expect(first.body.errors).toBeUndefined();
+    expect(first.body.data.assets.result.map((a: { tokenId: string }) => a.tokenId)).toEqual(['1', '2']);
+    expect(first.sql).toBe(1);
+    const next = await server.gql(query, { c: owned.id, page: first.body.data.assets.cursor });
+    expect(next.body.data.assets.result.map((a: { tokenId: string }) => a.tokenId)).toEqual(['3']);
+    // An existing collection without assets: an empty page, not an error.
+    const none = await server.gql(query, { c: empty.id });
+    expect(none.body.errors).toBeUndefined();
+    expect(none.body.data.assets.result).toEqual([]);
+    expect(full.id).not.toBe(empty.id);
+    const unknown = await server.gql(query, { c: '00000000-0000-4000-8000-000000000077' });
+    expect(unknown.body.errors![0].extensions.code).toBe('NOT_FOUND');
+  });
+});

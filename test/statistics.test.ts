@@ -102,6 +102,19 @@ function expectedRecord(name: Name, period: Period) {
     floor_price_decimal: e.floor === null ? null : String(e.floor),
     floor_listing_id: floor?.listingId ?? null,
     floor_asset_id: floor?.assetId ?? null,
+    floor_listing:
+      floor && e.floor !== null
+        ? {
+            id: floor.listingId,
+            price: e.floor,
+            price_decimal: String(e.floor),
+            asset_id: floor.assetId,
+            token_address: market.collections[name].contractAddress,
+            token_id: expect.any(String),
+          }
+        : null,
+    as_of: NOW.toISOString(),
+    trending_score: trendVolume + previousVolume > 0 ? trendVolume / (trendVolume + previousVolume) : 0,
     volume,
     volume_decimal: String(volume),
     total_holders: e.holders,

@@ -10,12 +10,14 @@ import { setLogLevel } from '../../src/common/logger';
 import { openDatabase } from '../../src/db/database';
 import { ApiKeyRole } from '../../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../../src/modules/apikey/api-key.service';
-import { fuzz } from './runner';
+import { fuzz, RouteCount } from './runner';
+import { fuzzedLabels } from './properties';
 
 /**
- * `npm run fuzz`: FUZZ_RUNS (default 1,000) hostile cases per /v1 route and per GraphQL mutation against
+ * `npm run fuzz`: FUZZ_RUNS (default 1,000) hostile cases per /v1 route of the OpenAPI document and per GraphQL mutation
+ * (multipart bodies for the upload route and importAssets) against
  * a server in this process, on a fresh embedded database in .fuzz/data or, with DATABASE_URL, on a fresh
- * database gw_fuzz of that server. FUZZ_SEED repeats a run. Exit 1 when a case failed.
+ * database gw_fuzz of that server. FUZZ_SEED repeats a run; FUZZ_ONLY=<regexp> fuzzes only the routes whose label matches. Exit 1 when a case failed.
  */
 async function main(): Promise<void> {
   const runs = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -45,7 +47,19 @@ async function main(): Promise<void> {
     }),
   );
   console.log(`fuzzing ${url} with ${runs} cases per route, seed ${seed} (FUZZ_SEED=${seed} repeats it)`);
-  const report = await fuzz(await buildAppSchema(), { url, keys }, { runs, seed, onRoute: (label, failed) => console.log(`  ${failed ? 'FAIL' : 'ok  '} ${label}`) });
+  const schema = await buildAppSchema();
+  const only = process.env.FUZZ_ONLY ? new RegExp(process.env.FUZZ_ONLY) : undefined;
+  let since = Date.now();
+  const onRoute = (r: RouteCount) => {
+    console.log(`  ${r.failed ? 'FAIL' : 'ok  '} ${String(r.cases).padStart(6)} cases ${String(Date.now() - since).padStart(7)} ms  ${r.label}`);
+    since = Date.now();
+  };
+  const report = await fuzz(schema, { url, keys }, { runs, seed, only, onRoute });
+  // Every route of the OpenAPI document and every mutation got its cases: a route that silently got none is a failure.
+  const expected = only ? [] : fuzzedLabels(schema);
+  const short = [...expected.filter((l) => !report.routes.some((r) => r.label === l)), ...report.routes.filter((r) => !r.failed && r.cases < runs).map((r) => r.label)];
+  for (const label of short) console.log(`  FAIL fewer than ${runs} cases: ${label}`);
+  report.failed += short.length;
   for (const failure of report.failures) console.log(`\n${failure}`);
   console.log(`\n${report.passed} passed, ${report.failed} failed; server ${report.healthy ? 'healthy' : 'NOT healthy'} afterwards`);
   server.closeAllConnections();

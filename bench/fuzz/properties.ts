@@ -11,18 +11,14 @@ import {
   parse,
   typeFromAST,
 } from 'graphql';
-import { routes } from '../../src/app/rest/v1/routes';
+import { openApiDocument, openApiPath } from '../../src/app/rest/v1/openapi';
+import { RouteSpec, routes } from '../../src/app/rest/v1/routes';
 import { camelToSnake } from '../../src/common/names';
+import { hostileString } from './hostile';
+import { graphqlUploadCase, restUploadCase } from './multipart';
 
 /** Texts no error body may contain: a stack, SQL, or a driver's words. */
 const LEAKS = [/at Object\./, /at async /, /\bSELECT\b/, /\bINSERT INTO\b/, /\bUPDATE \w+ SET\b/, /violates/, /syntax error at/, /duplicate key/, /QueryFailedError/, /node_modules/];
-
-/** Strings meant to break things: PostgreSQL's unstorable text, numbers in text, long and odd strings. */
-const hostileString: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '1e309', 'NaN', '-1', 'Infinity', '', ' ', "'; DROP TABLE assets; --", '%', '\\', '0x', '0x' + 'f'.repeat(40), '99999999999999999999999999999999999999999999999999999999999999999999999999999999', '00000000-0000-0000-0000-000000000000', '2026-13-45T99:99:99Z', 'x'.repeat(3000)),
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.string({ maxLength: 10 }),
-);
 
 const hostileNumber: fc.Arbitrary<number> = fc.oneof(
   fc.integer(),
@@ -81,14 +77,44 @@ export interface FuzzRequest {
   label: string;
   method: string;
   path: string;
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as it is (multipart, form-urlencoded), with `headers`. */
+  raw?: Buffer;
+  headers?: Record<string, string>;
 }
 
-/** One arbitrary per /v1 route: its path and query parameters and its JSON body, from the route's variables. */
-export function restCases(schema: GraphQLSchema): { label: string; arbitrary: fc.Arbitrary<FuzzRequest> }[] {
-  return routes
-    .filter((route) => !route.upload)
-    .map((route) => {
+export interface FuzzCase {
+  label: string;
+  arbitrary: fc.Arbitrary<FuzzRequest>;
+}
+
+/**
+ * Every operation of the OpenAPI document (`GET /v1/openapi.json`), as its route: a route added to the
+ * route table is described there and so fuzzed without a change here; an operation the fuzzer cannot
+ * map to a route is an error, not a silent skip.
+ */
+export function openApiRoutes(schema: GraphQLSchema): RouteSpec[] {
+  const paths = openApiDocument(schema, routes).paths as Record<string, Record<string, unknown>>;
+  return Object.entries(paths).flatMap(([path, operations]) =>
+    Object.keys(operations).map((method) => {
+      const route = routes.find((r) => r.method === method && openApiPath(r.path) === path);
+      if (!route) throw new Error(`the OpenAPI document describes ${method.toUpperCase()} ${path}, which no route of the table serves`);
+      return route;
+    }),
+  );
+}
+
+export const routeLabel = (route: RouteSpec) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`;
+
+/**
+ * One arbitrary per /v1 route of the OpenAPI document: its path and query parameters and its JSON body,
+ * from the route's variables; upload routes get multipart bodies (multipart.ts), importing into `own`
+ * collections or hostile ids.
+ */
+export function restCases(schema: GraphQLSchema, own: string[] = []): FuzzCase[] {
+  return openApiRoutes(schema).map((route) => {
+      if (route.upload) return { label: routeLabel(route), arbitrary: restUploadCase(routeLabel(route), route.path, route.upload, own) };
       const operation = parse(route.operation).definitions[0] as OperationDefinitionNode;
       const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
       const pathArbs = params.map(() => hostileString.map(pathSegment));
@@ -103,7 +129,7 @@ export function restCases(schema: GraphQLSchema): { label: string; arbitrary: fc
         else if (name === 'input') inputArb = valueFor(type, 0, true);
         else bodyArbs[name] = valueFor(type, 0, true);
       }
-      const label = `${route.method.toUpperCase()} ${route.path}`;
+      const label = routeLabel(route);
       const arbitrary = fc
         .record({ pathValues: fc.tuple(...pathArbs), query: fc.record(queryArbs, { requiredKeys: [] }), input: inputArb, body: fc.record(bodyArbs, { requiredKeys: [] }) })
         .map(({ pathValues, query, input, body }) => {
@@ -117,13 +143,18 @@ export function restCases(schema: GraphQLSchema): { label: string; arbitrary: fc
     });
 }
 
-/** One arbitrary per GraphQL mutation: every argument as a variable of its declared type, with hostile values. */
-export function mutationCases(schema: GraphQLSchema): { label: string; arbitrary: fc.Arbitrary<FuzzRequest> }[] {
+/**
+ * One arbitrary per GraphQL mutation: every argument as a variable of its declared type, with hostile
+ * values; a mutation that takes an `Upload` is sent as a multipart request (multipart.ts).
+ */
+export function mutationCases(schema: GraphQLSchema, own: string[] = []): FuzzCase[] {
   const mutation = schema.getMutationType();
   if (!mutation) return [];
-  return Object.values(mutation.getFields())
-    .filter((field) => !field.args.some((a) => getNamedType(a.type).name === 'Upload'))
-    .map((field) => {
+  return Object.values(mutation.getFields()).map((field) => {
+      if (field.args.some((a) => getNamedType(a.type).name === 'Upload')) {
+        if (field.name !== 'importAssets') throw new Error(`mutation ${field.name} takes an Upload: give it a multipart case in bench/fuzz/multipart.ts`);
+        return { label: `mutation ${field.name} (multipart)`, arbitrary: graphqlUploadCase(`mutation ${field.name} (multipart)`, own) };
+      }
       const defs = field.args.map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
       const args = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
       const query = `mutation${defs ? `(${defs})` : ''} { ${field.name}${args ? `(${args})` : ''} { __typename } }`;
@@ -148,8 +179,27 @@ export function violation(request: FuzzRequest, status: number, text: string): s
   if (request.path === '/graphql') {
     const uncoded = body.errors?.find((e) => !e.extensions?.code);
     if (uncoded) return `a GraphQL error without a code: ${JSON.stringify(uncoded).slice(0, 200)}`;
+    if (status >= 400 && !body.errors?.length) return `status ${status} without errors: ${text.slice(0, 200)}`;
+    // An INTERNAL inside a 200 (a resolver's unexpected error beside partial data) is a 5xx in disguise.
+    const internal = body.errors?.find((e) => e.extensions?.code === 'INTERNAL');
+    if (internal) return `status ${status} with an INTERNAL error: ${JSON.stringify(internal).slice(0, 200)}`;
   } else if (status >= 400 && !body.error?.code) {
     return `status ${status} without error.code: ${text.slice(0, 200)}`;
+  } else if (body.error?.code === 'INTERNAL') {
+    return `status ${status} with code INTERNAL: ${text.slice(0, 200)}`;
   }
   return undefined;
+}
+
+/**
+ * The label of every case list fuzz() must run, read apart from the case builders: each operation of the
+ * OpenAPI document and each mutation field of the schema (the one taking an Upload sent as multipart).
+ */
+export function fuzzedLabels(schema: GraphQLSchema): string[] {
+  const paths = openApiDocument(schema, routes).paths as Record<string, Record<string, unknown>>;
+  const rest = Object.entries(paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+  const mutations = Object.values(schema.getMutationType()?.getFields() ?? {}).map(
+    (field) => `mutation ${field.name}${field.args.some((a) => getNamedType(a.type).name === 'Upload') ? ' (multipart)' : ''}`,
+  );
+  return [...rest, ...mutations];
 }

@@ -1,12 +1,19 @@
 import { DataSource } from 'typeorm';
 import { UnauthenticatedError } from '../common/errors';
-import { Caller, Context } from '../common/request/context';
+import { Caller, Context, DEFAULT_POLICY, RequestPolicy } from '../common/request/context';
 import { RequestScope, scopedDataSource } from '../common/request/scope';
 import { callerForKey } from '../modules/apikey/api-key.service';
 import { createLoaders } from './loaders';
 
-/** A request's context: its scoped data source, fresh loaders, and the caller of its API key. `actingAs` is for operator commands. */
-export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, actingAs?: Caller): Context {
+export interface ContextOptions {
+  /** The caller, for operator commands that act without an API key. */
+  actingAs?: Caller;
+  policy?: RequestPolicy;
+}
+
+/** A request's context: its scoped data source, fresh loaders, the caller of its API key, and the deployment's policy. */
+export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, options: ContextOptions = {}): Context {
+  const { actingAs, policy = DEFAULT_POLICY } = options;
   const ds = scopedDataSource(rootDs, scope);
   let lookup: Promise<Caller | null> | undefined = actingAs ? Promise.resolve(actingAs) : undefined;
   const caller = () => (lookup ??= apiKey ? callerForKey(ds, apiKey) : Promise.resolve(null));
@@ -15,6 +22,7 @@ export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: s
     scope,
     ds,
     loaders,
+    policy,
     caller,
     invalidate() {
       for (const loader of Object.values(loaders)) loader.clearAll();

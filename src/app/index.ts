@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import express, { NextFunction, Request, Response } from 'express';
 import compression from 'compression';
 import { ApolloServer } from '@apollo/server';
@@ -10,15 +11,21 @@ import { DataSource } from 'typeorm';
 import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { InFlight } from '../common/in-flight';
 import { QueryGate } from '../common/query-gate';
-import { processCounters, RequestScope } from '../common/request/scope';
-import { Context } from '../common/request/context';
+import { processCounters, readRouterOf, RequestScope } from '../common/request/scope';
+import { parseLsn } from '../common/lsn';
+import { Context, RequestPolicy } from '../common/request/context';
+import type { SignatureMode } from '../common/eip712';
 import { createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { graphqlHttpErrors } from './graphql/http-errors';
+import { answerCompiled, CompiledOperations } from './graphql/lean';
+import { redisQueryCache } from './graphql/apq-cache';
+import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
 import { MAX_TOKENS, protectionRules, withoutSuggestions } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
+import { serveSubscriptions, subscriptionsOverWebSocket, SubscriptionServer } from './graphql/subscriptions';
+import { EventWakeup } from '../modules/event/event.wakeup';
 import { keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
@@ -29,9 +36,11 @@ import { corsMiddleware } from './http/cors';
 import { observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
-import { RateLimitSettings } from '../config';
+import { RateLimitSettings, WebhookSettings } from '../config';
+import { WebhookWorker } from '../modules/webhook/webhook.worker';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
+import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
@@ -54,6 +63,25 @@ export interface AppOptions {
   idempotencyTtlS?: number;
   /** NODE_ENV=production: no introspection, no Sandbox, no field suggestions in error messages. */
   production?: boolean;
+  /** SIGNATURES: how listing and offer signatures are checked; default optional (verified when given). */
+  signatures?: SignatureMode;
+  /** REDIS_URL: automatic persisted queries are kept there, shared by every process; in this process's memory otherwise. */
+  redisUrl?: string;
+  /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
+  apqRedisPrefix?: string;
+  /**
+   * Run the expiry sweeper in this process (EXPIRY_SWEEPER; main.ts passes it, on by default). Off unless
+   * asked: tests that start many servers run it only where they test it.
+   */
+  expirySweeper?: boolean;
+  /** Live subscriptions read the log's head this often whatever LISTEN/NOTIFY says (EVENTS_POLL_MS). Default 1000. */
+  eventsPollMs?: number;
+  /** LISTEN on the database for commits of other processes (on PGlite it is skipped by itself). Default true. */
+  listenForEvents?: boolean;
+  /** Operations one WebSocket connection may have open (SUBSCRIPTIONS_PER_CONNECTION). Default 20. */
+  subscriptionsPerConnection?: number;
+  /** Webhooks: whether private targets are allowed, and the delivery worker (started when `deliver`). Default: neither. */
+  webhooks?: WebhookSettings;
 }
 
 export interface App {
@@ -62,7 +90,13 @@ export interface App {
   inFlight: InFlight;
   /** The turns of large queries, REST and GraphQL alike. */
   largeQueries: QueryGate;
-  /** Waits (up to drainMs) for the requests in flight to finish their work, then stops Apollo. */
+  /** Serves the WebSocket door of /graphql (graphql-ws subscriptions) on this HTTP server. */
+  attachSubscriptions(server: http.Server): void;
+  /** Closes every subscription's socket (1001 going away), waiting up to withinMs for the clients' close handshakes. */
+  closeSubscriptions(withinMs?: number): Promise<void>;
+  /** The wake-up of this process's live subscriptions (LISTEN/NOTIFY, in-process, poll). */
+  eventWakeup: EventWakeup;
+  /** Closes the subscriptions, waits (up to drainMs) for the requests in flight to finish their work, then stops Apollo. */
   stop(drainMs?: number): Promise<void>;
 }
 
@@ -81,6 +115,13 @@ declare module 'express-serve-static-core' {
 function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
   req.scope = { requestId: req.requestId, sqlStatements: 0 };
+  // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
+  const token = req.headers['x-min-lsn'];
+  if (typeof token === 'string' && token !== '') {
+    const lsn = parseLsn(token);
+    if (lsn === undefined) return next(new BadRequestError(`x-min-lsn must be a WAL position such as 0/16B3748 (from a write's x-min-lsn header), got "${token.slice(0, 40)}"`));
+    req.scope.minLsn = lsn;
+  }
   next();
 }
 
@@ -103,20 +144,27 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
+  const policy: RequestPolicy = { signatures: options.signatures ?? 'optional', webhookAllowPrivate: options.webhooks?.allowPrivate ?? false };
+  // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
+  const readRouter = readRouterOf(ds);
   const schema = await buildAppSchema();
   const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
   const production = options.production ?? false;
+  const compiledOperations = new CompiledOperations();
+  const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
   const apollo = new ApolloServer<Context>({
+    // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.
+    persistedQueries: apqCache ? { cache: apqCache, ttl: 24 * 3600 } : {},
     // The schema, with queries run by graphql-jit (see jit.ts).
-    gateway: jitGateway(schema, largeQueries),
+    gateway: jitGateway(schema, largeQueries, compiledOperations),
     // Sandbox (development) needs introspection; production answers neither.
     introspection: !production,
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError(schema),
-    validationRules: [operationLimits, ...protectionRules(options.maxAliases)],
+    validationRules: [operationLimits, ...protectionRules(options.maxAliases), subscriptionsOverWebSocket],
     // A document over MAX_TOKENS is refused by the parser itself, before it is ever held whole in memory.
     parseOptions: { maxTokens: MAX_TOKENS },
     // One operation per HTTP request (Apollo's default, stated here): a JSON array is refused with 400.
@@ -140,8 +188,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
             async didEncounterErrors({ errors }) {
               for (const error of errors) logIfInternal(classifyError(schema, error), error, scope.requestId);
             },
-            async willSendResponse({ response }) {
+            async willSendResponse({ response, operation }) {
               response.http.headers.set('x-sql-statements', String(scope.sqlStatements));
+              if (readRouter && operation?.operation === 'mutation') response.http.headers.set('x-min-lsn', await readRouter.consistencyToken());
               if (response.body.kind !== 'single') return;
               const { errors, data } = response.body.singleResult;
               for (const error of errors ?? []) {
@@ -164,7 +213,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   await apollo.start();
   const inFlight = new InFlight();
   const graphqlHandler = expressMiddleware(apollo, {
-    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers)),
+    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers), { policy }),
   });
 
   const app = express();
@@ -211,17 +260,22 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     '/graphql',
     graphqlHttpErrors,
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
-    graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 }),
+    uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
     express.json({ limit }),
     openScope,
     idempotency,
-    (req: Request, res: Response, next: NextFunction) => inFlight.track(async () => graphqlHandler(req, res, next)),
+    (req: Request, res: Response, next: NextFunction) =>
+      inFlight.track(async () => {
+        // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (lean.ts).
+        if (await answerCompiled(req, res, compiledOperations, schema, largeQueries, (scope) => createContext(ds, scope, undefined, { policy }))) return;
+        return graphqlHandler(req, res, next);
+      }),
   );
   app.use(requireBodyType(schema, routes));
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  app.use(restRouter(schema, ds, inFlight, largeQueries));
+  app.use(restRouter(schema, ds, inFlight, largeQueries, policy));
   app.use(methodNotAllowed(schema, routes));
 
   app.use((req, res) => {
@@ -249,15 +303,43 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     }
   });
 
+  const sweeper = options.expirySweeper ? startExpirySweeper(ds) : undefined;
+  const eventWakeup = new EventWakeup(ds, {
+    pollMs: options.eventsPollMs ?? 1000,
+    listenUrl: options.listenForEvents ?? true ? (ds.options as { url?: string }).url : undefined,
+  });
+  eventWakeup.start();
+  const subscriptionServers: SubscriptionServer[] = [];
+  const closeSubscriptions = async (withinMs = 1000) => {
+    await Promise.all(subscriptionServers.map((s) => s.close(withinMs)));
+  };
+  // Delivery runs beside the requests, in this process, for as long as the app does.
+  const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
+
   return {
     app,
     inFlight,
     largeQueries,
+    eventWakeup,
+    attachSubscriptions(server) {
+      subscriptionServers.push(
+        serveSubscriptions(server, schema, ds, eventWakeup, policy, {
+          production,
+          maxAliases: options.maxAliases,
+          perConnection: options.subscriptionsPerConnection ?? 20,
+          maxPayload: 1024 * 1024,
+        }),
+      );
+    },
+    closeSubscriptions,
     async stop(drainMs = 30_000) {
-      await inFlight.drained(drainMs);
+      await closeSubscriptions(Math.min(1000, drainMs));
+      await eventWakeup.stop();
+      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs)]);
       unwatchPool();
       await apollo.stop();
       await rateLimit?.close();
+      await apqCache?.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { createCollectionLoaders } from '../modules/collection/collection.loader
 import { createListingLoaders } from '../modules/listing/listing.loaders';
 import { createOfferLoaders } from '../modules/offer/offer.loaders';
 import { createOrderLoaders } from '../modules/order/order.loaders';
+import { createHistoryLoaders } from '../modules/event/history.loaders';
 import { createStatisticsLoaders } from '../modules/statistics/statistics.loaders';
 
 /** The loaders of one request, gathered from every module: each nested relation goes through one of them. */
@@ -20,6 +21,7 @@ export function createLoaders(ds: DataSource): Loaders {
     ...createOfferLoaders(ds),
     ...createOrderLoaders(ds),
     ...createStatisticsLoaders(ds),
+    ...createHistoryLoaders(ds),
   };
   return loaders;
 }

@@ -53,6 +53,20 @@ export const importedRows = new Counter({
   registers: [metricsRegistry],
 });
 
+export const dbReads = new Counter({
+  name: 'gateway_db_reads_total',
+  help: 'Statements of read-only requests, by where they ran (primary or replica); only with DATABASE_REPLICA_URLS',
+  labelNames: ['target'] as const,
+  registers: [metricsRegistry],
+});
+
+export const replicaLag = new Gauge({
+  name: 'gateway_db_replica_lag_seconds',
+  help: 'How far each read replica was behind the primary at its last check (-1: not usable)',
+  labelNames: ['replica'] as const,
+  registers: [metricsRegistry],
+});
+
 /** The connection pools to watch (one per data source the process runs). */
 export interface PoolFigures {
   totalCount: number;

@@ -67,7 +67,7 @@ export function PageType<T extends object>(itemType: ClassType<T>) {
 /** How a list sorts by one `order_by` value: the SQL expression, its type, and whether it can be null. */
 export interface SortKey {
   expression: string;
-  sqlType: 'timestamptz' | 'numeric' | 'text' | 'integer';
+  sqlType: 'timestamptz' | 'numeric' | 'text' | 'integer' | 'bigint';
   nullable?: boolean;
 }
 
@@ -84,6 +84,7 @@ function encodeCursor(orderBy: string, direction: string, value: unknown, id: st
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BIGINT = /^(0|[1-9][0-9]{0,17})$/;
 
 /** A cursor's sort value must be of the sort's type, or the database would be asked nonsense. */
 function cursorValueFits(value: unknown, sort: SortKey): boolean {
@@ -95,12 +96,14 @@ function cursorValueFits(value: unknown, sort: SortKey): boolean {
       return typeof value === 'string' && /^-?\d{1,80}(\.\d{1,40})?$/.test(value);
     case 'integer':
       return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && /^-?\d{1,10}$/.test(value));
+    case 'bigint':
+      return typeof value === 'string' && BIGINT.test(value);
     default:
       return typeof value === 'string' && value.length <= 1000;
   }
 }
 
-function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 'uuid' | 'text' = 'uuid'): Position {
+function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: IdType = 'uuid'): Position {
   if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_LIMIT) {
     throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${args.limit}`, [
       { field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` },
@@ -128,6 +131,7 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
     decoded.length !== 4 ||
     typeof decoded[3] !== 'string' ||
     (idType === 'uuid' && !UUID.test(decoded[3])) ||
+    (idType === 'bigint' && !BIGINT.test(decoded[3])) ||
     !cursorValueFits(decoded[2], sort)
   ) {
     throw new BadRequestError(
@@ -146,6 +150,8 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
   return { offset: 0, after: { value, id } };
 }
 
+type IdType = 'uuid' | 'text' | 'bigint';
+
 export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
@@ -153,8 +159,8 @@ export interface ListQuery {
   columns: string;
   /** Primary key expression used to break ties, e.g. `t.id`. */
   idExpression: string;
-  /** Type of that key: uuid (default) or text (categories, tags). */
-  idType?: 'uuid' | 'text';
+  /** Type of that key: uuid (default), text (categories, tags) or bigint (event positions). */
+  idType?: IdType;
   where: string[];
   params: Params;
   sort: SortKey;
@@ -164,6 +170,8 @@ export interface ListQuery {
 
 function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): string {
   const op = q.args.direction === SortDirection.ASC ? '>' : '<';
+  // Sorted by the key itself (event positions): one comparison, which an index on (parent, key) serves.
+  if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
   const { expression, sqlType, nullable } = q.sort;
   const id = q.params.add(after.id);
   if (after.value === null) {

@@ -46,6 +46,11 @@ export function selectColumns(metadata: EntityMetadata, alias: string): string {
   return list;
 }
 
+/** Every column of an entity under `prefix` + its property name (`c."name" AS "c:name"`): a joined row's columns. */
+export function prefixedColumns(metadata: EntityMetadata, alias: string, prefix: string): string {
+  return selectColumns(metadata, alias).replace(/ AS "/g, ` AS "${prefix}`);
+}
+
 /**
  * The rows an `UPDATE ... RETURNING` changed. TypeORM's postgres driver answers UPDATE and DELETE with
  * `[rows, rowCount]` (other statements with the rows alone), so `const [row] = await m.query(...)` would

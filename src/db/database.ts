@@ -4,6 +4,7 @@ import { Config } from '../config';
 import { logger } from '../common/logger';
 import { createDataSource } from './data-source';
 import { currentOwner, EmbeddedDatabase, startEmbedded } from './embedded';
+import { ReplicaRouter } from './replicas';
 
 export interface OpenDatabase {
   ds: DataSource;
@@ -42,6 +43,9 @@ export async function openDatabase(
   purpose: string,
   options: { reuseRunningServer: boolean } = { reuseRunningServer: false },
 ): Promise<OpenDatabase> {
+  if (config.replicaUrls.length && !config.databaseUrl) {
+    throw new Error('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas');
+  }
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
   if (!url) {
@@ -54,20 +58,28 @@ export async function openDatabase(
       url = embedded.url;
     }
   }
-  const ds = createDataSource({
-    url,
+  const pool = {
     poolSize: config.dbPoolSize,
     queryTimeoutMs: config.dbQueryTimeoutMs,
     // The embedded database is one session: a connection waits its turn behind any open transaction (a
     // large import holds it for seconds), so there the wait is a statement's, not a pool's.
     poolWaitMs: config.databaseUrl ? config.dbPoolWaitMs : Math.max(config.dbPoolWaitMs, config.dbQueryTimeoutMs),
     slowStatementMs: config.slowStatementMs,
-  });
+  };
+  const ds = createDataSource({ url, ...pool });
+  let replicas: ReplicaRouter | undefined;
   try {
     await ds.initialize();
     const applied = await ds.runMigrations({ transaction: 'each' });
     for (const m of applied) logger.info('migration applied', { name: m.name });
+    // Commands (imports, keys) write: only the server reads from replicas.
+    if (config.replicaUrls.length && purpose === 'server') {
+      replicas = new ReplicaRouter(ds, { urls: config.replicaUrls, maxLagMs: config.replicaMaxLagMs, pool });
+      await replicas.start();
+      logger.info('read replicas', { replicas: replicas.status() });
+    }
   } catch (err) {
+    await replicas?.stop();
     if (ds.isInitialized) await ds.destroy();
     await embedded?.stop();
     throw err;
@@ -76,6 +88,7 @@ export async function openDatabase(
     ds,
     embedded: Boolean(embedded),
     async close(withinMs = Infinity) {
+      await replicas?.stop();
       if (ds.isInitialized) {
         const destroyed = ds.destroy();
         const inTime = await Promise.race([destroyed.then(() => true), sleep(Math.min(withinMs, 2 ** 31 - 1)).then(() => false)]);

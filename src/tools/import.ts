@@ -74,7 +74,7 @@ export async function runImportCommand(argv: string[], io: CommandIo): Promise<n
   const report = progressReporter(io, size, () => stream.bytesRead);
   let last: ImportProgress = { validated: 0, written: 0, elapsedMs: 0 };
   try {
-    const ctx = createContext(db.ds, { requestId: 'cli-import', sqlStatements: 0 }, undefined, { address: OPERATOR, role: ApiKeyRole.ADMIN, keyId: 'operator' });
+    const ctx = createContext(db.ds, { requestId: 'cli-import', sqlStatements: 0 }, undefined, { actingAs: { address: OPERATOR, role: ApiKeyRole.ADMIN, keyId: 'operator' } });
     const summary = await importAssets(ctx, collection, stream, (p) => {
       last = p;
       report(p);

@@ -56,7 +56,7 @@ describe('POST /v1/assets/listing', () => {
     clock.set(now);
     const owned = await saveOwnedAsset(server);
 
-    const res = await listViaRest(owned, { start_price: 2.5, signature: '0xsigned' });
+    const res = await listViaRest(owned, { start_price: 2.5 });
 
     expect(res.status).toBe(200);
     expect(missing(LISTING_FIELDS, res.body)).toEqual([]);
@@ -74,7 +74,7 @@ describe('POST /v1/assets/listing', () => {
       token_id: owned.asset.tokenId,
       chain: { id: '1', name: 'Ethereum', symbol: 'ETH' },
       seller: owned.owner.address,
-      signature: '0xsigned',
+      signature: null,
     });
     const [row] = await server.ds.query('SELECT status, order_type, start_price::text, accept_price::text FROM listings WHERE id = $1', [res.body.id]);
     expect(row).toEqual({ status: 'active', order_type: 'fixed_price', start_price: '2.500000000000000000', accept_price: '2.500000000000000000' });

@@ -64,6 +64,7 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
   const created = await createApp(ds, options);
   const { app, stop } = created;
   const server = http.createServer(app);
+  created.attachSubscriptions(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const authHeaders = (key?: string): Record<string, string> => (key ? { 'access-token': key } : {});
@@ -102,6 +103,7 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
       return { key, address };
     },
     async close() {
+      await created.closeSubscriptions();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await stop();

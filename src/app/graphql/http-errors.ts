@@ -1,11 +1,12 @@
-import { NextFunction, Request, Response } from 'express';
-import { httpStatusOf } from '../../common/errors';
+import { NextFunction, Request, RequestHandler, Response } from 'express';
+import { BadRequestError, httpStatusOf } from '../../common/errors';
 import { gotType, hasBody, mediaType } from '../http/body-type';
 
 const GRAPHQL_BODY_TYPES = ['application/json', 'multipart/form-data'];
 
 function errorBody(req: Request, code: string, message: string): string {
-  return JSON.stringify({ errors: [{ message, extensions: { code, requestId: req.requestId } }] });
+  // The extensions every GraphQL error of ours carries: code, details (none here), request id.
+  return JSON.stringify({ errors: [{ message, extensions: { code, details: [], requestId: req.requestId } }] });
 }
 
 /**
@@ -36,4 +37,34 @@ export function graphqlHttpErrors(req: Request, res: Response, next: NextFunctio
     return send(body);
   };
   next();
+}
+
+/**
+ * The multipart parser of /graphql (graphql-upload) reads nothing but the request's body, so whatever it
+ * refuses is the request's fault: its 4xx keep their status; one without a status (busboy refusing a
+ * Content-Type without a boundary) or with a 5xx (graphql-upload's "couldn't find any files or JSON" when
+ * the body has no parts) is a 400, never an INTERNAL.
+ *
+ * And it must not bring the process down: graphql-upload-minimal 1.6.4 listens `once` for its busboy
+ * parser's 'error', then destroys the parser, and busboy's destroy of a form cut short ("Malformed part
+ * header", then "Unexpected end of form") emits a second 'error' that nobody hears, an uncaught exception.
+ * The parser is what the request is piped into: it gets a listener that ignores what comes after the first.
+ */
+export function uploadErrorsAreClientErrors(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const pipe = req.pipe;
+    req.pipe = function pipeIntoParser<T extends NodeJS.WritableStream>(this: Request, destination: T, options?: { end?: boolean }): T {
+      req.pipe = pipe;
+      destination.on('error', () => undefined);
+      return pipe.call(this, destination, options) as T;
+    };
+    parser(req, res, (err?: unknown) => {
+      req.pipe = pipe;
+      if (!(err instanceof Error)) return next(err);
+      const status = (err as { status?: number }).status;
+      if (status && status < 500) return next(err);
+      const why = status ? 'it needs an "operations" field, then a "map" field, then the files the map names (graphql-multipart-request-spec)' : err.message;
+      next(new BadRequestError(`the multipart request cannot be read: ${why}`));
+    });
+  };
 }

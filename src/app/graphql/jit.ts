@@ -31,6 +31,8 @@ export async function runOperation(
   compiled?: CompiledQuery,
 ): Promise<ExecutionResult> {
   // Text PostgreSQL cannot store, non-finite numbers, huge arrays, deep JSON: refused before any resolver.
+  // A query only reads: with read replicas, its statements may go to one (a mutation's never do).
+  context.scope.readOnly = operation.operation === 'query';
   const hostile = checkVariables(variables);
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
   const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
@@ -40,6 +42,18 @@ export async function runOperation(
       ? compiled.query(undefined, context, variables)
       : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value }),
   );
+}
+
+/** A query operation Apollo has validated and graphql-jit compiled. */
+export interface KnownOperation {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  compiled: CompiledQuery;
+}
+
+/** Where the gateway reports such operations with their text (lean.ts's CompiledOperations). */
+export interface OperationMemory {
+  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void;
 }
 
 interface Seen {
@@ -61,7 +75,7 @@ interface Seen {
  * operation limits), runs the plugins and formats errors. Compiled operations are kept per operation
  * of a parsed document, which Apollo's document cache reuses for the same text, and go with it.
  */
-export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate): Gateway {
+export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate, known?: OperationMemory): Gateway {
   // By operation: one document may hold several, chosen by operationName.
   const seen = new WeakMap<OperationDefinitionNode, Seen>();
   const run = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: Context) => {
@@ -70,7 +84,7 @@ export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate): Gate
     entry.uses += 1;
     const compiled =
       operation.operation === 'query' && entry.uses > 1 ? (entry.compiled ??= compileOperation(schema, document, operation)) : undefined;
-    return runOperation(schema, largeQueries, document, operation, variables, context, compiled);
+    return { compiled, result: runOperation(schema, largeQueries, document, operation, variables, context, compiled) };
   };
   return {
     onSchemaLoadOrUpdate(callback) {
@@ -79,8 +93,13 @@ export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate): Gate
     },
     async load() {
       return {
-        executor: async (request) =>
-          (await run(request.document, request.operation, request.request.variables ?? {}, request.context as Context)) as never,
+        executor: async (request) => {
+          const { compiled, result } = run(request.document, request.operation, request.request.variables ?? {}, request.context as Context);
+          const answer = await result;
+          // Validated by Apollo and compiled: later requests with this text may take the lean path (lean.ts).
+          if (compiled && known && !answer.errors) known.remember(request.request.query, request.request.operationName, { document: request.document, operation: request.operation, compiled });
+          return answer as never;
+        },
       };
     },
     async stop() {},

@@ -85,7 +85,8 @@ function multiplier(def: GraphQLField<unknown, unknown> | undefined, field: Fiel
 }
 
 function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): GraphQLNamedType | undefined {
-  return (operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType()) ?? undefined;
+  const root = { query: schema.getQueryType(), mutation: schema.getMutationType(), subscription: schema.getSubscriptionType() }[operation.operation];
+  return root ?? undefined;
 }
 
 /** The items an operation may return with these variables (see measure): what decides whether it is large. */

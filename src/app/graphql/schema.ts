@@ -1,17 +1,19 @@
 import 'reflect-metadata';
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, PubSub } from 'type-graphql';
 import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
 import { AssetResolver } from '../../modules/asset/asset.resolver';
 import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
 import { ChainResolver } from '../../modules/chain/chain.resolver';
 import { EventResolver } from '../../modules/event/event.resolver';
+import { AssetHistoryResolver, ListingHistoryResolver, OfferHistoryResolver } from '../../modules/event/history.resolver';
 import { CollectionResolver } from '../../modules/collection/collection.resolver';
 import { ImportResolver } from '../../modules/import/import.resolver';
 import { ListingResolver } from '../../modules/listing/listing.resolver';
 import { OfferResolver } from '../../modules/offer/offer.resolver';
 import { OrderResolver } from '../../modules/order/order.resolver';
-import { StatisticsResolver } from '../../modules/statistics/statistics.resolver';
+import { FloorListingResolver, StatisticsResolver } from '../../modules/statistics/statistics.resolver';
+import { WebhookResolver } from '../../modules/webhook/webhook.resolver';
 
 export const resolvers = [
   ChainResolver,
@@ -23,15 +25,33 @@ export const resolvers = [
   OrderResolver,
   ImportResolver,
   StatisticsResolver,
+  FloorListingResolver,
   ApiKeyResolver,
   EventResolver,
+  AssetHistoryResolver,
+  ListingHistoryResolver,
+  OfferHistoryResolver,
+  WebhookResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 
+/**
+ * type-graphql wants a PubSub once there is a subscription, but ours bring their own stream (the event
+ * log, see modules/event/event.stream.ts): there are no topics to publish to.
+ */
+const noTopics: PubSub = {
+  publish() {
+    throw new Error('subscriptions read the event log; nothing is published to topics');
+  },
+  subscribe() {
+    throw new Error('subscriptions read the event log; there are no topics');
+  },
+};
+
 /** The schema is built once per process: type-graphql's metadata is global, and building is the slow part of start-up. */
 export function buildAppSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers, validate: false });
+  built ??= buildSchema({ resolvers, validate: false, pubSub: noTopics });
   return built;
 }
 

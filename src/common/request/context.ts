@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ForbiddenError } from '../errors';
 import { RequestScope } from './scope';
+import type { SignatureMode } from '../eip712';
 
 /** The role of an API key: `admin` may act on anything, `user` on what its account owns. */
 export enum ApiKeyRole {
@@ -23,6 +24,16 @@ export interface Caller {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Loaders {}
 
+/** The deployment's rules that change what a request may do (settings, passed in by the app). */
+export interface RequestPolicy {
+  /** SIGNATURES: how listing and offer signatures are checked (docs/signatures.md). */
+  signatures: SignatureMode;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks may target private, loopback and link-local addresses (docs/webhooks.md). */
+  webhookAllowPrivate?: boolean;
+}
+
+export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };
+
 /** Everything a resolver may use for one request. Loaders are new for every request (no cross-request cache). */
 export interface Context {
   /** The request's id and its count of SQL statements. */
@@ -30,6 +41,7 @@ export interface Context {
   /** The data source as this request sees it: its statements are counted in `scope`. */
   ds: DataSource;
   loaders: Loaders;
+  policy: RequestPolicy;
   /** The caller, looked up on first use: reads that never ask cost no statement. */
   caller(): Promise<Caller | null>;
   /** The caller, or a 401 when the request has no valid key. */

@@ -7,6 +7,33 @@ export interface RequestScope {
   /** REST: the route's path; GraphQL: the operation's name once it is known. For logs and metrics. */
   route?: string;
   operation?: string;
+  /** The request only reads (a GraphQL query, a REST GET): with read replicas, its statements may go to one. */
+  readOnly?: boolean;
+  /** The client's consistency token (x-min-lsn): a replica serves this request only once it has replayed that far. */
+  minLsn?: bigint;
+  /** The replica chosen for this request on its first read (null: the primary), so all its reads see one snapshot source. */
+  readFrom?: unknown;
+}
+
+/**
+ * Sends the statements of read-only requests to read replicas (see db/replicas.ts). Registered per data
+ * source, so that this layer names no implementation.
+ */
+export interface ReadRouter {
+  /** A query runner for one statement or repository call of a read-only request; `primary` makes one on the primary. */
+  createQueryRunner(scope: RequestScope, primary: () => QueryRunner): QueryRunner;
+  /** The primary's WAL position after a write committed: the consistency token its response carries (x-min-lsn). */
+  consistencyToken(): Promise<string>;
+}
+
+const readRouters = new WeakMap<DataSource, ReadRouter>();
+
+export function attachReadRouter(ds: DataSource, router: ReadRouter): void {
+  readRouters.set(ds, router);
+}
+
+export function readRouterOf(ds: DataSource): ReadRouter | undefined {
+  return readRouters.get(ds);
 }
 
 /** Statements issued by the whole process since start (served on /metrics-style counters and used by the benchmark). */
@@ -28,12 +55,16 @@ export function countSqlStatement(queryRunner?: QueryRunner): void {
 export function scopedDataSource(ds: DataSource, scope: RequestScope): DataSource {
   const view = Object.create(ds) as DataSource;
   let manager: EntityManager | undefined;
+  const router = readRouters.get(ds);
+  const onPrimary = (mode?: ReplicationMode): QueryRunner => {
+    const queryRunner = DataSource.prototype.createQueryRunner.call(view, mode);
+    queryRunner.data = { ...queryRunner.data, scope };
+    return queryRunner;
+  };
   Object.defineProperties(view, {
     createQueryRunner: {
       value(mode?: ReplicationMode): QueryRunner {
-        const queryRunner = DataSource.prototype.createQueryRunner.call(view, mode);
-        queryRunner.data = { ...queryRunner.data, scope };
-        return queryRunner;
+        return router && scope.readOnly ? router.createQueryRunner(scope, () => onPrimary(mode)) : onPrimary(mode);
       },
     },
     // DataSource.transaction and getRepository go through `manager`, which must create its runners here too.

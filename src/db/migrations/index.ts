@@ -3,6 +3,11 @@ import { Marketplace1763900000000 } from './1763900000000-marketplace';
 import { MarketCorrectness1763950000000 } from './1763950000000-market-correctness';
 import { Events1764000000000 } from './1764000000000-events';
 import { IdempotencyKeys1764100000000 } from './1764100000000-idempotency-keys';
+import { ExpiryAndHistory1764600000000 } from './1764600000000-expiry-and-history';
+import { CollectionOffersTraits1764700000000 } from './1764700000000-collection-offers-traits';
+import { SalesRollups1764800000000 } from './1764800000000-sales-rollups';
+import { Webhooks1764500000000 } from './1764500000000-webhooks';
+import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -11,4 +16,9 @@ export const migrations = [
   MarketCorrectness1763950000000,
   Events1764000000000,
   IdempotencyKeys1764100000000,
+  Webhooks1764500000000,
+  ExpiryAndHistory1764600000000,
+  CollectionOffersTraits1764700000000,
+  SalesRollups1764800000000,
+  OfferSignature1764900000000,
 ];

@@ -14,6 +14,7 @@ import { columnsFor, Params } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { Asset } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
+import { createTraitLoaders } from './asset.traits';
 
 /**
  * `fields`: the GraphQL fields asked of each asset, so only their columns are read (all when absent);
@@ -43,6 +44,7 @@ export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
   return {
     assetById: rowsById(ds, Asset, 'uuid'),
     assetPagesByCollection: assetPagesByCollection(ds, all),
+    ...createTraitLoaders(ds),
   };
 }
 

@@ -12,6 +12,7 @@ import { Fee, feesOf } from '../collection/fee.type';
 import { Listing } from '../listing/listing.types';
 import { Asset, AssetStatus } from './asset.entity';
 import { assetRelations } from './asset.loaders';
+import { Trait } from './asset.traits';
 import { createAsset, getAsset, getAssetById, listAssets } from './asset.service';
 import { AssetListArgs, AssetPage, CreateAssetInput } from './asset.types';
 
@@ -29,8 +30,10 @@ export class AssetResolver {
     @Arg('tokenId', () => TokenIdScalar) tokenId: string,
     @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
     @Ctx() ctx: Context,
+    @Info() info: GraphQLResolveInfo,
   ) {
-    return getAsset(ctx, tokenAddress, tokenId, chainId);
+    // Its collection in the same statement when the selection reads it (look-ahead).
+    return getAsset(ctx, tokenAddress, tokenId, chainId, assetRelations(info, []).includes('collection'));
   }
 
   @Query(() => Asset)
@@ -63,6 +66,11 @@ export class AssetResolver {
   @FieldResolver(() => AssetStatus, { description: 'listed while it has an active listing (expiry included)' })
   status(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return whenLoaded(ctx.loaders.activeListingByAsset.get(asset.id), (listing) => (listing ? AssetStatus.LISTED : AssetStatus.UNLISTED));
+  }
+
+  @FieldResolver(() => [Trait], { description: 'Its traits (metadata.attributes), each with its count and rarity in the collection' })
+  traits(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    return ctx.loaders.traitsByAssetId.load(asset.id);
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })

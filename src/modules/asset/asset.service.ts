@@ -2,7 +2,7 @@ import { EntityManager } from 'typeorm';
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
-import { Params, selectColumns } from '../../common/sql';
+import { Params, prefixedColumns, selectColumns } from '../../common/sql';
 import { UUID, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
@@ -11,6 +11,7 @@ import { assertChainExists, chainCondition, findCollectionByRef } from '../colle
 import { Asset, AssetStatus } from './asset.entity';
 import { AssetRelation, assetListBase, prefetchAssetRelations } from './asset.loaders';
 import { withEvents } from '../event/event.log';
+import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 
 export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
@@ -19,25 +20,42 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
   if (chain) where.push(chain);
-  if (args.collectionId != null) {
+  // A collection given by id on a first page is checked only when the page comes back empty: a page with
+  // rows proves it exists (foreign key), and the common case costs one statement instead of two.
+  const checkAfter = args.collectionId != null && UUID.test(args.collectionId) && (args.page == null || args.page === '');
+  if (checkAfter) {
+    where.push(`t.collection_id = ${p.add(args.collectionId!.toLowerCase())}`);
+  } else if (args.collectionId != null) {
     const collection = await findCollectionByRef(ctx, args.collectionId);
     where.push(`t.collection_id = ${p.add(collection.id)}`);
   }
   if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
   if (args.status != null) where.push(args.status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL');
+  if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
   const page = await fetchPage<Asset>(ctx.ds, { ...assetListBase(ctx.ds, p, { ...args, fields }, args.status != null), where });
+  if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;
 }
 
-/** The asset with this token; `chainId` decides when the same contract and id exist on several chains. */
-export async function getAsset(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null): Promise<Asset> {
+/** The prefix of a joined collection's columns in a row of `getAsset` (`"c:name"`). */
+const JOINED = 'c:';
+
+/**
+ * The asset with this token; `chainId` decides when the same contract and id exist on several chains.
+ * `withCollection` (the request reads the asset's collection): the collection comes in the same statement
+ * (a join) and is primed in the request's loader, so `asset.collection` costs no statement of its own.
+ */
+export async function getAsset(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null, withCollection = false): Promise<Asset> {
   const p = new Params();
   const where = [`t.token_address = ${p.add(tokenAddress)}`, `t.token_id = ${p.add(tokenId)}::numeric`];
   if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
-  const rows: Asset[] = await ctx.ds.query(
-    `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')} FROM assets t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
+  const rows: Record<string, unknown>[] = await ctx.ds.query(
+    withCollection
+      ? `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')}, ${prefixedColumns(ctx.ds.getMetadata(Collection), 'c', JOINED)}
+         FROM assets t JOIN collections c ON c.id = t.collection_id WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`
+      : `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')} FROM assets t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
     p.values,
   );
   if (!rows.length) {
@@ -49,7 +67,15 @@ export async function getAsset(ctx: Context, tokenAddress: string, tokenId: stri
       { field: 'chainId', message: `one of ${chains}` },
     ]);
   }
-  return rows[0];
+  if (!withCollection) return rows[0] as unknown as Asset;
+  const asset: Record<string, unknown> = {};
+  const collection: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rows[0])) {
+    if (key.startsWith(JOINED)) collection[key.slice(JOINED.length)] = value;
+    else asset[key] = value;
+  }
+  ctx.loaders.collectionById.prime(collection.id as string, collection as unknown as Collection);
+  return asset as unknown as Asset;
 }
 
 export async function getAssetById(ctx: Context, id: string): Promise<Asset> {
@@ -163,6 +189,7 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
           input.owner,
         ],
       );
+      await indexAssetTraits(m, [row.id]);
       events.add('asset.created', 'asset', row.id);
       return row;
     });

@@ -39,6 +39,12 @@ export class AssetListArgs extends NestedAssetArgs {
 
   @Field(() => String, { nullable: true })
   chainId?: string | null;
+
+  @Field(() => [String], {
+    nullable: true,
+    description: 'Traits the asset carries, each type:value (Background:Blue): every trait type given must match, with any of its values',
+  })
+  trait?: string[] | null;
 }
 
 /** interface.md's create-asset body. Required fields are checked by the service so that every missing one is named (422). */

@@ -7,6 +7,7 @@ import { PageType, remainingSelected } from '../../common/pagination';
 import { AddressScalar } from '../../common/scalars';
 import { assetRelations } from '../asset/asset.loaders';
 import { AssetPage, NestedAssetArgs } from '../asset/asset.types';
+import { Trait } from '../asset/asset.traits';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from './collection.entity';
@@ -94,6 +95,11 @@ export class CollectionResolver {
         relations: assetRelations(info, ['result']),
       },
     });
+  }
+
+  @FieldResolver(() => [Trait], { description: 'Each trait type and value its assets carry, with how many carry it (kept current on create and import)' })
+  traits(@Parent() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.traitCountsByCollectionId.load(collection.id);
   }
 
   @FieldResolver(() => StatisticsRecord, { description: "This collection's market figures for a period (batched across collections)" })

@@ -1,4 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { EVENTS_CHANNEL, eventsCommitted } from './event.wakeup';
 
 /** Every kind of event the log holds. */
 export const EVENT_TYPES = [
@@ -15,6 +16,7 @@ export const EVENT_TYPES = [
   'listing.expired',
   'offer.created',
   'offer.accepted',
+  'offer.filled',
   'offer.cancelled',
   'offer.expired',
   'order.completed',
@@ -48,22 +50,24 @@ export class EventLog {
     return this.types.length;
   }
 
+  /** `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`), which no client reads. */
   async append(m: EntityManager): Promise<void> {
     if (!this.size) return;
     await m.query(
       `WITH e AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::jsonb[]) WITH ORDINALITY AS e(type, subject, id, extra, n)),
        seq AS (
-         UPDATE event_sequence SET last = last + $5::bigint WHERE id RETURNING last - $5::bigint AS base)
-       INSERT INTO events (position, type, chain_id, collection_id, asset_id, data)
-       SELECT seq.base + e.n, e.type, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb)
-       FROM seq, e CROSS JOIN LATERAL (
+         UPDATE event_sequence SET last = last + $5::bigint WHERE id RETURNING last - $5::bigint AS base, last),
+       wake AS (SELECT pg_notify('${EVENTS_CHANNEL}', seq.last::text) FROM seq)
+       INSERT INTO events (position, type, subject_id, chain_id, collection_id, asset_id, data)
+       SELECT seq.base + e.n, e.type, CASE WHEN e.subject IN ('listing', 'offer', 'order') THEN e.id END, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb)
+       FROM seq, wake, e CROSS JOIN LATERAL (
          SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
            FROM collections c WHERE e.subject = 'collection' AND c.id = e.id
          UNION ALL SELECT a.chain_id, a.collection_id, a.id, to_jsonb(a) FROM assets a WHERE e.subject = 'asset' AND a.id = e.id
-         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l)
+         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l) - 'expiry_swept'
            FROM listings l JOIN assets a ON a.id = l.asset_id WHERE e.subject = 'listing' AND l.id = e.id
-         UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
+         UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) - 'expiry_swept' FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
          UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) FROM orders r WHERE e.subject = 'order' AND r.id = e.id
        ) d`,
       [this.types, this.subjects, this.ids, this.extras, this.size],
@@ -73,13 +77,19 @@ export class EventLog {
 
 /**
  * A writing transaction with its event log: `work` changes rows and records what happened; the events
- * are appended, numbered in commit order, as the transaction's last statement.
+ * are appended, numbered in commit order, as the transaction's last statement. The same statement
+ * NOTIFYs the listening gateway processes (PostgreSQL delivers it at commit); the subscriptions of
+ * this process are woken once the commit is done.
  */
 export async function withEvents<T>(ds: DataSource, work: (m: EntityManager, events: EventLog) => Promise<T>): Promise<T> {
-  return ds.transaction(async (m) => {
+  let appended = false;
+  const result = await ds.transaction(async (m) => {
     const events = new EventLog();
-    const result = await work(m, events);
+    const done = await work(m, events);
     await events.append(m);
-    return result;
+    appended = events.size > 0;
+    return done;
   });
+  if (appended) eventsCommitted();
+  return result;
 }

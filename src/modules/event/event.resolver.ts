@@ -1,12 +1,42 @@
-import { Args, Ctx, Query, Resolver } from 'type-graphql';
+import { Args, Ctx, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { Context } from '../../common/request/context';
-import { readEvents } from './event.service';
-import { EventArgs, EventFeed } from './event.types';
+import { BadRequestError } from '../../common/errors';
+import { eventFilterOf, eventHead, readEvents } from './event.service';
+import { EventStream } from './event.stream';
+import { EventArgs, EventFeed, EventSubscriptionArgs, MarketEvent } from './event.types';
+import { EventWakeup } from './event.wakeup';
+
+/** The context of an operation over the WebSocket door: the process's wake-up of live subscriptions. */
+export interface SubscriptionContext extends Context {
+  eventWakeup?: EventWakeup;
+}
+
+/**
+ * Checks the arguments (400 / 404 before anything is streamed), then the stream: replay after `after`,
+ * or from the head of the log now, and live from there.
+ */
+async function subscribeToEvents({ args, context }: { args: EventSubscriptionArgs; context: SubscriptionContext }): Promise<EventStream> {
+  if (!context.eventWakeup) throw new BadRequestError('subscriptions are served over WebSocket (graphql-ws) on /graphql');
+  const filter = await eventFilterOf(context, args);
+  const after = args.after ?? (await eventHead(context.ds));
+  return new EventStream(context.ds, filter, after, context.eventWakeup, context.scope.requestId);
+}
 
 @Resolver()
 export class EventResolver {
   @Query(() => EventFeed, { description: 'The change feed: events after a position, in commit order, like GET /v1/events' })
   events(@Args() args: EventArgs, @Ctx() ctx: Context) {
     return readEvents(ctx, args);
+  }
+
+  @Subscription(() => MarketEvent, {
+    name: 'events',
+    description:
+      'The change feed, live (graphql-ws on /graphql): with `after`, the stored events after it, then each event as it commits; ' +
+      'every event once, in log order. Resume after a disconnect with `after` = the id of the last event received.',
+    subscribe: subscribeToEvents as never,
+  })
+  eventsSubscription(@Root() event: MarketEvent, @Args() _args: EventSubscriptionArgs): MarketEvent {
+    return event;
   }
 }

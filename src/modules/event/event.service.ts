@@ -1,12 +1,75 @@
+import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { BadRequestError, Problems } from '../../common/errors';
 import { Params } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
 import { EVENT_TYPES } from './event.log';
-import { EventArgs, EventFeed, MarketEvent, MAX_EVENTS } from './event.types';
+import { EventArgs, EventFeed, EventFilterArgs, MarketEvent, MAX_EVENTS } from './event.types';
 
 const POSITION = /^(0|[1-9][0-9]{0,17})$/;
+
+/** The checked filters of a read of the feed, with the collection resolved to its id. */
+export interface EventFilter {
+  types: string[] | null;
+  collectionId: string | null;
+  assetId: string | null;
+}
+
+/** Problems with `after` and the filters, collected into `problems` (shared by the query and the subscription). */
+function checkFilter(problems: Problems, args: EventFilterArgs & { after?: string | null }): void {
+  if (args.after != null && !POSITION.test(args.after)) {
+    problems.add('after', `must be an event position (a whole number from 0), got ${JSON.stringify(args.after)}`);
+  }
+  const unknown = (args.types ?? []).filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length) problems.add('types', `unknown ${unknown.join(', ')}; one of ${EVENT_TYPES.join(', ')}`);
+  if (args.assetId != null && !UUID.test(args.assetId)) problems.add('assetId', `must be an asset id (UUID), got ${JSON.stringify(args.assetId)}`);
+}
+
+function refuse(problems: Problems): void {
+  if (problems.list.length) throw new BadRequestError(problems.list.map((p) => `${p.field}: ${p.message}`).join('; '), problems.list);
+}
+
+/** Checks `after` and the filters (400 naming each bad one) and resolves the collection (404 when unknown). */
+export async function eventFilterOf(ctx: Context, args: EventFilterArgs & { after?: string | null }): Promise<EventFilter> {
+  const problems = new Problems();
+  checkFilter(problems, args);
+  refuse(problems);
+  return {
+    types: args.types?.length ? args.types : null,
+    collectionId: args.collectionId != null ? (await findCollectionByRef(ctx, args.collectionId)).id : null,
+    assetId: args.assetId != null ? args.assetId.toLowerCase() : null,
+  };
+}
+
+export interface EventPage {
+  events: MarketEvent[];
+  /**
+   * The log's head when the page was read, in the same snapshot: every event up to it is committed and
+   * was visible to this read (positions follow commit order), so a reader that got fewer than `limit`
+   * events may go on after the head without missing one of its filter.
+   */
+  head: string;
+}
+
+/** Up to `limit` events after `after` that pass `filter`, in log order, and the head of the log in the same snapshot. */
+export async function readEventPage(ds: DataSource, filter: EventFilter, after: string, limit: number): Promise<EventPage> {
+  const p = new Params();
+  const where = [`e.position > ${p.add(after)}::bigint`];
+  if (filter.types) where.push(`e.type = ANY(${p.add(filter.types)}::text[])`);
+  if (filter.collectionId) where.push(`e.collection_id = ${p.add(filter.collectionId)}`);
+  if (filter.assetId) where.push(`e.asset_id = ${p.add(filter.assetId)}::uuid`);
+  const rows: (MarketEvent & { head: string })[] = await ds.query(
+    `SELECT s.last::text AS head, e.* FROM event_sequence s LEFT JOIN LATERAL (
+       SELECT e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
+         e.collection_id AS "collectionId", e.asset_id AS "assetId", e.data
+       FROM events e WHERE ${where.join(' AND ')} ORDER BY e.position LIMIT ${p.add(limit)}) e ON true`,
+    p.values,
+  );
+  const head = rows[0]?.head ?? '0';
+  const events = rows.filter((r) => r.id != null).map(({ head: _head, ...event }) => event);
+  return { events, head };
+}
 
 /**
  * The events after a position, in log order. A reader that goes on with `after: cursor` sees every
@@ -15,28 +78,21 @@ const POSITION = /^(0|[1-9][0-9]{0,17})$/;
  */
 export async function readEvents(ctx: Context, args: EventArgs): Promise<EventFeed> {
   const problems = new Problems();
-  const after = args.after ?? '0';
-  if (!POSITION.test(after)) problems.add('after', `must be an event position (a whole number from 0), got ${JSON.stringify(after)}`);
+  checkFilter(problems, args);
   if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_EVENTS) {
     problems.add('limit', `must be an integer from 1 to ${MAX_EVENTS}, got ${args.limit}`);
   }
-  const unknown = (args.types ?? []).filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length) problems.add('types', `unknown ${unknown.join(', ')}; one of ${EVENT_TYPES.join(', ')}`);
-  if (args.assetId != null && !UUID.test(args.assetId)) problems.add('assetId', `must be an asset id (UUID), got ${JSON.stringify(args.assetId)}`);
-  if (problems.list.length) throw new BadRequestError(problems.list.map((p) => `${p.field}: ${p.message}`).join('; '), problems.list);
+  refuse(problems);
+  const filter = await eventFilterOf(ctx, args);
+  const after = args.after ?? '0';
+  const { events } = await readEventPage(ctx.ds, filter, after, args.limit + 1);
+  const hasMore = events.length > args.limit;
+  if (hasMore) events.length = args.limit;
+  return { result: events, cursor: events.length ? events[events.length - 1].id : after, hasMore };
+}
 
-  const p = new Params();
-  const where = [`e.position > ${p.add(after)}::bigint`];
-  if (args.types?.length) where.push(`e.type = ANY(${p.add(args.types)}::text[])`);
-  if (args.collectionId != null) where.push(`e.collection_id = ${p.add((await findCollectionByRef(ctx, args.collectionId)).id)}`);
-  if (args.assetId != null) where.push(`e.asset_id = ${p.add(args.assetId.toLowerCase())}::uuid`);
-  const rows: MarketEvent[] = await ctx.ds.query(
-    `SELECT e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
-       e.collection_id AS "collectionId", e.asset_id AS "assetId", e.data
-     FROM events e WHERE ${where.join(' AND ')} ORDER BY e.position LIMIT ${p.add(args.limit + 1)}`,
-    p.values,
-  );
-  const hasMore = rows.length > args.limit;
-  if (hasMore) rows.length = args.limit;
-  return { result: rows, cursor: rows.length ? rows[rows.length - 1].id : after, hasMore };
+/** The position of the last committed event: a subscription without `after` starts there. */
+export async function eventHead(ds: DataSource): Promise<string> {
+  const [row] = await ds.query('SELECT last::text AS last FROM event_sequence');
+  return row.last;
 }

@@ -40,11 +40,9 @@ export class EventFeed {
   hasMore: boolean;
 }
 
+/** The filters of the feed, the same for the query and the subscription. */
 @ArgsType()
-export class EventArgs {
-  @Field(() => ID, { nullable: true, description: 'Read the events after this position; from the start when absent' })
-  after?: string | null;
-
+export class EventFilterArgs {
   @Field(() => [String], { nullable: true, description: 'Only these types' })
   types?: string[] | null;
 
@@ -53,7 +51,22 @@ export class EventArgs {
 
   @Field(() => ID, { nullable: true, description: 'Only events of this asset' })
   assetId?: string | null;
+}
+
+@ArgsType()
+export class EventArgs extends EventFilterArgs {
+  @Field(() => ID, { nullable: true, description: 'Read the events after this position; from the start when absent' })
+  after?: string | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
   limit: number;
+}
+
+@ArgsType()
+export class EventSubscriptionArgs extends EventFilterArgs {
+  @Field(() => ID, {
+    nullable: true,
+    description: 'Replay the stored events after this position, then go on live; when absent, only events committed from now on',
+  })
+  after?: string | null;
 }

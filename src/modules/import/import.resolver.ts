@@ -1,8 +1,11 @@
+import { Readable } from 'node:stream';
+import { GraphQLScalarType } from 'graphql';
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
 import { GraphQLUpload } from 'graphql-upload-minimal';
 import type { FileUpload } from 'graphql-upload-minimal';
 import type { Context } from '../../common/request/context';
 import { TokenIdScalar } from '../../common/scalars';
+import { BadRequestError } from '../../common/errors';
 import { importAssets } from './import.service';
 
 @ObjectType()
@@ -26,6 +29,31 @@ export class ImportResult {
   message: string;
 }
 
+/**
+ * The `Upload` scalar of graphql-upload-minimal, with its refusals as BAD_REQUEST: type-graphql awaits a
+ * promised argument before the resolver runs, so a file that the map names and the request lacks, or a
+ * multipart body broken after `map` (busboy's "Malformed part header"), rejects there, outside the resolver.
+ */
+const UploadScalar = new GraphQLScalarType({
+  ...GraphQLUpload.toConfig(),
+  parseValue(value: unknown) {
+    const file = Promise.resolve(GraphQLUpload.parseValue(value) as Promise<FileUpload>).catch((err: unknown) => {
+      throw new BadRequestError(`the file cannot be read: ${(err as Error).message}`, [{ field: 'file', message: 'missing or cut short' }]);
+    });
+    file.catch(() => undefined); // handled where it is awaited; never an unhandled rejection
+    return file;
+  },
+});
+
+/** The file's stream; throws BAD_REQUEST when its part has already broken off (graphql-upload-minimal throws then). */
+function fileStream(upload: FileUpload): Readable {
+  try {
+    return upload.createReadStream();
+  } catch (err) {
+    throw new BadRequestError(`the file broke off: ${(err as Error).message}`, [{ field: 'file', message: 'cut short' }]);
+  }
+}
+
 @Resolver()
 export class ImportResolver {
   @Mutation(() => ImportResult, {
@@ -35,11 +63,16 @@ export class ImportResolver {
   })
   async importAssets(
     @Arg('collectionId', () => String, { description: 'Collection id (UUID) or contract address' }) collectionId: string,
-    @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>,
+    @Arg('file', () => UploadScalar) file: Promise<FileUpload>,
     @Ctx() ctx: Context,
   ): Promise<ImportResult> {
-    const upload = await file;
-    const summary = await importAssets(ctx, collectionId, upload.createReadStream());
+    const stream = fileStream(await file);
+    // A part that breaks off mid-way (a body cut short) fails the import with busboy's error: the request's fault.
+    let broke: Error | undefined;
+    stream.on('error', (err: Error) => (broke = err));
+    const summary = await importAssets(ctx, collectionId, stream).catch((err: unknown) => {
+      throw broke ? new BadRequestError(`the file broke off: ${broke.message}`, [{ field: 'file', message: 'cut short' }]) : err;
+    });
     const range = summary.count ? ` (token ids ${summary.firstTokenId} to ${summary.lastTokenId})` : '';
     return {
       data: { count: summary.count, firstTokenId: summary.firstTokenId, lastTokenId: summary.lastTokenId },

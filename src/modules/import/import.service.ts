@@ -8,6 +8,7 @@ import { camelToSnake } from '../../common/names';
 import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';
 import { checkStorable, stringProblem } from '../../common/limits';
 import { lockCollectionForMint, checkAssetFields } from '../asset/asset.service';
+import { indexAssetTraits } from '../asset/asset.traits';
 import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
 import { EventLog, withEvents } from '../event/event.log';
@@ -123,6 +124,9 @@ async function insertBatch(m: EntityManager, events: EventLog, collection: Colle
       rows.map((r) => r.owner),
     ],
   );
+  // Only rows whose metadata may hold attributes cost the trait index a look (most imports of plain rows none).
+  const mayHaveTraits = new Set(rows.filter((r) => r.metadata.includes('"attributes"')).map((r) => r.tokenId));
+  await indexAssetTraits(m, inserted.filter((row) => mayHaveTraits.has(row.token_id)).map((row) => row.id));
   for (const row of inserted) events.add('asset.imported', 'asset', row.id);
   const written = new Set(inserted.map((r) => r.token_id));
   return new Set(rows.map((r) => r.tokenId).filter((id) => !written.has(id)));

@@ -6,6 +6,7 @@ import { updateReturning } from '../../common/sql';
 import { ADDRESS, UUID, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
+import { checkSignature } from '../../common/eip712';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
@@ -119,14 +120,20 @@ export async function lockAsset(m: EntityManager, assetId: string): Promise<{ id
   return row;
 }
 
-/** Marks listings whose closing date has passed as expired, so the one-active-listing constraint frees the asset. */
+/**
+ * Marks listings whose closing date has passed as expired, so the one-active-listing constraint frees the
+ * asset. The expiry event is written unless the sweeper wrote it already (`expiry_swept`; the row lock
+ * taken first makes a concurrent sweep either finish before this reads the flag or skip the row).
+ */
 async function expireStaleListings(m: EntityManager, events: EventLog, assetId: string, now: Date): Promise<void> {
-  const expired = await updateReturning<{ id: string }>(
+  const expired = await updateReturning<{ id: string; swept: boolean }>(
     m,
-    `UPDATE listings SET status = 'expired', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND closing_date <= $2 RETURNING id`,
+    `WITH due AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' AND closing_date <= $2 FOR UPDATE)
+     UPDATE listings l SET status = 'expired', expiry_swept = true, updated_at = $2 FROM due WHERE l.id = due.id
+     RETURNING l.id, due.expiry_swept AS swept`,
     [assetId, now],
   );
-  for (const listing of expired) events.add('listing.expired', 'listing', listing.id);
+  for (const listing of expired) if (!listing.swept) events.add('listing.expired', 'listing', listing.id);
 }
 
 /** The listing as it is now, after a write (the request's cached rows are dropped first). */
@@ -150,6 +157,15 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
   if (total > 10000) problems.add('makerFees', `with the collection's royalties the fees add up to ${total} basis points; at most 10000`);
+  let signature = input.signature ?? null;
+  if (ctx.policy.signatures !== 'off' && startPrice != null) {
+    // The signature fixes the listing time, so a signed listing must name it rather than take the server's clock.
+    if (signature != null && input.listingTime == null) problems.add('listingTime', 'is required with a signature: the signed message fixes it');
+    else {
+      const terms = { maker: caller.address, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType, startPrice, acceptPrice, listingTime, closingDate };
+      signature = await checkSignature(problems, ctx.policy.signatures, signature, { kind: 'Listing', chainId: asset.chainId, terms });
+    }
+  }
   problems.throwIfAny();
 
   let listingId: string;
@@ -163,7 +179,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
       const [row] = await m.query(
         `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
          VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10) RETURNING id`,
-        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), input.signature ?? null],
+        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), signature],
       );
       await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [asset.id, now]);
       events.add('listing.created', 'listing', row.id);
@@ -206,14 +222,22 @@ export async function updateListing(
     now,
     listing,
   );
+  checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
+  // New terms need a new signature: the old one signed the old terms, so without a new one it is dropped.
+  let signature = input.signature ?? (ctx.policy.signatures === 'off' ? listing.signature : null);
+  if (ctx.policy.signatures !== 'off' && startPrice != null) {
+    const terms = { maker: listing.seller, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType: listing.orderType, startPrice, acceptPrice, listingTime, closingDate };
+    signature = await checkSignature(problems, ctx.policy.signatures, signature, { kind: 'Listing', chainId: asset.chainId, terms });
+  }
   problems.throwIfAny();
   await withEvents(ctx.ds, async (m, events) => {
     await lockAsset(m, asset.id);
     const [changed] = await updateReturning(
       m,
-      `UPDATE listings SET start_price = $2::numeric, accept_price = $3::numeric, listing_time = $4, closing_date = $5, updated_at = $6
+      `UPDATE listings SET start_price = $2::numeric, accept_price = $3::numeric, listing_time = $4, closing_date = $5, updated_at = $6, signature = $7,
+         expiry_swept = expiry_swept AND closing_date IS NOT DISTINCT FROM $5
        WHERE id = $1 AND status = 'active' RETURNING id`,
-      [listing.id, startPrice, acceptPrice, listingTime, closingDate, now],
+      [listing.id, startPrice, acceptPrice, listingTime, closingDate, now, signature],
     );
     if (!changed) throw new ConflictError('the listing was sold or cancelled meanwhile');
     events.add('listing.updated', 'listing', listing.id);

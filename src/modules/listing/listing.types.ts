@@ -120,7 +120,7 @@ export class CreateListingInput {
   @Field(() => PriceScalar, { nullable: true, description: 'Ignored: the current price is computed from the order type' })
   currentPrice?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The seller's EIP-712 signature of the listing (docs/signatures.md); verified unless SIGNATURES=off" })
   signature?: string | null;
 }
 
@@ -137,4 +137,10 @@ export class UpdateListingInput {
 
   @Field(() => PriceScalar, { nullable: true })
   startPrice?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "The seller's EIP-712 signature of the listing's new terms (docs/signatures.md); without one, the old signature is dropped",
+  })
+  signature?: string | null;
 }

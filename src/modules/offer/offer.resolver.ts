@@ -3,7 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Parent } from '../../common/graphql/parent';
 import type { Context } from '../../common/request/context';
 import { Page, remainingSelected } from '../../common/pagination';
-import { DecimalScalar } from '../../common/scalars';
+import { AddressScalar, DecimalScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
 import { AssetPage } from '../asset/asset.types';
 import { Order } from '../order/order.types';
@@ -31,9 +31,20 @@ export class OfferResolver {
     return createOffer(ctx, input);
   }
 
-  @Mutation(() => Order, { description: "The asset's owner accepts an offer: the asset passes to the taker and an order is completed" })
-  async acceptOffer(@Arg('offerId', () => ID) offerId: string, @Ctx() ctx: Context) {
-    return getOrder(ctx, await acceptOffer(ctx, offerId));
+  @Mutation(() => Order, {
+    description:
+      "The asset's owner accepts an offer: the asset passes to the taker and an order is completed. " +
+      'A collection or trait offer needs the asset sold (assetId, or tokenAddress and tokenId); each acceptance fills one unit.',
+  })
+  async acceptOffer(
+    @Arg('offerId', () => ID) offerId: string,
+    @Arg('assetId', () => ID, { nullable: true, description: 'The asset sold, by id' }) assetId: string | null,
+    @Arg('tokenAddress', () => AddressScalar, { nullable: true, description: 'The asset sold: its contract' }) tokenAddress: string | null,
+    @Arg('tokenId', () => TokenIdScalar, { nullable: true, description: 'The asset sold: its token id' }) tokenId: string | null,
+    @Arg('chainId', () => String, { nullable: true, description: 'The asset sold: its chain, when its contract is on several' }) chainId: string | null,
+    @Ctx() ctx: Context,
+  ) {
+    return getOrder(ctx, await acceptOffer(ctx, offerId, { assetId, tokenAddress, tokenId, chainId }));
   }
 
   @Mutation(() => Offer, { description: 'The maker withdraws an active offer' })
@@ -41,9 +52,9 @@ export class OfferResolver {
     return cancelOffer(ctx, id);
   }
 
-  @FieldResolver(() => AssetPage, { description: 'The asset offered for, as a page (interface.md 2.8)' })
+  @FieldResolver(() => AssetPage, { description: 'The asset offered for, as a page (interface.md 2.8); empty for collection and trait offers' })
   async assets(@Parent() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
-    const asset = await ctx.loaders.assetById.load(offer.assetId);
+    const asset = offer.assetId ? await ctx.loaders.assetById.load(offer.assetId) : null;
     return { cursor: null, remaining: 0, result: asset ? [asset] : [] };
   }
 
@@ -52,8 +63,8 @@ export class OfferResolver {
     return offer.price;
   }
 
-  @FieldResolver(() => Asset)
+  @FieldResolver(() => Asset, { nullable: true, description: 'The asset of an item offer; null for collection and trait offers' })
   asset(@Parent() offer: Offer, @Ctx() ctx: Context) {
-    return ctx.loaders.assetById.load(offer.assetId);
+    return offer.assetId ? ctx.loaders.assetById.load(offer.assetId) : null;
   }
 }

@@ -7,10 +7,12 @@ export function offerStatusSql(o: string, now: string): string {
 }
 
 export function offerColumns(now: string): string {
-  return `o.id, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
+  return `o.id, o.kind, o.quantity, o.filled, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
     o.token_address AS "tokenAddress", o.token_id::text AS "tokenId", o.taker, o.price::text AS price,
     o.start_time AS "startTime", o.end_time AS "endTime", ${offerStatusSql('o', now)} AS status,
-    o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+    o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.signature,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('traitType', t.v->>'trait_type', 'value', t.v->>'value') ORDER BY t.i), '[]'::jsonb)
+     FROM jsonb_array_elements(coalesce(o.traits, '[]'::jsonb)) WITH ORDINALITY t(v, i)) AS traits`;
 }
 
 export async function offersByIds(db: DataSource | EntityManager, ids: readonly string[], now: Date): Promise<Offer[]> {

@@ -1,4 +1,4 @@
-import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
@@ -10,6 +10,33 @@ export enum OfferStatus {
   EXPIRED = 'expired',
 }
 registerEnumType(OfferStatus, { name: 'OfferStatus' });
+
+/** What an offer is for: one asset, any asset of a collection, or any asset of a collection carrying given traits. */
+export enum OfferKind {
+  ITEM = 'item',
+  COLLECTION = 'collection',
+  TRAIT = 'trait',
+}
+registerEnumType(OfferKind, { name: 'OfferKind' });
+
+/** A trait a trait offer asks for (the metadata.attributes convention). */
+@ObjectType({ simpleResolvers: true })
+export class OfferTrait {
+  @Field(() => String)
+  traitType: string;
+
+  @Field(() => String)
+  value: string;
+}
+
+@InputType()
+export class TraitInput {
+  @Field(() => String)
+  traitType: string;
+
+  @Field(() => String)
+  value: string;
+}
 
 export enum OfferOrderBy {
   CREATED_AT = 'created_at',
@@ -24,19 +51,32 @@ export class Offer {
   @Field(() => ID)
   id: string;
 
-  @Field(() => ID)
-  assetId: string;
+  @Field(() => OfferKind, { description: 'item: one asset; collection: any asset of the collection; trait: any asset of it carrying `traits`' })
+  kind: OfferKind;
 
+  @Field(() => ID, { nullable: true, description: 'The asset of an item offer; null for collection and trait offers' })
+  assetId: string | null;
+
+  @Field(() => ID)
   collectionId: string;
 
   @Field(() => String)
   chainId: string;
 
-  @Field(() => AddressScalar)
+  @Field(() => AddressScalar, { description: "The asset's contract (the collection's, for collection and trait offers)" })
   tokenAddress: string;
 
-  @Field(() => TokenIdScalar)
-  tokenId: string;
+  @Field(() => TokenIdScalar, { nullable: true, description: 'The token of an item offer; null for collection and trait offers' })
+  tokenId: string | null;
+
+  @Field(() => Int, { description: 'How many assets the taker will buy (1 for item offers)' })
+  quantity: number;
+
+  @Field(() => Int, { description: 'How many have been sold to it; the offer is accepted when filled = quantity' })
+  filled: number;
+
+  @Field(() => [OfferTrait], { description: 'What a trait offer asks for: every trait type listed, with any of its values; [] for other kinds' })
+  traits: OfferTrait[];
 
   @Field(() => AddressScalar, { description: 'The account that made the offer and takes the asset if it is accepted' })
   taker: string;
@@ -58,6 +98,9 @@ export class Offer {
 
   @Field(() => Date)
   updatedAt: Date;
+
+  @Field(() => String, { nullable: true, description: "The taker's EIP-712 signature of the offer, when one was given (docs/signatures.md)" })
+  signature: string | null;
 }
 
 @ObjectType()
@@ -73,12 +116,27 @@ export class OfferListArgs extends TokenListArgs {
 
   @Field(() => OfferStatus, { nullable: true })
   status?: OfferStatus | null;
+
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address: offers of every kind on its assets' })
+  collectionId?: string | null;
+
+  @Field(() => OfferKind, { nullable: true })
+  kind?: OfferKind | null;
 }
 
 @InputType()
 export class CreateOfferInput {
-  @Field(() => ID, { nullable: true, description: 'The asset offered for; required' })
+  @Field(() => ID, { nullable: true, description: 'The asset offered for (an item offer); or give collectionId' })
   assetId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address: a collection offer, or a trait offer with traits' })
+  collectionId?: string | null;
+
+  @Field(() => [TraitInput], { nullable: true, description: 'With collectionId: only assets carrying these traits (every type listed, any of its values)' })
+  traits?: TraitInput[] | null;
+
+  @Field(() => Int, { nullable: true, description: 'How many assets to buy, 1 to 1000 (collection and trait offers); default 1' })
+  quantity?: number | null;
 
   @Field(() => PriceScalar, { nullable: true, description: 'Required, greater than 0' })
   price?: string | null;
@@ -88,4 +146,7 @@ export class CreateOfferInput {
 
   @Field(() => Date, { nullable: true, description: 'Required; after startTime and in the future' })
   endTime?: Date | null;
+
+  @Field(() => String, { nullable: true, description: "The taker's EIP-712 signature of the offer (docs/signatures.md); verified unless SIGNATURES=off" })
+  signature?: string | null;
 }

@@ -7,7 +7,8 @@ import type { Context } from '../../common/request/context';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { listStatistics } from './statistics.service';
-import { StatisticsArgs, StatisticsPage, StatisticsRecord } from './statistics.types';
+import { Asset } from '../asset/asset.entity';
+import { FloorListing, StatisticsArgs, StatisticsPage, StatisticsRecord } from './statistics.types';
 
 @Resolver(() => StatisticsRecord)
 export class StatisticsResolver {
@@ -42,8 +43,28 @@ export class StatisticsResolver {
     return record.previousVolume;
   }
 
+  @FieldResolver(() => FloorListing, { nullable: true, description: 'The listing that sets the floor at asOf; null when none is active' })
+  floorListing(@Parent() record: StatisticsRecord): FloorListing | null {
+    const { floorListingId: id, floorPrice: price, floorAssetId: assetId, floorTokenAddress: tokenAddress, floorTokenId: tokenId } = record;
+    if (!id || price === null || !assetId || !tokenAddress || !tokenId) return null;
+    return { id, price, assetId, tokenAddress, tokenId };
+  }
+
   @FieldResolver(() => Chain)
   chain(@Parent() record: StatisticsRecord, @Ctx() ctx: Context) {
     return ctx.loaders.chainById.get(record.chainId);
+  }
+}
+
+@Resolver(() => FloorListing)
+export class FloorListingResolver {
+  @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })
+  priceDecimal(@Parent() listing: FloorListing): string {
+    return listing.price;
+  }
+
+  @FieldResolver(() => Asset, { description: 'The asset it lists' })
+  asset(@Parent() listing: FloorListing, @Ctx() ctx: Context) {
+    return ctx.loaders.assetById.load(listing.assetId);
   }
 }

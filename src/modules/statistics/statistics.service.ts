@@ -24,51 +24,118 @@ export function checkPeriod(period: string): Period {
 interface Figures {
   floor: boolean;
   holders: boolean;
+  /** false: the sales figures come out 0 (a page's second statement only needs the floor and the holders). */
+  sales?: boolean;
+}
+
+const HOUR_MS = 3600 * 1000;
+const floorHour = (t: Date) => new Date(Math.floor(t.getTime() / HOUR_MS) * HOUR_MS);
+
+/**
+ * The sales figures of the windows a record reports, from the hourly rollups plus the orders of the
+ * partial hours at the windows' edges. Every window is half-open, [start, end), and they tile: the
+ * period is [now - length, now) (all: everything before now), the trend window is the period (all:
+ * [now - 24 h, now)), and the previous window is [trend start - length, trend start). A whole UTC hour
+ * that holds no window edge lies wholly inside or wholly outside each window, so it is read from
+ * `collection_sales_hourly`; an hour that holds an edge (when now is not on the hour: at most three) is
+ * read from `orders` by its (created_at) index, so the figures are exact at the millisecond and a sale at
+ * an edge counts in exactly one window. The cost depends on the collections and the hours in the windows,
+ * not on how many orders there are.
+ */
+function salesTable(p: Params, period: Period, now: Date, collectionIds: readonly string[] | null): string {
+  const seconds = PERIODS[period];
+  const trendMs = (seconds ?? DAY_SECONDS) * 1000;
+  const end = now;
+  const start = seconds === null ? null : new Date(now.getTime() - seconds * 1000);
+  const trendStart = new Date(now.getTime() - trendMs);
+  const previousStart = new Date(now.getTime() - 2 * trendMs);
+  const edgeHours = [previousStart, trendStart, end]
+    .filter((t) => t.getTime() % HOUR_MS !== 0)
+    .map((t) => floorHour(t));
+  const endP = p.add(end);
+  const startP = start ? p.add(start) : null;
+  const trendP = p.add(trendStart);
+  const previousP = p.add(previousStart);
+  const edgesP = p.add(edgeHours.map((t) => t.toISOString()));
+  // The earliest moment any window reaches: for all, the beginning.
+  const rollupFrom = start === null ? '' : `r.hour >= ${p.add(floorHour(previousStart))}::timestamptz AND `;
+  const idsP = collectionIds ? p.add(collectionIds) : null;
+  const ofRollup = idsP ? `r.collection_id = ANY(${idsP}::uuid[]) AND ` : '';
+  const ofOrder = idsP ? ` AND o.collection_id = ANY(${idsP}::uuid[])` : '';
+  // One range per edge hour, so each is an index range scan on orders (created_at).
+  const edgeRanges = edgeHours.map((hour) => {
+    const from = new Date(hour);
+    return `(o.created_at >= ${p.add(from)}::timestamptz AND o.created_at < ${p.add(new Date(from.getTime() + HOUR_MS))}::timestamptz)`;
+  });
+  const orderEdges = edgeRanges.length
+    ? `UNION ALL
+      SELECT o.collection_id, o.created_at, o.price, 1
+      FROM orders o
+      WHERE (${edgeRanges.join(' OR ')})
+        AND o.status = 'completed' AND o.seller <> o.buyer AND o.created_at < ${endP}::timestamptz${ofOrder}`
+    : '';
+  const inPeriod = `s.at < ${endP}::timestamptz${startP ? ` AND s.at >= ${startP}::timestamptz` : ''}`;
+  const inTrend = `s.at >= ${trendP}::timestamptz AND s.at < ${endP}::timestamptz`;
+  const inPrevious = `s.at >= ${previousP}::timestamptz AND s.at < ${trendP}::timestamptz`;
+  return `(SELECT s.collection_id,
+        sum(s.volume) FILTER (WHERE ${inPeriod}) AS volume,
+        sum(s.sales) FILTER (WHERE ${inPeriod}) AS transactions,
+        sum(s.volume) FILTER (WHERE ${inTrend}) AS trend,
+        sum(s.volume) FILTER (WHERE ${inPrevious}) AS previous
+      FROM (
+        SELECT r.collection_id, r.hour AS at, r.volume, r.sales
+        FROM collection_sales_hourly r
+        WHERE ${ofRollup}${rollupFrom}r.hour < ${p.add(floorHour(end))}::timestamptz AND r.hour <> ALL(${edgesP}::timestamptz[])
+        ${orderEdges}
+      ) s(collection_id, at, volume, sales)
+      GROUP BY s.collection_id)`;
 }
 
 /**
  * The figures of every collection matching `collectionFilter`, as a derived table `t` with the columns of
- * StatisticsRecord. Periods are [start, now]; the trend compares the trend window (the period, or the last
- * 24 h for `all`) with the window of equal length just before it, [start - length, start). The floor and
- * the holders are computed per collection (LATERAL, by index) and only when asked for: a page sorted by
- * volume computes them for its own collections only (see listStatistics).
+ * StatisticsRecord; the sales figures come from salesTable. The trending score is
+ * trend / (trend + previous) (0 when both are 0), and a collection is trending when trend > 0 and
+ * trend >= 1.5 x previous, i.e. score >= 0.6 (compared exactly). The floor and the holders are computed
+ * per collection (LATERAL, by index) and only when asked for: a page sorted by volume computes them for
+ * its own collections only (see listStatistics).
  */
-function statisticsTable(p: Params, period: Period, now: Date, collectionFilter: string, figures: Figures): string {
-  const seconds = PERIODS[period];
-  const trendSeconds = seconds ?? DAY_SECONDS;
-  const nowP = p.add(now);
-  const start = seconds === null ? null : p.add(new Date(now.getTime() - seconds * 1000));
-  const trendStart = p.add(new Date(now.getTime() - trendSeconds * 1000));
-  const previousStart = p.add(new Date(now.getTime() - 2 * trendSeconds * 1000));
-  const inPeriod = `o.created_at <= ${nowP}::timestamptz${start ? ` AND o.created_at >= ${start}::timestamptz` : ''}`;
-  const inTrend = `o.created_at >= ${trendStart}::timestamptz AND o.created_at <= ${nowP}::timestamptz`;
-  const inPrevious = `o.created_at >= ${previousStart}::timestamptz AND o.created_at < ${trendStart}::timestamptz`;
-  const earliest = start ? `o.created_at >= LEAST(${start}::timestamptz, ${previousStart}::timestamptz) AND ` : '';
+function statisticsTable(
+  p: Params,
+  period: Period,
+  now: Date,
+  collectionFilter: string,
+  figures: Figures,
+  collectionIds: readonly string[] | null = null,
+): string {
+  const sales =
+    figures.sales === false
+      ? '(SELECT NULL::uuid AS collection_id, NULL::numeric AS volume, NULL::bigint AS transactions, NULL::numeric AS trend, NULL::numeric AS previous)'
+      : salesTable(p, period, now, collectionIds);
+  const nowP = figures.floor ? p.add(now) : '';
   const floor = figures.floor
     ? `LEFT JOIN LATERAL (
         SELECT ${currentPriceSql('l', nowP)} AS floor_price, l.id AS listing_id, l.asset_id
         FROM listings l WHERE l.collection_id = c.id AND ${isActiveListingSql('l', nowP)}
-        ORDER BY 1 ASC, l.id LIMIT 1) f ON true`
-    : 'LEFT JOIN (SELECT NULL::numeric AS floor_price, NULL::uuid AS listing_id, NULL::uuid AS asset_id) f ON true';
+        ORDER BY 1 ASC, l.id LIMIT 1) f ON true
+      LEFT JOIN assets fa ON fa.id = f.asset_id`
+    : `LEFT JOIN (SELECT NULL::numeric AS floor_price, NULL::uuid AS listing_id, NULL::uuid AS asset_id) f ON true
+      LEFT JOIN (SELECT NULL::varchar AS token_address, NULL::numeric AS token_id) fa ON true`;
   const holders = figures.holders
     ? 'LEFT JOIN LATERAL (SELECT count(DISTINCT a.owner) AS holders FROM assets a WHERE a.collection_id = c.id) h ON true'
     : 'LEFT JOIN (SELECT NULL::bigint AS holders) h ON true';
+  const trend = 'COALESCE(v.trend, 0)';
+  const previous = 'COALESCE(v.previous, 0)';
   return `(SELECT c.id, c.id AS "collectionId", c.chain_id AS "chainId",
       f.floor_price::text AS "floorPrice", f.listing_id AS "floorListingId", f.asset_id AS "floorAssetId",
+      fa.token_address AS "floorTokenAddress", fa.token_id::text AS "floorTokenId",
       COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
       COALESCE(h.holders, 0)::int AS "totalHolders",
-      COALESCE(v.trend, 0)::text AS "trendVolume", COALESCE(v.previous, 0)::text AS "previousVolume",
-      CASE WHEN COALESCE(v.trend, 0) > 0 AND COALESCE(v.trend, 0) >= ${TRENDING_FACTOR} * COALESCE(v.previous, 0) THEN 1 ELSE 0 END AS "isTrending",
+      ${trend}::text AS "trendVolume", ${previous}::text AS "previousVolume",
+      CASE WHEN ${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * ${previous} THEN 1 ELSE 0 END AS "isTrending",
+      CASE WHEN ${trend} + ${previous} > 0 THEN (${trend} / (${trend} + ${previous}))::float8 ELSE 0 END AS "trendingScore",
       COALESCE(v.volume, 0) AS volume_sort, f.floor_price AS floor_sort
     FROM collections c
-    LEFT JOIN (
-      SELECT o.collection_id,
-        sum(o.price) FILTER (WHERE ${inPeriod}) AS volume,
-        count(*) FILTER (WHERE ${inPeriod}) AS transactions,
-        sum(o.price) FILTER (WHERE ${inTrend}) AS trend,
-        sum(o.price) FILTER (WHERE ${inPrevious}) AS previous
-      FROM orders o WHERE ${earliest}o.status = 'completed' AND o.seller <> o.buyer AND o.created_at <= ${nowP}::timestamptz
-      GROUP BY o.collection_id) v ON v.collection_id = c.id
+    LEFT JOIN ${sales} v ON v.collection_id = c.id
     ${floor}
     ${holders}
     WHERE ${collectionFilter}) t`;
@@ -81,13 +148,13 @@ const SORT: Record<StatisticsOrderBy, SortKey> = {
   [StatisticsOrderBy.TOTAL_TRANSACTIONS]: { expression: 't."totalTransactions"', sqlType: 'integer' },
 };
 
-const COLUMNS = `t.id, t."collectionId", t."chainId", t."floorPrice", t."floorListingId", t."floorAssetId", t.volume,
-  t."totalTransactions", t."totalHolders", t."trendVolume", t."previousVolume", t."isTrending"`;
+const COLUMNS = `t.id, t."collectionId", t."chainId", t."floorPrice", t."floorListingId", t."floorAssetId", t."floorTokenAddress", t."floorTokenId", t.volume,
+  t."totalTransactions", t."totalHolders", t."trendVolume", t."previousVolume", t."isTrending", t."trendingScore"`;
 
 function withPeriod(rows: StatisticsRecord[], period: Period, now: Date): StatisticsRecord[] {
   const seconds = PERIODS[period];
   const periodStart = seconds === null ? null : new Date(now.getTime() - seconds * 1000);
-  return rows.map((r) => Object.assign(r, { period, periodStart, periodEnd: now }));
+  return rows.map((r) => Object.assign(r, { period, periodStart, periodEnd: now, asOf: now }));
 }
 
 export async function listStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
@@ -115,11 +182,15 @@ export async function listStatistics(ctx: Context, args: StatisticsArgs): Promis
   if ((!figures.floor || !figures.holders) && page.result.length) {
     // The figures the ordering did not need, for this page's collections only, at the same moment.
     // Only those: the figures the page was sorted and filtered by stay as that statement saw them.
-    const full = new Map((await figuresFor(ctx.ds, page.result.map((r) => r.collectionId), period, now)).map((r) => [r.collectionId, r]));
+    const ids = page.result.map((r) => r.collectionId);
+    const full = new Map((await figuresFor(ctx.ds, ids, period, now, false)).map((r) => [r.collectionId, r]));
     for (const row of page.result) {
       const more = full.get(row.collectionId);
       if (!more) continue;
-      if (!figures.floor) Object.assign(row, { floorPrice: more.floorPrice, floorListingId: more.floorListingId, floorAssetId: more.floorAssetId });
+      if (!figures.floor) {
+        const { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId } = more;
+        Object.assign(row, { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId });
+      }
       if (!figures.holders) row.totalHolders = more.totalHolders;
     }
   }
@@ -128,9 +199,9 @@ export async function listStatistics(ctx: Context, args: StatisticsArgs): Promis
   return page;
 }
 
-function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date): Promise<StatisticsRecord[]> {
+function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date, sales = true): Promise<StatisticsRecord[]> {
   const p = new Params();
-  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true });
+  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true, sales }, ids);
   return ds.query(`SELECT ${COLUMNS} FROM ${table}`, p.values);
 }
 

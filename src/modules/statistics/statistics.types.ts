@@ -1,6 +1,6 @@
-import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
-import { PriceScalar } from '../../common/scalars';
+import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 
 export const PERIODS = { '1h': 3600, '6h': 6 * 3600, '24h': 24 * 3600, '7d': 7 * 86400, '30d': 30 * 86400, all: null } as const;
 export type Period = keyof typeof PERIODS;
@@ -41,6 +41,10 @@ export class StatisticsRecord {
   @Field(() => ID, { nullable: true, description: 'The asset of that listing' })
   floorAssetId: string | null;
 
+  floorTokenAddress: string | null;
+
+  floorTokenId: string | null;
+
   @Field(() => PriceScalar, { description: 'Sum of completed order prices in the period' })
   volume: string;
 
@@ -59,14 +63,41 @@ export class StatisticsRecord {
   @Field(() => Date, { nullable: true, description: 'Start of the period (inclusive); null for all' })
   periodStart: Date | null;
 
-  @Field(() => Date, { description: 'End of the period (inclusive): the moment of the request' })
+  @Field(() => Date, { description: 'End of the period (exclusive): asOf. Periods are half-open, [periodStart, periodEnd)' })
   periodEnd: Date;
+
+  @Field(() => Date, { description: 'The moment every figure of the record holds for (the request\'s now)' })
+  asOf: Date;
+
+  @Field(() => Float, {
+    description: 'trendVolume / (trendVolume + previousVolume), 0 when both are 0; isTrending is 1 exactly when trendVolume > 0 and the score >= 0.6 (trendVolume >= 1.5 x previousVolume)',
+  })
+  trendingScore: number;
 
   @Field(() => PriceScalar, { description: 'Volume of the trend window (the period; for all, the last 24 h)' })
   trendVolume: string;
 
   @Field(() => PriceScalar, { description: 'Volume of the window of equal length before it' })
   previousVolume: string;
+}
+
+/** The listing that sets a record's floor, at the record's asOf. */
+@ObjectType({ simpleResolvers: true })
+export class FloorListing {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => PriceScalar, { description: 'Its current price at asOf (the floor price)' })
+  price: string;
+
+  @Field(() => ID)
+  assetId: string;
+
+  @Field(() => AddressScalar, { description: 'The contract of its asset' })
+  tokenAddress: string;
+
+  @Field(() => TokenIdScalar, { description: 'The token id of its asset' })
+  tokenId: string;
 }
 
 @ObjectType()

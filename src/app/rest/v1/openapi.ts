@@ -230,9 +230,10 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
       for (const key of [name, ...(spec.aliases?.[name] ?? [])]) bodyProperties[key] = valueSchema;
       if (isNonNullType(type) && !spec.aliases?.[name]) bodyRequired.push(name);
     } else {
-      // A list parameter is one comma-separated value (types=a,b), as the router reads it.
+      // A list parameter is one comma-separated value (types=a,b), as the router reads it, unless the route repeats it (trait=a&trait=b).
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
-      parameters.push({ name, in: 'query', required: isNonNullType(type), schema: valueSchema, ...(listed ? { style: 'form', explode: false } : {}) });
+      const explode = spec.repeated?.includes(name) ?? false;
+      parameters.push({ name, in: 'query', required: isNonNullType(type), schema: valueSchema, ...(listed ? { style: 'form', explode } : {}) });
     }
   }
 

@@ -26,6 +26,8 @@ import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
+import type { RequestPolicy } from '../../../common/request/context';
+import { readRouterOf } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
@@ -162,6 +164,10 @@ function variablesOf(route: CompiledRoute, req: Request, upload?: RestUpload): R
     const query = req.query[name];
     if (param !== undefined) {
       values[name] = fromQueryString(getNamedType(type), String(param), name);
+    } else if (query !== undefined && query !== '' && route.spec.repeated?.includes(name)) {
+      const given = Array.isArray(query) ? query : [query];
+      if (given.some((item) => typeof item !== 'string')) throw new BadRequestError(`${name} must be given as name=value, once per value`);
+      values[name] = (given as string[]).filter((item) => item !== '');
     } else if (query !== undefined && query !== '') {
       if (typeof query !== 'string') throw new BadRequestError(`${name} must be given once, as a single value`);
       // A list parameter is comma-separated: types=listing.created,offer.created
@@ -194,7 +200,8 @@ function changeStrings(value: unknown, path: string[], change: (text: string) =>
 const enumValue = (type: GraphQLEnumType) => (name: string) => String(type.getValue(name)?.value ?? name.toLowerCase());
 const markNumber = (text: string) => NUMBER_MARK + text;
 
-export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate): express.Router {
+export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate, policy: RequestPolicy): express.Router {
+  const readRouter = readRouterOf(ds);
   const router = express.Router();
   for (const spec of routes) {
     const route = compileRoute(schema, spec);
@@ -212,7 +219,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
           variableValues = variablesOf(route, req);
         }
         const key = keyFromHeaders(req.headers);
-        const context = createContext(ds, scope, key);
+        const context = createContext(ds, scope, key, { policy });
         // A wrong or revoked key is a 401 on every request, reads too.
         if (key) await context.requireCaller();
         const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
@@ -226,6 +233,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
         for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
         for (const path of route.numberPaths) changeStrings(data, path, markNumber);
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
+        if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
         res.status(200).type('json').send(jsonWithExactNumbers(data[route.rootKey]));
       } catch (err) {

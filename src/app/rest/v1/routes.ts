@@ -1,4 +1,4 @@
-import { ASSET, CATEGORY, COLLECTION, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS } from './shapes';
+import { ASSET, ASSET_WITH_TRAITS, CATEGORY, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -11,6 +11,8 @@ export interface RouteSpec {
   operation: string;
   /** Legacy names a variable is also taken from, e.g. the accept body's `asset_id` for `offer_id`. */
   aliases?: Record<string, string[]>;
+  /** List parameters given once per value (trait=a:b&trait=c:d), never split at commas (values may hold them). */
+  repeated?: string[];
   /** A variable of type Upload filled from the request's file (form field or multipart part). */
   upload?: string;
   /** A create's `Location` header: the /v1 path of what it made, from the response body. */
@@ -20,6 +22,9 @@ export interface RouteSpec {
 /** A response body, read by its documented field names. */
 type Body = Record<string, any>;
 const assetPath = (a: Body) => `/v1/assets/${a.token_address}/${a.token_id}?chain_id=${a.chain.id}`;
+
+/** A collection's trait counts, or an asset's traits, with rarity (share of the collection's assets). */
+const TRAITS = `traits { trait_type: traitType value count rarity }`;
 
 /** `assets` is always present: the page with include_assets=true, null otherwise (the resolver decides). */
 const collectionWithAssets = `${COLLECTION}
@@ -58,7 +63,7 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/v1/collections/:address',
     operation: `query ($address: Address!, $chain_id: String, $include_assets: Boolean = false, $assets_limit: Int) {
-      collection(address: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} } }`,
+      collection(address: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'put',
@@ -70,9 +75,10 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/v1/assets',
     operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
-        $owner_id: Address, $status: AssetStatus, $chain_id: String) {
+        $owner_id: Address, $status: AssetStatus, $chain_id: String, $trait: [String!]) {
       assets(${PAGE_ARGS}, assetContract: $asset_contract, collectionId: $collection_id, ownerId: $owner_id,
-          status: $status, chainId: $chain_id) { cursor remaining result { ${ASSET} } } }`,
+          status: $status, chainId: $chain_id, trait: $trait) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+    repeated: ['trait'],
   },
   {
     method: 'post',
@@ -84,7 +90,14 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/v1/assets/:token_address/:token_id',
     operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
-      asset(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ASSET} } }`,
+      asset(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ASSET_WITH_TRAITS} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/assets/:token_address/:token_id/history',
+    operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String, ${PAGE_VARS}, $types: [String!]) {
+      assetHistory(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id, limit: $limit, page: $page,
+          direction: $direction, types: $types) { cursor remaining result { ${HISTORY} } } }`,
   },
 
   {
@@ -117,9 +130,9 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/v1/offers',
     operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $owner_id: Address, $status: OfferStatus) {
+        $owner_id: Address, $status: OfferStatus, $collection_id: String, $kind: OfferKind) {
       offers(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id, ownerId: $owner_id,
-          status: $status) { cursor remaining result { ${OFFER} } } }`,
+          status: $status, collectionId: $collection_id, kind: $kind) { cursor remaining result { ${OFFER} } } }`,
   },
   {
     method: 'post',
@@ -130,7 +143,8 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/offers/accept',
-    operation: `mutation ($offer_id: ID!) { acceptOffer(offerId: $offer_id) { ${ORDER} } }`,
+    operation: `mutation ($offer_id: ID!, $token_address: Address, $token_id: TokenId, $chain_id: String) {
+      acceptOffer(offerId: $offer_id, tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
     location: (order) => `/v1/orders/${order.id}`,
   },
@@ -165,6 +179,45 @@ export const routes: RouteSpec[] = [
       events(after: $after, types: $types, collectionId: $collection_id, assetId: $asset_id, limit: $limit) {
         cursor has_more: hasMore
         result { id type occurred_at: occurredAt chain_id: chainId collection_id: collectionId asset_id: assetId data } } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/webhooks',
+    operation: `mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { ${WEBHOOK} secret } }`,
+    location: (webhook) => `/v1/webhooks/${webhook.id}`,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks',
+    operation: `query (${PAGE_VARS}) {
+      webhooks(limit: $limit, page: $page, direction: $direction) { cursor remaining result { ${WEBHOOK} } } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks/:id',
+    operation: `query ($id: ID!) { webhook(id: $id) { ${WEBHOOK} } }`,
+  },
+  {
+    method: 'delete',
+    path: '/v1/webhooks/:id',
+    operation: `mutation ($id: ID!) { deleteWebhook(id: $id) { ${WEBHOOK} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks/:id/deliveries',
+    operation: `query (${PAGE_VARS}, $id: ID!) {
+      webhookDeliveries(webhookId: $id, limit: $limit, page: $page, direction: $direction) {
+        cursor remaining result { ${WEBHOOK_DELIVERY} } } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/webhooks/:id/enable',
+    operation: `mutation ($id: ID!) { enableWebhook(id: $id) { ${WEBHOOK} } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/webhooks/:id/replay',
+    operation: `mutation ($id: ID!, $after: ID!) { replayWebhook(id: $id, after: $after) { ${WEBHOOK} } }`,
   },
   {
     method: 'get',

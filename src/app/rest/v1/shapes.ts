@@ -53,6 +53,10 @@ export const ASSET = `
   owner
   listing { ${LISTING} }`;
 
+/** An asset with its traits and their rarity: the asset routes (one statement more per request). */
+export const ASSET_WITH_TRAITS = `${ASSET}
+  traits { trait_type: traitType value count rarity }`;
+
 export const COLLECTION = `
   id
   contract_address: contractAddress
@@ -79,7 +83,12 @@ export const PAGE_VARS = `$limit: Int, $page: String, $direction: SortDirection`
 
 export const OFFER = `
   id
+  kind
   status
+  quantity
+  filled
+  traits { trait_type: traitType value }
+  collection_id: collectionId
   assets { cursor remaining result { ${ASSET} } }
   taker
   ${price('price', 'price')}
@@ -89,6 +98,7 @@ export const OFFER = `
   chain_id: chainId
   token_address: tokenAddress
   token_id: tokenId
+  signature
   created_at: createdAt
   updated_at: updatedAt`;
 
@@ -117,5 +127,34 @@ export const STATISTICS = `
   period_end: periodEnd
   floor_listing_id: floorListingId
   floor_asset_id: floorAssetId
+  floor_listing: floorListing {
+    id
+    ${price('price', 'price')}
+    asset_id: assetId
+    token_address: tokenAddress
+    token_id: tokenId
+  }
+  as_of: asOf
   ${price('trend_volume', 'trendVolume')}
-  ${price('previous_volume', 'previousVolume')}`;
+  ${price('previous_volume', 'previousVolume')}
+  trending_score: trendingScore`;
+
+export const HISTORY = `
+  id
+  type
+  occurred_at: occurredAt
+  asset_id: assetId
+  ${price('price', 'price')}
+  from
+  to
+  listing_id: listingId
+  offer_id: offerId
+  order_id: orderId`;
+
+/** A webhook as /v1 shows it (the secret only in the create's answer). */
+export const WEBHOOK = `id url event_types: eventTypes collection_id: collectionId asset_id: assetId status
+  disabled_reason: disabledReason disabled_at: disabledAt cursor created_at: createdAt updated_at: updatedAt`;
+
+export const WEBHOOK_DELIVERY = `id event_id: eventId event_type: eventType status attempt_count: attemptCount
+  next_attempt_at: nextAttemptAt completed_at: completedAt created_at: createdAt
+  attempts { attempted_at: attemptedAt duration_ms: durationMs http_status: httpStatus error }`;

@@ -47,11 +47,20 @@ export async function readRestUpload(req: Request, fileField: string): Promise<R
     let file: { filename: string; mimetype: string } | undefined;
     let tooLarge = false;
     let writing: Promise<void> = Promise.resolve();
-    const parser = busboy({ headers: req.headers, limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } });
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } });
+    } catch (err) {
+      // No boundary, or a Content-Type busboy does not take: a client's mistake.
+      reject(new BadRequestError(`the multipart body cannot be read: ${(err as Error).message}`));
+      return;
+    }
     parser.on('field', (name, value) => {
       fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
+      // A body cut short errors the part's stream as well as the parser: the parser's 'error' answers it.
+      stream.on('error', () => undefined);
       if (name !== fileField) {
         stream.resume();
         return;
@@ -64,7 +73,10 @@ export async function readRestUpload(req: Request, fileField: string): Promise<R
       writing = new Promise((done, fail) => {
         out.on('finish', done);
         out.on('error', fail);
+        // Destroyed below when the part breaks off: the parser's 'error' has answered, the spool is removed.
+        out.on('close', done);
       });
+      stream.on('error', () => out.destroy());
       stream.pipe(out);
     });
     parser.on('error', (err) => {

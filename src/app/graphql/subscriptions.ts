@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { ASTVisitor, DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, getOperationAST, parse, specifiedRules, validate, ValidationContext } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { DataSource } from 'typeorm';
+import { BadRequestError, RateLimitedError } from '../../common/errors';
+import { logger } from '../../common/logger';
+import { RequestPolicy } from '../../common/request/context';
+import { EventWakeup } from '../../modules/event/event.wakeup';
+import type { SubscriptionContext } from '../../modules/event/event.resolver';
+import { createContext } from '../context';
+import { classifyError, internalMessage, logIfInternal } from './format-error';
+import { operationLimits } from './limits';
+import { MAX_TOKENS, protectionRules, withoutSuggestions } from './protections';
+
+/** A validation rule of POST /graphql: a subscription there is the client's mistake (400), not a server error. */
+export function subscriptionsOverWebSocket(context: ValidationContext): ASTVisitor {
+  return {
+    OperationDefinition(node) {
+      if (node.operation === 'subscription') {
+        context.reportError(
+          new GraphQLError('subscriptions are served over WebSocket on /graphql (graphql-ws protocol, subprotocol graphql-transport-ws), not by POST', {
+            nodes: [node],
+          }),
+        );
+      }
+    },
+  };
+}
+
+export interface SubscriptionOptions {
+  production: boolean;
+  maxAliases?: number;
+  /** Operations one connection may have open at once (SUBSCRIPTIONS_PER_CONNECTION). */
+  perConnection: number;
+  /** Bytes of one WebSocket message from a client (the JSON body limit of POST /graphql). */
+  maxPayload: number;
+}
+
+export interface SubscriptionServer {
+  /** Tells every client the server is going away (close code 1001), waits up to `withinMs` for them to close, then cuts the rest. */
+  close(withinMs?: number): Promise<void>;
+}
+
+/** The request id of each operation on a socket, by socket and operation id, for its errors and logs. */
+type Ids = Map<string, string>;
+
+/**
+ * The WebSocket door of /graphql: the graphql-ws protocol (what Apollo Sandbox and Apollo Client's
+ * GraphQLWsLink speak), for subscriptions only; queries and mutations go by POST, where the rate
+ * limits, API keys and idempotency apply. Documents pass the same parser limit and validation rules
+ * as on POST, and every error carries one of our codes and a request id.
+ */
+export function serveSubscriptions(
+  server: http.Server,
+  schema: GraphQLSchema,
+  ds: DataSource,
+  wakeup: EventWakeup,
+  policy: RequestPolicy,
+  options: SubscriptionOptions,
+): SubscriptionServer {
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: options.maxPayload });
+  const rules = [...specifiedRules, operationLimits, ...protectionRules(options.maxAliases)];
+  const requestIds = new WeakMap<object, Ids>();
+  const idsOf = (ctx: object): Ids => {
+    let ids = requestIds.get(ctx);
+    if (!ids) requestIds.set(ctx, (ids = new Map()));
+    return ids;
+  };
+
+  const format = (error: GraphQLError, requestId: string, requestError: boolean): GraphQLFormattedError => {
+    const client = classifyError(schema, error, requestError);
+    logIfInternal(client, error, requestId);
+    let message = client.code === 'INTERNAL' ? internalMessage(requestId) : client.message;
+    if (options.production) message = withoutSuggestions(message);
+    return { message, locations: error.locations, path: error.path, extensions: { code: client.code, details: client.details, requestId } };
+  };
+  // The errors of the document itself (parse, validation, the wrong kind of operation): the client's.
+  const refuse = (errors: readonly GraphQLError[], requestId: string) => errors.map((e) => Object.assign(e, { requestError: true, requestId }));
+
+  const disposable = useServer<Record<string, unknown>>(
+    {
+      schema,
+      isProd: options.production,
+      async onSubscribe(ctx, id, payload) {
+        const requestId = randomUUID();
+        idsOf(ctx).set(id, requestId);
+        if (Object.keys(ctx.subscriptions).length > options.perConnection) {
+          return refuse([new RateLimitedError(`a connection may have at most ${options.perConnection} operations open; complete one first or open another connection`)], requestId);
+        }
+        if (typeof payload.query !== 'string' || payload.query === '') {
+          return refuse([new BadRequestError('the subscribe message needs the document in payload.query')], requestId);
+        }
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query, { maxTokens: MAX_TOKENS });
+        } catch (err) {
+          return refuse([err instanceof GraphQLError ? err : new BadRequestError(String(err))], requestId);
+        }
+        const errors = validate(schema, document, rules);
+        if (errors.length) return refuse(errors, requestId);
+        const operation = getOperationAST(document, payload.operationName);
+        if (!operation) return refuse([new BadRequestError('the document must hold one operation, or operationName must name one of its operations')], requestId);
+        if (operation.operation !== 'subscription') {
+          return refuse([new BadRequestError(`the WebSocket carries subscriptions only; send a ${operation.operation} by POST /graphql`)], requestId);
+        }
+        const context: SubscriptionContext = { ...createContext(ds, { requestId, sqlStatements: 0 }, undefined, { policy }), eventWakeup: wakeup };
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: context,
+        };
+      },
+      onNext(ctx, id, _payload, _args, result) {
+        if (!result.errors?.length) return undefined;
+        const requestId = idsOf(ctx).get(id) ?? randomUUID();
+        return { ...result, errors: result.errors.map((e) => format(e, requestId, false)) };
+      },
+      onError(ctx, id, _payload, errors) {
+        const requestId = idsOf(ctx).get(id) ?? randomUUID();
+        return errors.map((e) => format(e, requestId, (e as { requestError?: boolean }).requestError === true));
+      },
+      onComplete(ctx, id) {
+        idsOf(ctx).delete(id);
+      },
+    },
+    wss,
+  );
+  void disposable;
+
+  let closing: Promise<void> | undefined;
+  return {
+    close(withinMs = 1000) {
+      closing ??= (async () => {
+        const clients = [...wss.clients];
+        const closed = Promise.all(clients.map((c) => new Promise<void>((resolve) => (c.readyState === c.CLOSED ? resolve() : c.once('close', () => resolve())))));
+        for (const client of clients) client.close(1001, 'the server is shutting down; reconnect and resume with after');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs).unref()))]);
+        clearTimeout(timer);
+        // A client that does not answer the close handshake is cut: the shutdown does not wait for it.
+        for (const client of wss.clients) client.terminate();
+        wss.removeAllListeners();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+        logger.debug('subscriptions closed', { clients: clients.length });
+      })();
+      return closing;
+    },
+  };
+}

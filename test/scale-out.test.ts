@@ -1,0 +1,210 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { startServer, TestServer, randomAddress } from './setup/server';
+import { freePort, GatewayProcess, startBalancer, startGatewayProcess } from './setup/gateway-process';
+
+/**
+ * Issue #15: two gateway processes behind a round-robin balancer, on the primary and a streaming replica
+ * of the local PostgreSQL (scripts/replica.sh). On PostgreSQL only: the embedded database has no replicas.
+ */
+const run = promisify(execFile);
+const onPostgres = Boolean(process.env.DATABASE_URL);
+if (!onPostgres) console.log('scale-out.test.ts skipped: read replicas need DATABASE_URL (a PostgreSQL server); the embedded database is one process');
+
+const script = path.resolve(__dirname, '../scripts/replica.sh');
+let replicaPort: number;
+let replicaUrl: string;
+let reference: TestServer;
+let gateways: GatewayProcess[] = [];
+let balancer: { url: string; close(): Promise<void> };
+let skipReason: string | undefined;
+
+(onPostgres ? describe : describe.skip)('two gateway processes, a primary and a replica', () => {
+  beforeAll(async () => {
+    replicaPort = await freePort();
+    try {
+      await run('bash', [script, 'start', String(replicaPort)], { timeout: 120_000 });
+    } catch (err) {
+      const e = err as { code?: number; stderr?: string };
+      // Only a machine without the PostgreSQL server tools may skip; anything else is a failure.
+      if (e.code === 3 && /not found/.test(e.stderr ?? '')) {
+        skipReason = e.stderr;
+        console.log(`scale-out.test.ts skipped: ${e.stderr}`);
+        return;
+      }
+      throw new Error(`scripts/replica.sh start failed: ${e.stderr}`);
+    }
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.port = String(replicaPort);
+    replicaUrl = url.toString();
+    reference = await startServer();
+    gateways = await Promise.all([1, 2].map(() => startGatewayProcess({ DATABASE_REPLICA_URLS: replicaUrl })));
+    balancer = await startBalancer(gateways.map((g) => g.url));
+  }, 180_000);
+
+  afterAll(async () => {
+    await balancer?.close();
+    await Promise.all(gateways.map((g) => g.stop()));
+    await reference?.close();
+    await run('bash', [script, 'stop', String(replicaPort)]).catch(() => undefined);
+  }, 60_000);
+
+  const rest = async (method: string, p: string, body?: unknown, key?: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${balancer.url}${p}`, {
+      method,
+      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(key ? { 'access-token': key } : {}), ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, token: res.headers.get('x-min-lsn'), body: text ? JSON.parse(text) : undefined };
+  };
+
+  const replicaReads = async (g: GatewayProcess) => {
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    return Number(/gateway_db_reads_total\{target="replica"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  };
+
+  async function replicaQuery(sql: string) {
+    const client = new Client({ connectionString: replicaUrl });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** A collection with assets, a listing and an offer, made through the balancer; returns the last write's token. */
+  async function market() {
+    const owner = await reference.key();
+    const buyer = await reference.key();
+    const address = randomAddress();
+    const made = await rest('POST', '/v1/collections', { contract_address: address, chain_id: '1', name: `Scale ${address.slice(2, 10)}` }, owner.key);
+    expect(made.status).toBe(200);
+    const assets = [];
+    for (let i = 1; i <= 3; i += 1) {
+      const asset = await rest('POST', '/v1/assets', {
+        collection_id: address,
+        name: `A${i}`,
+        description: 'scale-out',
+        image_url: 'https://example.com/a.png',
+        metadata: {},
+        token_address: address,
+        chain_id: '1',
+        owner: owner.address,
+      }, owner.key);
+      expect(asset.status).toBe(200);
+      assets.push(asset.body);
+    }
+    await rest('POST', '/v1/assets/listing', { asset_id: assets[0].id, start_price: 3 }, owner.key);
+    const now = Date.now();
+    const offer = await rest(
+      'POST',
+      '/v1/offers',
+      { asset_id: assets[1].id, price: 1, start_time: new Date(now - 60_000).toISOString(), end_time: new Date(now + 3_600_000).toISOString() },
+      buyer.key,
+    );
+    expect(offer.status).toBe(200);
+    expect(offer.token).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    return { owner, buyer, address, assets, offer: offer.body, token: offer.token! };
+  }
+
+  test('when reads go through both processes with the last write\'s token, then they answer as one process on the primary does, and the replica served them', async () => {
+    if (skipReason) return;
+    const m = await market();
+    const before = await Promise.all(gateways.map(replicaReads));
+    const paths = [
+      `/v1/collections/${m.address}`,
+      `/v1/assets?token_address=${m.address}&limit=10`,
+      `/v1/assets/${m.address}/1`,
+      `/v1/offers?token_address=${m.address}`,
+      `/v1/offers/${m.offer.id}`,
+      `/v1/assets?status=listed&token_address=${m.address}`,
+    ];
+    for (const p of paths) {
+      const expected = await reference.rest('GET', p);
+      // Twice: the balancer sends one to each process.
+      for (let i = 0; i < 2; i += 1) {
+        const got = await rest('GET', p, undefined, undefined, { 'x-min-lsn': m.token });
+        expect({ p, status: got.status, body: got.body }).toEqual({ p, status: expected.status, body: expected.body });
+      }
+    }
+    const query = `query ($a: Address!) { collection(address: $a) { name assets(limit: 5) { result { tokenId owner listing { status } } } } }`;
+    const expected = await reference.gql(query, { a: m.address });
+    for (let i = 0; i < 2; i += 1) {
+      const res = await fetch(`${balancer.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-min-lsn': m.token },
+        body: JSON.stringify({ query, variables: { a: m.address } }),
+      });
+      expect(await res.json()).toEqual(expected.body);
+    }
+    const after = await Promise.all(gateways.map(replicaReads));
+    expect(after[0]).toBeGreaterThan(before[0]);
+    expect(after[1]).toBeGreaterThan(before[1]);
+  }, 60_000);
+
+  test('when the replica lags (replay paused), then a read with the write\'s token sees the write, one without may not, and past REPLICA_MAX_LAG_MS the replica is skipped', async () => {
+    if (skipReason) return;
+    const owner = await reference.key();
+    await replicaQuery('SELECT pg_wal_replay_pause()');
+    try {
+      const address = randomAddress();
+      const made = await rest('POST', '/v1/collections', { contract_address: address, chain_id: '1', name: `Lag ${address.slice(2, 10)}` }, owner.key);
+      expect(made.status).toBe(200);
+      const withToken = await Promise.all([1, 2, 3, 4].map(() => rest('GET', `/v1/collections/${address}`, undefined, undefined, { 'x-min-lsn': made.token! })));
+      const withoutToken = await Promise.all([1, 2, 3, 4].map(() => rest('GET', `/v1/collections/${address}`)));
+      expect(withToken.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      // Read from the paused replica: the collection is not there yet.
+      expect(withoutToken.map((r) => r.status)).toContain(404);
+
+      await new Promise((resolve) => setTimeout(resolve, 2800));
+      const lagging = await Promise.all([1, 2, 3, 4].map(() => rest('GET', `/v1/collections/${address}`)));
+      expect(lagging.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    } finally {
+      await replicaQuery('SELECT pg_wal_replay_resume()');
+    }
+  }, 60_000);
+
+  test('when 50 accepts of 50 offers on one asset race through both processes, then exactly one order is written and the rest are 409', async () => {
+    if (skipReason) return;
+    const m = await market();
+    const asset = m.assets[2];
+    const now = Date.now();
+    const window = { start_time: new Date(now - 60_000).toISOString(), end_time: new Date(now + 3_600_000).toISOString() };
+    const offers: string[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const taker = await reference.key();
+      const offer = await rest('POST', '/v1/offers', { asset_id: asset.id, price: 1 + i / 100, ...window }, taker.key);
+      expect(offer.status).toBe(200);
+      offers.push(offer.body.id);
+    }
+
+    const answers = await Promise.all(offers.map((id) => rest('POST', '/v1/offers/accept', { offer_id: id }, m.owner.key)));
+
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s !== 200 && s !== 409)).toEqual([]);
+    expect(await reference.ds.query('SELECT count(*)::int AS n FROM orders WHERE asset_id = $1', [asset.id])).toEqual([{ n: 1 }]);
+  }, 120_000);
+
+  test('when the replica stops in the middle of a stream of reads, then every read is still answered 200', async () => {
+    if (skipReason) return;
+    const m = await market();
+    const statuses: number[] = [];
+    let stopped: Promise<unknown> | undefined;
+    const worker = async () => {
+      while (statuses.length < 400) {
+        const res = await rest('GET', `/v1/assets?token_address=${m.address}&limit=5`);
+        statuses.push(res.status);
+        if (statuses.length === 100) stopped = run('bash', [script, 'stop', String(replicaPort)]);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    await stopped;
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    expect(statuses.length).toBeGreaterThanOrEqual(400);
+  }, 120_000);
+});
