@@ -55,9 +55,20 @@ function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: 
 }
 
 /**
+ * How many times a statement that certainly changed nothing may run: once per pooled connection and once
+ * more. A fault rarely comes alone (an administrator's pg_terminate_backend, a restart), and the pool may
+ * still hold idle connections whose backends are gone but whose goodbye has not arrived yet: each failed
+ * attempt drops one of them, so the last attempt runs on a connection opened for it.
+ */
+function attemptsFor(runner: QueryRunner): number {
+  const poolSize = (runner.connection?.options as { poolSize?: number } | undefined)?.poolSize ?? 10;
+  return poolSize + 1;
+}
+
+/**
  * Makes one query runner meet connection failures: every one becomes an UnavailableError (503). Outside
  * a transaction, a statement that certainly changed nothing (a read, or one that never reached the
- * server) is run once more on a fresh connection first. Inside a transaction, a failure on any statement
+ * server) is run again on another connection first (up to attemptsFor: never on the same one). Inside a transaction, a failure on any statement
  * but COMMIT (or on COMMIT before it was sent) means the transaction did not commit: the error is marked
  * so that `transaction()` runs the whole transaction again (see withConnectionFaultHandling).
  */
@@ -81,7 +92,9 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
     return release.call(this, err);
   };
 
-  async function attempt(sql: string, parameters: unknown[] | undefined, structured: boolean | undefined, retried: boolean): Promise<never> {
+  const attempts = attemptsFor(runner);
+  async function attempt(sql: string, parameters: unknown[] | undefined, structured: boolean | undefined, tries: number): Promise<never> {
+    const retried = tries > 1;
     const inTransaction = runner.isTransactionActive;
     const hadConnection = runner.databaseConnection !== undefined;
     try {
@@ -91,25 +104,25 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
       if (!isConnectionFailure(err)) throw err;
       const notSent = (released && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
       const poolWait = POOL_WAIT.test(String(driverErrorOf(err)?.message));
-      if (!inTransaction && !retried && !poolWait && (notSent || isRead(sql))) {
+      if (!inTransaction && tries < attempts && !poolWait && (notSent || isRead(sql))) {
         if (!released) await release.call(runner, err);
         brokenBy = undefined;
         Object.assign(runner, { isReleased: false, databaseConnection: undefined, databaseConnectionPromise: undefined });
-        return attempt(sql, parameters, structured, true);
+        return attempt(sql, parameters, structured, tries + 1);
       }
       const error = unavailable(runner, sql, err, retried);
       if (inTransaction && !poolWait && (notSent || !/^\s*commit\b/i.test(sql))) uncommitted.add(error);
       throw error;
     }
   }
-  runner.query = ((sql: string, parameters?: unknown[], structured?: boolean) => attempt(sql, parameters, structured, false)) as QueryRunner['query'];
+  runner.query = ((sql: string, parameters?: unknown[], structured?: boolean) => attempt(sql, parameters, structured, 1)) as QueryRunner['query'];
   return runner;
 }
 
 /**
  * Installs the connection-fault handling on a data source: every query runner it (or a request's view of
- * it) creates is guarded (guardRunner), and `transaction()` runs a transaction once more when it failed on
- * a lost connection before its COMMIT was sent.
+ * it) creates is guarded (guardRunner), and `transaction()` runs a transaction again (up to once per pooled
+ * connection and once more) when it failed on a lost connection before its COMMIT was sent.
  */
 export function withConnectionFaultHandling(ds: DataSource): DataSource {
   const driver = ds.driver as DataSource['driver'] & { createQueryRunner(mode: string): QueryRunner };
@@ -117,11 +130,13 @@ export function withConnectionFaultHandling(ds: DataSource): DataSource {
   driver.createQueryRunner = (mode: string) => guardRunner(create(mode) as PgQueryRunner);
   const transaction = ds.transaction;
   ds.transaction = async function retryingTransaction(this: DataSource, ...args: unknown[]) {
-    try {
-      return await (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-    } catch (err) {
-      if (!uncommitted.has(err as object)) throw err;
-      return (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    const attempts = (this.options as { poolSize?: number }).poolSize ?? 10;
+    for (let tries = 1; ; tries++) {
+      try {
+        return await (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      } catch (err) {
+        if (!uncommitted.has(err as object) || tries > attempts) throw err;
+      }
     }
   } as DataSource['transaction'];
   return ds;
