@@ -74,6 +74,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** SIGNATURES=off|optional|required: EIP-712 signatures of listings and offers (docs/signatures.md). */
   signatures: SignatureMode;
+  /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state (0: every time). */
+  statisticsMaxAgeMs: number;
   /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events (other processes may). */
   expirySweeper: boolean;
   /** EVENTS_POLL_MS: live subscriptions check the event log's head this often, besides LISTEN/NOTIFY. */
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlS: Math.max(1, intFromEnv('IDEMPOTENCY_TTL_S', 86400)),
     redisUrl: env.REDIS_URL || undefined,
     signatures: oneOf('SIGNATURES', env.SIGNATURES, SIGNATURE_MODES, 'optional'),
+    statisticsMaxAgeMs: Math.max(0, intFromEnv('STATISTICS_MAX_AGE_MS', 1000)),
     expirySweeper: onOff('EXPIRY_SWEEPER', env.EXPIRY_SWEEPER, true),
     eventsPollMs: Math.max(10, intFromEnv('EVENTS_POLL_MS', 1000)),
     subscriptionsPerConnection: Math.max(1, intFromEnv('SUBSCRIPTIONS_PER_CONNECTION', 20)),

@@ -34,6 +34,7 @@ async function serve(): Promise<void> {
     signatures: config.signatures,
     redisUrl: config.redisUrl,
     expirySweeper: config.expirySweeper,
+    statisticsMaxAgeMs: config.statisticsMaxAgeMs,
     eventsPollMs: config.eventsPollMs,
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,

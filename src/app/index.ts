@@ -65,6 +65,11 @@ export interface AppOptions {
   production?: boolean;
   /** SIGNATURES: how listing and offer signatures are checked; default optional (verified when given). */
   signatures?: SignatureMode;
+  /**
+   * A statistics page is computed at most this often per database state (STATISTICS_MAX_AGE_MS; main.ts
+   * passes it, 1,000 by default). 0 unless asked: tests that pin statistics to exact moments compute every time.
+   */
+  statisticsMaxAgeMs?: number;
   /** REDIS_URL: automatic persisted queries are kept there, shared by every process; in this process's memory otherwise. */
   redisUrl?: string;
   /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
@@ -144,7 +149,11 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
-  const policy: RequestPolicy = { signatures: options.signatures ?? 'optional', webhookAllowPrivate: options.webhooks?.allowPrivate ?? false };
+  const policy: RequestPolicy = {
+    signatures: options.signatures ?? 'optional',
+    webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,
+    statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
+  };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);
   const schema = await buildAppSchema();

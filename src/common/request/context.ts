@@ -24,12 +24,14 @@ export interface Caller {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Loaders {}
 
-/** The deployment's rules that change what a request may do (settings, passed in by the app). */
+/** The deployment's rules that change what a request may do or see (settings, passed in by the app). */
 export interface RequestPolicy {
   /** SIGNATURES: how listing and offer signatures are checked (docs/signatures.md). */
   signatures: SignatureMode;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may target private, loopback and link-local addresses (docs/webhooks.md). */
   webhookAllowPrivate?: boolean;
+  /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state; 0: every time. */
+  statisticsMaxAgeMs?: number;
 }
 
 export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };

@@ -6,6 +6,7 @@ import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { cachedStatistics } from './statistics.cache';
 import { PERIODS, Period, StatisticsArgs, StatisticsOrderBy, StatisticsRecord } from './statistics.types';
 
 const TRENDING_FACTOR = 1.5;
@@ -157,7 +158,20 @@ function withPeriod(rows: StatisticsRecord[], period: Period, now: Date): Statis
   return rows.map((r) => Object.assign(r, { period, periodStart, periodEnd: now, asOf: now }));
 }
 
+/**
+ * A page of statistics records. With STATISTICS_MAX_AGE_MS (policy.statisticsMaxAgeMs) above 0, a page is
+ * computed once per database state and at most that often (statistics.cache.ts); its records say when
+ * (as_of).
+ */
 export async function listStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
+  const maxAgeMs = ctx.policy.statisticsMaxAgeMs ?? 0;
+  if (maxAgeMs <= 0) return computeStatistics(ctx, args);
+  const { period, chainId, orderBy, isTrending, limit, page, direction, countRemaining } = args;
+  const key = JSON.stringify([period, chainId, orderBy, isTrending, limit, page, direction, countRemaining]);
+  return cachedStatistics(ctx.ds, key, clock.now(), maxAgeMs, () => computeStatistics(ctx, args));
+}
+
+async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
   const period = checkPeriod(args.period);
   if (args.isTrending != null && args.isTrending !== 0 && args.isTrending !== 1) {
     throw new BadRequestError(`is_trending must be 1 (trending) or 0 (not trending); got ${args.isTrending}`, [
