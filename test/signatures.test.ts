@@ -27,6 +27,19 @@ const TYPES = {
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
   ],
+  CollectionOffer: [
+    { name: 'taker', type: 'address' },
+    { name: 'tokenAddress', type: 'address' },
+    { name: 'quantity', type: 'uint256' },
+    { name: 'price', type: 'uint256' },
+    { name: 'startTime', type: 'uint256' },
+    { name: 'endTime', type: 'uint256' },
+    { name: 'traits', type: 'Trait[]' },
+  ],
+  Trait: [
+    { name: 'traitType', type: 'string' },
+    { name: 'value', type: 'string' },
+  ],
 } as const;
 const ETHER = 10n ** 18n;
 const seconds = (iso: string) => BigInt(Math.floor(Date.parse(iso) / 1000));
@@ -228,6 +241,53 @@ describe('SIGNATURES=optional (the default)', () => {
     const read = await optional.gql(`query ($id: ID!) { offer(id: $id) { signature } }`, { id: good.body.id });
     expect(read.body.data.offer.signature).toBe(good.body.signature);
     expect(await offersOf(optional, token)).toEqual([{ status: 'active', signature: good.body.signature }]);
+  });
+
+  test('when a collection or trait offer carries its taker\'s CollectionOffer signature, then it is stored; signed for another quantity or other traits, then 422 and nothing is written', async () => {
+    const token = await ownedToken(optional);
+    const buyer = await wallet(optional);
+    const body = { ...offerBody(), collection_id: token.tokenAddress, quantity: 3 };
+    const traits = [
+      { trait_type: 'Background', value: 'Blue' },
+      { trait_type: 'Eyes', value: 'Laser' },
+    ];
+    const sign = (quantity: number, signedTraits: typeof traits, signer: Wallet = buyer) =>
+      signer.account.signTypedData({
+        domain: { ...DOMAIN, chainId: 1 },
+        types: TYPES,
+        primaryType: 'CollectionOffer',
+        message: {
+          taker: buyer.account.address,
+          tokenAddress: token.tokenAddress as `0x${string}`,
+          quantity: BigInt(quantity),
+          price: BigInt(body.price) * ETHER,
+          startTime: seconds(body.start_time),
+          endTime: seconds(body.end_time),
+          traits: signedTraits.map((t) => ({ traitType: t.trait_type, value: t.value })),
+        },
+      });
+    const post = async (extra: Record<string, unknown>) => optional.rest('POST', '/v1/offers', { ...body, ...extra }, buyer.key);
+
+    const collectionOffer = await post({ signature: await sign(3, []) });
+    const traitOffer = await post({ traits, signature: await sign(3, traits) });
+    const otherQuantity = await post({ signature: await sign(2, []) });
+    const otherTraits = await post({ traits, signature: await sign(3, traits.slice(0, 1)) });
+    const byOwner = await post({ signature: await sign(3, [], token.owner) });
+
+    expect([collectionOffer.status, traitOffer.status]).toEqual([200, 200]);
+    expect([collectionOffer.body.kind, traitOffer.body.kind]).toEqual(['collection', 'trait']);
+    expect(traitOffer.body.signature).toMatch(/^0x[0-9a-f]{130}$/);
+    expectSignatureRefused(otherQuantity, 'recovers to');
+    expectSignatureRefused(otherTraits, 'recovers to');
+    expectSignatureRefused(byOwner, `recovers to ${token.owner.address}`);
+    const stored = await optional.ds.query(
+      'SELECT kind, quantity, signature FROM offers WHERE taker = $1 ORDER BY created_at',
+      [buyer.address],
+    );
+    expect(stored).toEqual([
+      { kind: 'collection', quantity: 3, signature: collectionOffer.body.signature },
+      { kind: 'trait', quantity: 3, signature: traitOffer.body.signature },
+    ]);
   });
 
   test('when a signed listing\'s price is changed with a new signature, then the new one is stored; changed without one, then the old is dropped', async () => {

@@ -32,6 +32,19 @@ export const EIP712_TYPES = {
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
   ],
+  CollectionOffer: [
+    { name: 'taker', type: 'address' },
+    { name: 'tokenAddress', type: 'address' },
+    { name: 'quantity', type: 'uint256' },
+    { name: 'price', type: 'uint256' },
+    { name: 'startTime', type: 'uint256' },
+    { name: 'endTime', type: 'uint256' },
+    { name: 'traits', type: 'Trait[]' },
+  ],
+  Trait: [
+    { name: 'traitType', type: 'string' },
+    { name: 'value', type: 'string' },
+  ],
 } as const;
 
 /** What a listing's maker signs: prices in the currency's smallest unit (18 decimals), times in Unix seconds, 0 for none. */
@@ -55,7 +68,22 @@ export interface OfferTerms {
   endTime: Date;
 }
 
-export type SignedTerms = { kind: 'Listing'; chainId: string; terms: ListingTerms } | { kind: 'Offer'; chainId: string; terms: OfferTerms };
+/** A collection offer (no traits) or a trait offer: the collection's contract, how many assets, which traits. */
+export interface CollectionOfferTerms {
+  taker: string;
+  tokenAddress: string;
+  quantity: number;
+  price: string;
+  startTime: Date;
+  endTime: Date;
+  /** In the order the offer gives them (and shows them). */
+  traits: Array<{ traitType: string; value: string }>;
+}
+
+export type SignedTerms =
+  | { kind: 'Listing'; chainId: string; terms: ListingTerms }
+  | { kind: 'Offer'; chainId: string; terms: OfferTerms }
+  | { kind: 'CollectionOffer'; chainId: string; terms: CollectionOfferTerms };
 
 const seconds = (d: Date | null): bigint => (d ? BigInt(Math.floor(d.getTime() / 1000)) : 0n);
 
@@ -77,6 +105,23 @@ export function typedDataOf(signed: SignedTerms) {
         acceptPrice: t.acceptPrice == null ? 0n : toUnits(t.acceptPrice),
         listingTime: seconds(t.listingTime),
         expirationTime: seconds(t.closingDate),
+      },
+    };
+  }
+  if (signed.kind === 'CollectionOffer') {
+    const t = signed.terms;
+    return {
+      domain,
+      types: EIP712_TYPES,
+      primaryType: 'CollectionOffer' as const,
+      message: {
+        taker: t.taker as `0x${string}`,
+        tokenAddress: t.tokenAddress as `0x${string}`,
+        quantity: BigInt(t.quantity),
+        price: toUnits(t.price),
+        startTime: seconds(t.startTime),
+        endTime: seconds(t.endTime),
+        traits: t.traits.map(({ traitType, value }) => ({ traitType, value })),
       },
     };
   }

@@ -7,7 +7,7 @@ import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
 import { UUID, checkText, required } from '../../common/validate';
 import { compareDecimals } from '../../common/decimal';
-import { checkSignature } from '../../common/eip712';
+import { checkSignature, SignedTerms } from '../../common/eip712';
 import { MAX_LENGTH } from '../../common/limits';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import type { Collection } from '../collection/collection.entity';
@@ -185,12 +185,22 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
   }
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   problems.throwIfAny();
-  const on = target!.kind === OfferKind.ITEM ? target!.asset : target!.collection;
-  // Collection and trait offers sign token id 0 (docs/signatures.md).
-  const tokenAddress = target!.kind === OfferKind.ITEM ? target!.asset.tokenAddress : target!.collection.contractAddress;
-  const tokenId = target!.kind === OfferKind.ITEM ? target!.asset.tokenId : '0';
-  const terms = { taker: caller.address, tokenAddress, tokenId, price: input.price!, startTime: input.startTime!, endTime: input.endTime! };
-  const signature = await checkSignature(problems, ctx.policy.signatures, input.signature, { kind: 'Offer', chainId: on.chainId, terms });
+  // An item offer signs an Offer; a collection or trait offer a CollectionOffer (docs/signatures.md).
+  const window = { taker: caller.address, price: input.price!, startTime: input.startTime!, endTime: input.endTime! };
+  const signed: SignedTerms =
+    target!.kind === OfferKind.ITEM
+      ? { kind: 'Offer', chainId: target!.asset.chainId, terms: { ...window, tokenAddress: target!.asset.tokenAddress, tokenId: target!.asset.tokenId } }
+      : {
+          kind: 'CollectionOffer',
+          chainId: target!.collection.chainId,
+          terms: {
+            ...window,
+            tokenAddress: target!.collection.contractAddress,
+            quantity: target!.quantity,
+            traits: target!.traits.map((t) => ({ traitType: t.trait_type, value: t.value })),
+          },
+        };
+  const signature = await checkSignature(problems, ctx.policy.signatures, input.signature, signed);
   problems.throwIfAny();
 
   const offerId = await withEvents(ctx.ds, async (m, events) => {
