@@ -442,7 +442,8 @@ async function pass(env: Record<string, string>, adminKey: string, dir: string, 
       log('running the import');
       rows.push(await benchImport(base, child.pid!, adminKey, Number(opts['import-rows'])));
     }
-    if (!opts['skip-events']) {
+    // The live events row needs subscriptions, which a baseline build may not have; --only picks workloads.
+    if (!opts['skip-events'] && !opts.only && !opts.baseline) {
       log('running the live events');
       rows.push(await eventsRow(base, child.pid!, adminKey));
     }
