@@ -24,6 +24,8 @@ const MAX_ENTRIES = 256;
 
 class StatisticsCache {
   private readonly entries = new Map<string, Entry>();
+  /** Computations under way, so that the requests that miss together compute once (no stampede at expiry). */
+  readonly computing = new Map<string, { snapshot: string; page: Promise<Page<StatisticsRecord>> }>();
 
   get(key: string, snapshot: string, now: number, maxAgeMs: number): Page<StatisticsRecord> | undefined {
     const entry = this.entries.get(key);
@@ -55,7 +57,8 @@ function rootOf(ds: DataSource): DataSource {
 
 /**
  * The page for `key` as computed under the current snapshot no longer than `maxAgeMs` ago, or `compute`'s
- * (run now and kept). One statement when the page is served from the cache.
+ * (run now and kept; requests that miss under the same snapshot while it runs share it). One statement
+ * when the page is served from the cache or from a computation under way.
  */
 export async function cachedStatistics(
   ds: DataSource,
@@ -70,7 +73,19 @@ export async function cachedStatistics(
   const [{ snapshot }] = (await ds.query('SELECT pg_current_snapshot()::text AS snapshot')) as Array<{ snapshot: string }>;
   const hit = cache.get(key, snapshot, now.getTime(), maxAgeMs);
   if (hit) return hit;
-  const page = await compute();
-  cache.set(key, snapshot, now.getTime(), page);
-  return page;
+  const running = cache.computing.get(key);
+  if (running?.snapshot === snapshot) {
+    const page = await running.page;
+    return { ...page, result: page.result.slice() };
+  }
+  const page = compute();
+  const computing = { snapshot, page };
+  cache.computing.set(key, computing);
+  try {
+    const computed = await page;
+    cache.set(key, snapshot, now.getTime(), computed);
+    return computed;
+  } finally {
+    if (cache.computing.get(key) === computing) cache.computing.delete(key);
+  }
 }

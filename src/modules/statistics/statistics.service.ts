@@ -3,7 +3,8 @@ import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { BadRequestError } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
-import { Params } from '../../common/sql';
+import { Params, prefixedColumns } from '../../common/sql';
+import { Collection } from '../collection/collection.entity';
 import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { cachedStatistics } from './statistics.cache';
@@ -107,6 +108,7 @@ function statisticsTable(
   collectionFilter: string,
   figures: Figures,
   collectionIds: readonly string[] | null = null,
+  collectionColumns = '',
 ): string {
   const sales =
     figures.sales === false
@@ -134,7 +136,7 @@ function statisticsTable(
       ${trend}::text AS "trendVolume", ${previous}::text AS "previousVolume",
       CASE WHEN ${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * ${previous} THEN 1 ELSE 0 END AS "isTrending",
       CASE WHEN ${trend} + ${previous} > 0 THEN (${trend} / (${trend} + ${previous}))::float8 ELSE 0 END AS "trendingScore",
-      COALESCE(v.volume, 0) AS volume_sort, f.floor_price AS floor_sort
+      COALESCE(v.volume, 0) AS volume_sort, f.floor_price AS floor_sort${collectionColumns ? `, ${collectionColumns}` : ''}
     FROM collections c
     LEFT JOIN ${sales} v ON v.collection_id = c.id
     ${floor}
@@ -165,10 +167,21 @@ function withPeriod(rows: StatisticsRecord[], period: Period, now: Date): Statis
  */
 export async function listStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
   const maxAgeMs = ctx.policy.statisticsMaxAgeMs ?? 0;
-  if (maxAgeMs <= 0) return computeStatistics(ctx, args);
+  if (maxAgeMs <= 0) {
+    const computed = await computeStatistics(ctx, args);
+    primeCollections(ctx, computed);
+    return computed;
+  }
   const { period, chainId, orderBy, isTrending, limit, page, direction, countRemaining } = args;
   const key = JSON.stringify([period, chainId, orderBy, isTrending, limit, page, direction, countRemaining]);
-  return cachedStatistics(ctx.ds, key, clock.now(), maxAgeMs, () => computeStatistics(ctx, args));
+  const served = await cachedStatistics(ctx.ds, key, clock.now(), maxAgeMs, () => computeStatistics(ctx, args));
+  primeCollections(ctx, served);
+  return served;
+}
+
+/** The page's collections, read with it (and as of its snapshot), go to the request's loader. */
+function primeCollections(ctx: Context, page: Page<StatisticsRecord>): void {
+  for (const record of page.result) if (record.collectionRow) ctx.loaders.collectionById.prime(record.collectionId, record.collectionRow);
 }
 
 async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
@@ -197,10 +210,11 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     // The figures the ordering did not need, for this page's collections only, at the same moment.
     // Only those: the figures the page was sorted and filtered by stay as that statement saw them.
     const ids = page.result.map((r) => r.collectionId);
-    const full = new Map((await figuresFor(ctx.ds, ids, period, now, false)).map((r) => [r.collectionId, r]));
+    const full = new Map((await figuresFor(ctx.ds, ids, period, now, false, true)).map((r) => [r.collectionId, r]));
     for (const row of page.result) {
       const more = full.get(row.collectionId);
       if (!more) continue;
+      row.collectionRow = more.collectionRow;
       if (!figures.floor) {
         const { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId } = more;
         Object.assign(row, { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId });
@@ -213,10 +227,27 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   return page;
 }
 
-function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date, sales = true): Promise<StatisticsRecord[]> {
+/** The prefix of the joined collection's columns in a row of figuresFor (`"c:name"`). */
+const JOINED = 'c:';
+
+/** `withCollection`: each record carries its collection's row (collectionRow), from the same statement. */
+async function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date, sales = true, withCollection = false): Promise<StatisticsRecord[]> {
   const p = new Params();
-  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true, sales }, ids);
-  return ds.query(`SELECT ${COLUMNS} FROM ${table}`, p.values);
+  const metadata = ds.getMetadata(Collection);
+  const joined = withCollection ? prefixedColumns(metadata, 'c', JOINED) : '';
+  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true, sales }, ids, joined);
+  const extra = withCollection ? `, ${metadata.columns.map((c) => `t."${JOINED}${c.propertyName}"`).join(', ')}` : '';
+  const rows: Array<Record<string, unknown>> = await ds.query(`SELECT ${COLUMNS}${extra} FROM ${table}`, p.values);
+  if (!withCollection) return rows as unknown as StatisticsRecord[];
+  return rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    const collection: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row)) {
+      if (key.startsWith(JOINED)) collection[key.slice(JOINED.length)] = value;
+      else record[key] = value;
+    }
+    return Object.assign(record, { collectionRow: collection }) as unknown as StatisticsRecord;
+  });
 }
 
 /** One record per collection for `Collection.statistics(period)`, batched by the loader. */

@@ -1,3 +1,4 @@
+import type { Collection } from '../collection/collection.entity';
 import { ArgsType, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
@@ -66,7 +67,7 @@ export class StatisticsRecord {
   @Field(() => Date, { description: 'End of the period (exclusive): asOf. Periods are half-open, [periodStart, periodEnd)' })
   periodEnd: Date;
 
-  @Field(() => Date, { description: 'The moment every figure of the record holds for (the request\'s now)' })
+  @Field(() => Date, { description: 'The moment every figure of the record holds for: when its page was computed (at most STATISTICS_MAX_AGE_MS before the request)' })
   asOf: Date;
 
   @Field(() => Float, {
@@ -79,6 +80,9 @@ export class StatisticsRecord {
 
   @Field(() => PriceScalar, { description: 'Volume of the window of equal length before it' })
   previousVolume: string;
+
+  /** The collection's row, read in the page's own statement: `collection` costs no statement of its own. */
+  collectionRow?: Collection;
 }
 
 /** The listing that sets a record's floor, at the record's asOf. */
