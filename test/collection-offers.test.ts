@@ -15,7 +15,7 @@ const CREATE = /* GraphQL */ `
   }`;
 const ACCEPT = /* GraphQL */ `
   mutation ($offerId: ID!, $tokenAddress: Address, $tokenId: TokenId) {
-    acceptOffer(offerId: $offerId, tokenAddress: $tokenAddress, tokenId: $tokenId) { id seller buyer price offer { id status filled quantity } }
+    acceptOffer(offerId: $offerId, tokenAddress: $tokenAddress, tokenId: $tokenId) { id seller buyer price unit offer { id status filled quantity } }
   }`;
 
 const bg = (value: string) => [{ trait_type: 'Background', value }, { trait_type: 'Eyes', value: 'Laser' }];
@@ -48,12 +48,13 @@ describe('collection offers', () => {
 
     const first = await accept(offer.id, assets[0]);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ seller: assets[0].owner.address, buyer: buyer.address, asset_id: assets[0].id, price_decimal: '0.1' });
+    expect(first.body).toMatchObject({ seller: assets[0].owner.address, buyer: buyer.address, asset_id: assets[0].id, price_decimal: '0.1', unit: 1 });
     expect(first.body.offer).toMatchObject({ status: 'active', filled: 1, quantity: 2 });
 
     const second = await server.gql(ACCEPT, { offerId: offer.id, tokenAddress: assets[1].tokenAddress, tokenId: assets[1].tokenId }, assets[1].owner.key);
     expect(second.body.errors).toBeUndefined();
     expect(second.body.data.acceptOffer.offer).toMatchObject({ status: 'ACCEPTED', filled: 2 });
+    expect(second.body.data.acceptOffer.unit).toBe(2);
 
     const third = await accept(offer.id, assets[2]);
     expect(third.status).toBe(409);

@@ -1,4 +1,4 @@
-import { ArgsType, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
@@ -54,6 +54,11 @@ export class Order {
 
   @Field(() => OrderStatus)
   status: OrderStatus;
+
+  @Field(() => Int, {
+    description: 'Which unit of its offer this sale filled: 1 for an item offer; 1 to quantity for a collection or trait offer, in the order they were filled',
+  })
+  unit: number;
 
   @Field(() => Date)
   createdAt: Date;

@@ -109,6 +109,7 @@ export const ORDER = `
   ${price('price', 'price')}
   seller
   buyer
+  unit
   asset_id: assetId
   listing_id: listingId
   created_at: createdAt
