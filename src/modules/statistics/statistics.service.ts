@@ -4,6 +4,8 @@ import { clock } from '../../common/clock';
 import { BadRequestError } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params, prefixedColumns } from '../../common/sql';
+import { Category } from '../catalog/category.entity';
+import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
@@ -137,7 +139,9 @@ function statisticsTable(
       CASE WHEN ${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * ${previous} THEN 1 ELSE 0 END AS "isTrending",
       CASE WHEN ${trend} + ${previous} > 0 THEN (${trend} / (${trend} + ${previous}))::float8 ELSE 0 END AS "trendingScore",
       COALESCE(v.volume, 0) AS volume_sort, f.floor_price AS floor_sort${collectionColumns ? `, ${collectionColumns}` : ''}
-    FROM collections c
+    FROM collections c${collectionColumns ? `
+    LEFT JOIN chains ch ON ch.id = c.chain_id
+    LEFT JOIN categories cat ON cat.id = c.category_id` : ''}
     LEFT JOIN ${sales} v ON v.collection_id = c.id
     ${floor}
     ${holders}
@@ -179,9 +183,13 @@ export async function listStatistics(ctx: Context, args: StatisticsArgs): Promis
   return served;
 }
 
-/** The page's collections, read with it (and as of its snapshot), go to the request's loader. */
+/** The page's collections, their chains and categories, read with it (as of its snapshot), go to the request's loaders. */
 function primeCollections(ctx: Context, page: Page<StatisticsRecord>): void {
-  for (const record of page.result) if (record.collectionRow) ctx.loaders.collectionById.prime(record.collectionId, record.collectionRow);
+  for (const { collectionRow, chainRow, categoryRow } of page.result) {
+    if (collectionRow) ctx.loaders.collectionById.prime(collectionRow.id, collectionRow);
+    if (chainRow) ctx.loaders.chainById.prime(chainRow.id, chainRow);
+    if (categoryRow) ctx.loaders.categoryById.prime(categoryRow.id, categoryRow);
+  }
 }
 
 async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
@@ -214,7 +222,7 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     for (const row of page.result) {
       const more = full.get(row.collectionId);
       if (!more) continue;
-      row.collectionRow = more.collectionRow;
+      Object.assign(row, { collectionRow: more.collectionRow, chainRow: more.chainRow, categoryRow: more.categoryRow });
       if (!figures.floor) {
         const { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId } = more;
         Object.assign(row, { floorPrice, floorListingId, floorAssetId, floorTokenAddress, floorTokenId });
@@ -227,26 +235,35 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   return page;
 }
 
-/** The prefix of the joined collection's columns in a row of figuresFor (`"c:name"`). */
-const JOINED = 'c:';
+/** The rows joined to a record of figuresFor, each under its prefix (`"c:name"`), and the record's field for it. */
+const JOINED = [
+  { entity: Collection, alias: 'c', prefix: 'c:', field: 'collectionRow' },
+  { entity: Chain, alias: 'ch', prefix: 'ch:', field: 'chainRow' },
+  { entity: Category, alias: 'cat', prefix: 'cat:', field: 'categoryRow' },
+] as const;
 
-/** `withCollection`: each record carries its collection's row (collectionRow), from the same statement. */
-async function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date, sales = true, withCollection = false): Promise<StatisticsRecord[]> {
+/**
+ * `withRows`: each record carries its collection's row, and the collection's chain and category, from the
+ * same statement (collectionRow, chainRow, categoryRow; categoryRow null when it has none).
+ */
+async function figuresFor(ds: DataSource, ids: readonly string[], period: Period, now: Date, sales = true, withRows = false): Promise<StatisticsRecord[]> {
   const p = new Params();
-  const metadata = ds.getMetadata(Collection);
-  const joined = withCollection ? prefixedColumns(metadata, 'c', JOINED) : '';
-  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true, sales }, ids, joined);
-  const extra = withCollection ? `, ${metadata.columns.map((c) => `t."${JOINED}${c.propertyName}"`).join(', ')}` : '';
-  const rows: Array<Record<string, unknown>> = await ds.query(`SELECT ${COLUMNS}${extra} FROM ${table}`, p.values);
-  if (!withCollection) return rows as unknown as StatisticsRecord[];
+  const joined = JOINED.map((j) => ({ ...j, metadata: ds.getMetadata(j.entity) }));
+  const inner = withRows ? joined.map((j) => prefixedColumns(j.metadata, j.alias, j.prefix)).join(', ') : '';
+  const table = statisticsTable(p, period, now, `c.id = ANY(${p.add(ids)}::uuid[])`, { floor: true, holders: true, sales }, ids, inner);
+  const outer = withRows ? `, ${joined.flatMap((j) => j.metadata.columns.map((c) => `t."${j.prefix}${c.propertyName}"`)).join(', ')}` : '';
+  const rows: Array<Record<string, unknown>> = await ds.query(`SELECT ${COLUMNS}${outer} FROM ${table}`, p.values);
+  if (!withRows) return rows as unknown as StatisticsRecord[];
   return rows.map((row) => {
     const record: Record<string, unknown> = {};
-    const collection: Record<string, unknown> = {};
+    const parts = joined.map(() => ({}) as Record<string, unknown>);
     for (const [key, value] of Object.entries(row)) {
-      if (key.startsWith(JOINED)) collection[key.slice(JOINED.length)] = value;
-      else record[key] = value;
+      const i = joined.findIndex((j) => key.startsWith(j.prefix));
+      if (i < 0) record[key] = value;
+      else parts[i][key.slice(joined[i].prefix.length)] = value;
     }
-    return Object.assign(record, { collectionRow: collection }) as unknown as StatisticsRecord;
+    joined.forEach((j, i) => (record[j.field] = parts[i].id == null ? null : parts[i]));
+    return record as unknown as StatisticsRecord;
   });
 }
 

@@ -1,3 +1,5 @@
+import type { Category } from '../catalog/category.entity';
+import type { Chain } from '../chain/chain.entity';
 import type { Collection } from '../collection/collection.entity';
 import { ArgsType, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
@@ -81,8 +83,13 @@ export class StatisticsRecord {
   @Field(() => PriceScalar, { description: 'Volume of the window of equal length before it' })
   previousVolume: string;
 
-  /** The collection's row, read in the page's own statement: `collection` costs no statement of its own. */
+  /**
+   * The collection's row, and its chain's and category's, read in the page's own statement: `collection`,
+   * `chain` and `collection.category` cost no statement of their own.
+   */
   collectionRow?: Collection;
+  chainRow?: Chain;
+  categoryRow?: Category | null;
 }
 
 /** The listing that sets a record's floor, at the record's asOf. */
