@@ -52,6 +52,21 @@ export function prefixedColumns(metadata: EntityMetadata, alias: string, prefix:
 }
 
 /**
+ * Moves the prefixed columns of joined rows (prefixedColumns) out of `row`: one object per prefix, in
+ * the order given, null when its `id` is null (a LEFT JOIN that found nothing).
+ */
+export function takeJoined(row: Record<string, unknown>, prefixes: readonly string[]): Array<Record<string, unknown> | null> {
+  const parts = prefixes.map(() => ({}) as Record<string, unknown>);
+  for (const key of Object.keys(row)) {
+    const i = prefixes.findIndex((prefix) => key.startsWith(prefix));
+    if (i < 0) continue;
+    parts[i][key.slice(prefixes[i].length)] = row[key];
+    delete row[key];
+  }
+  return parts.map((part) => (part.id == null ? null : part));
+}
+
+/**
  * The rows an `UPDATE ... RETURNING` changed. TypeORM's postgres driver answers UPDATE and DELETE with
  * `[rows, rowCount]` (other statements with the rows alone), so `const [row] = await m.query(...)` would
  * take the array for a row; use this for every conditional update whose effect matters.

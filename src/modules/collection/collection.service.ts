@@ -1,7 +1,9 @@
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
-import { columnsFor, Params, selectColumns } from '../../common/sql';
+import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
+import { Category } from '../catalog/category.entity';
+import { Chain } from '../chain/chain.entity';
 import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
@@ -49,9 +51,14 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
   if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
   const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
+  // The chains and categories the selection reads come in the page's statement (one row each per collection).
+  const joins = [
+    fields?.has('chain') && { sql: 'LEFT JOIN chains ch ON ch.id = t.chain_id', entity: Chain, alias: 'ch', prefix: 'ch:' },
+    fields?.has('category') && { sql: 'LEFT JOIN categories cat ON cat.id = t.category_id', entity: Category, alias: 'cat', prefix: 'cat:' },
+  ].filter((j) => j !== false && j !== undefined);
   const page = await fetchPage<Collection>(ctx.ds, {
-    from: 'collections t',
-    columns: columns.sql,
+    from: ['collections t', ...joins.map((j) => j.sql)].join(' '),
+    columns: [columns.sql, ...joins.map((j) => prefixedColumns(ctx.ds.getMetadata(j.entity), j.alias, j.prefix))].join(', '),
     idExpression: 't.id',
     where,
     params: p,
@@ -59,6 +66,16 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     orderBy: args.orderBy,
     args,
   });
+  if (joins.length) {
+    const prefixes = joins.map((j) => j.prefix);
+    for (const c of page.result) {
+      takeJoined(c as unknown as Record<string, unknown>, prefixes).forEach((row, i) => {
+        if (!row) return;
+        if (joins[i].entity === Chain) ctx.loaders.chainById.prime(row.id as string, row as unknown as Chain);
+        else ctx.loaders.categoryById.prime(row.id as string, row as unknown as Category);
+      });
+    }
+  }
   // Only whole rows may stand in the loader's cache: asset.collection may ask for any field.
   if (columns.complete) for (const c of page.result) ctx.loaders.collectionById.prime(c.id, c);
   markAssets(page.result, args.includeAssets);

@@ -3,7 +3,7 @@ import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { BadRequestError } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
-import { Params, prefixedColumns } from '../../common/sql';
+import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
@@ -254,16 +254,11 @@ async function figuresFor(ds: DataSource, ids: readonly string[], period: Period
   const outer = withRows ? `, ${joined.flatMap((j) => j.metadata.columns.map((c) => `t."${j.prefix}${c.propertyName}"`)).join(', ')}` : '';
   const rows: Array<Record<string, unknown>> = await ds.query(`SELECT ${COLUMNS}${outer} FROM ${table}`, p.values);
   if (!withRows) return rows as unknown as StatisticsRecord[];
+  const prefixes = joined.map((j) => j.prefix);
   return rows.map((row) => {
-    const record: Record<string, unknown> = {};
-    const parts = joined.map(() => ({}) as Record<string, unknown>);
-    for (const [key, value] of Object.entries(row)) {
-      const i = joined.findIndex((j) => key.startsWith(j.prefix));
-      if (i < 0) record[key] = value;
-      else parts[i][key.slice(joined[i].prefix.length)] = value;
-    }
-    joined.forEach((j, i) => (record[j.field] = parts[i].id == null ? null : parts[i]));
-    return record as unknown as StatisticsRecord;
+    const parts = takeJoined(row, prefixes);
+    joined.forEach((j, i) => (row[j.field] = parts[i]));
+    return row as unknown as StatisticsRecord;
   });
 }
 
