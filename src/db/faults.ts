@@ -68,9 +68,10 @@ function attemptsFor(runner: QueryRunner): number {
 /**
  * Makes one query runner meet connection failures: every one becomes an UnavailableError (503). Outside
  * a transaction, a statement that certainly changed nothing (a read, or one that never reached the
- * server) is run again on another connection first (up to attemptsFor: never on the same one). Inside a transaction, a failure on any statement
- * but COMMIT (or on COMMIT before it was sent) means the transaction did not commit: the error is marked
- * so that `transaction()` runs the whole transaction again (see withConnectionFaultHandling).
+ * server) is run again on another connection first (up to attemptsFor times, never on the same one).
+ * Inside a transaction, a failure on any statement but COMMIT (or on COMMIT before it was sent) means the
+ * transaction did not commit: the error is marked so that `transaction()` runs the whole transaction
+ * again (see withConnectionFaultHandling).
  */
 function guardRunner(runner: PgQueryRunner): QueryRunner {
   const query = runner.query;
