@@ -60,8 +60,8 @@ function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: 
  * still hold idle connections whose backends are gone but whose goodbye has not arrived yet: each failed
  * attempt drops one of them, so the last attempt runs on a connection opened for it.
  */
-function attemptsFor(runner: QueryRunner): number {
-  const poolSize = (runner.connection?.options as { poolSize?: number } | undefined)?.poolSize ?? 10;
+function attemptsFor(ds: DataSource | undefined): number {
+  const poolSize = (ds?.options as { poolSize?: number } | undefined)?.poolSize ?? 10;
   return poolSize + 1;
 }
 
@@ -93,7 +93,7 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
     return release.call(this, err);
   };
 
-  const attempts = attemptsFor(runner);
+  const attempts = attemptsFor(runner.connection);
   async function attempt(sql: string, parameters: unknown[] | undefined, structured: boolean | undefined, tries: number): Promise<never> {
     const retried = tries > 1;
     const inTransaction = runner.isTransactionActive;
@@ -131,12 +131,12 @@ export function withConnectionFaultHandling(ds: DataSource): DataSource {
   driver.createQueryRunner = (mode: string) => guardRunner(create(mode) as PgQueryRunner);
   const transaction = ds.transaction;
   ds.transaction = async function retryingTransaction(this: DataSource, ...args: unknown[]) {
-    const attempts = (this.options as { poolSize?: number }).poolSize ?? 10;
+    const attempts = attemptsFor(this);
     for (let tries = 1; ; tries++) {
       try {
         return await (transaction as (...a: unknown[]) => Promise<unknown>).apply(this, args);
       } catch (err) {
-        if (!uncommitted.has(err as object) || tries > attempts) throw err;
+        if (!uncommitted.has(err as object) || tries >= attempts) throw err;
       }
     }
   } as DataSource['transaction'];

@@ -52,6 +52,12 @@ export function countSqlStatement(queryRunner?: QueryRunner): void {
  * statement for that request. This replaces an AsyncLocalStorage, whose promise hooks cost every
  * promise of the process about a quarter of the throughput of the large responses.
  */
+/** The service's data source behind a request's view of it (scopedDataSource), or `ds` itself. */
+export function rootDataSource(ds: DataSource): DataSource {
+  const proto = Object.getPrototypeOf(ds) as unknown;
+  return proto instanceof DataSource ? proto : ds;
+}
+
 export function scopedDataSource(ds: DataSource, scope: RequestScope): DataSource {
   const view = Object.create(ds) as DataSource;
   let manager: EntityManager | undefined;

@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { rootDataSource } from '../../common/request/scope';
 import type { Page } from '../../common/pagination';
 import type { StatisticsRecord } from './statistics.types';
 
@@ -47,13 +48,8 @@ class StatisticsCache {
   }
 }
 
-/** One cache per database: a request's data source is a view whose prototype is the service's. */
+/** One cache per database (the service's data source, not a request's view of it). */
 const caches = new WeakMap<DataSource, StatisticsCache>();
-
-function rootOf(ds: DataSource): DataSource {
-  const proto = Object.getPrototypeOf(ds) as unknown;
-  return proto instanceof DataSource ? proto : ds;
-}
 
 /**
  * The page for `key` as computed under the current snapshot no longer than `maxAgeMs` ago, or `compute`'s
@@ -67,7 +63,7 @@ export async function cachedStatistics(
   maxAgeMs: number,
   compute: () => Promise<Page<StatisticsRecord>>,
 ): Promise<Page<StatisticsRecord>> {
-  const root = rootOf(ds);
+  const root = rootDataSource(ds);
   let cache = caches.get(root);
   if (!cache) caches.set(root, (cache = new StatisticsCache()));
   const [{ snapshot }] = (await ds.query('SELECT pg_current_snapshot()::text AS snapshot')) as Array<{ snapshot: string }>;
