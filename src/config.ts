@@ -63,6 +63,8 @@ export interface Config {
   maxAliases: number;
   /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
   compression: boolean;
+  /** Known queries that PostgreSQL can answer whole run as one JSON-building statement (app/graphql/sql-plan.ts). */
+  sqlPlans: boolean;
   /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
   slowRequestMs: number;
   slowStatementMs: number;
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     metrics: onOff('METRICS', env.METRICS, true),
     compression: onOff('COMPRESSION', env.COMPRESSION, true),
+    sqlPlans: onOff('SQL_PLANS', env.SQL_PLANS, true),
     maxAliases: intFromEnv('GRAPHQL_MAX_ALIASES', 15),
     slowRequestMs: intFromEnv('SLOW_REQUEST_MS', 1000),
     slowStatementMs: intFromEnv('SLOW_STATEMENT_MS', 500),

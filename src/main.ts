@@ -27,6 +27,7 @@ async function serve(): Promise<void> {
     corsOrigins: config.corsOrigins,
     metrics: config.metrics,
     compression: config.compression,
+    sqlPlans: config.sqlPlans,
     maxAliases: config.maxAliases,
     slowRequestMs: config.slowRequestMs,
     rateLimit: config.rateLimit,

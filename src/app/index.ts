@@ -19,6 +19,7 @@ import { createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, CompiledOperations } from './graphql/lean';
+import { planOperation } from './graphql/sql-plan';
 import { redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
@@ -57,6 +58,11 @@ export interface AppOptions {
   maxAliases?: number;
   /** gzip/br for responses over 1 KB when the client accepts it (COMPRESSION=off: false). Default true. */
   compression?: boolean;
+  /**
+   * Known queries whose whole selection PostgreSQL can answer run as one statement that builds their JSON
+   * (SQL_PLANS=off: false; app/graphql/sql-plan.ts). Default true.
+   */
+  sqlPlans?: boolean;
   /** Rate limits of /graphql and /v1; none when absent (main.ts passes the configured ones). */
   rateLimit?: RateLimitSettings | null;
   /** Seconds an Idempotency-Key's record is kept; default 24 h. */
@@ -160,7 +166,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
   const production = options.production ?? false;
-  const compiledOperations = new CompiledOperations();
+  const compiledOperations = new CompiledOperations(options.sqlPlans ?? true ? (operation) => planOperation(schema, ds, operation) : undefined);
   const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
   const apollo = new ApolloServer<Context>({
     // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.

@@ -183,10 +183,15 @@ function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): s
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
 }
 
-function orderClause(q: ListQuery): string {
-  const dir = q.args.direction === SortDirection.ASC ? 'ASC' : 'DESC';
+/** A list's ORDER BY: the sort key, then the id to break ties, both in the page's direction. */
+export function orderBySql(sort: SortKey, idExpression: string, direction: SortDirection): string {
+  const dir = direction === SortDirection.ASC ? 'ASC' : 'DESC';
   // NULLS LAST only where nulls can occur: on a NOT NULL key it would stop an index from giving the order.
-  return `${q.sort.expression} ${dir}${q.sort.nullable ? ' NULLS LAST' : ''}, ${q.idExpression} ${dir}`;
+  return `${sort.expression} ${dir}${sort.nullable ? ' NULLS LAST' : ''}, ${idExpression} ${dir}`;
+}
+
+function orderClause(q: ListQuery): string {
+  return orderBySql(q.sort, q.idExpression, q.args.direction);
 }
 
 function toPage<T>(rows: Record<string, unknown>[], offset: number, q: ListQuery): Page<T> {

@@ -7,6 +7,7 @@ import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
 import { checkVariables } from '../../common/limits';
 import { ValidationError } from '../../common/errors';
+import type { SqlPlan } from './sql-plan';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
 
@@ -29,6 +30,7 @@ export async function runOperation(
   variables: Record<string, unknown>,
   context: Context,
   compiled?: CompiledQuery,
+  plan?: SqlPlan,
 ): Promise<ExecutionResult> {
   // Text PostgreSQL cannot store, non-finite numbers, huge arrays, deep JSON: refused before any resolver.
   // A query only reads: with read replicas, its statements may go to one (a mutation's never do).
@@ -37,11 +39,14 @@ export async function runOperation(
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
   const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
   if (coercion.errors) return { errors: coercion.errors };
-  return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () =>
-    compiled
+  return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
+    // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).
+    const data = plan && (await plan.run(context, coercion.coerced));
+    if (data) return { data };
+    return compiled
       ? compiled.query(undefined, context, variables)
-      : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value }),
-  );
+      : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value });
+  });
 }
 
 /** A query operation Apollo has validated and graphql-jit compiled. */

@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
 import { KnownOperation, OperationMemory, runOperation } from './jit';
+import type { SqlPlan } from './sql-plan';
 
 /** At most this many documents are remembered (by their text); later ones keep going through Apollo. */
 const MAX_KNOWN = 1000;
@@ -13,16 +14,19 @@ const MAX_KNOWN = 1000;
  * compiled, by their text and operation name. Only such documents take the lean path.
  */
 export class CompiledOperations implements OperationMemory {
-  private readonly byText = new Map<string, KnownOperation>();
+  private readonly byText = new Map<string, KnownOperation & { plan?: SqlPlan }>();
+
+  /** `plan`: the SQL plan of an operation (sql-plan.ts), made once when it is remembered; none when absent. */
+  constructor(private readonly plan?: (operation: OperationDefinitionNode) => SqlPlan | undefined) {}
 
   remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void {
     if (query === undefined || known.operation.operation !== 'query') return;
     const key = `${operationName ?? ''}\u0000${query}`;
     if (this.byText.has(key) || this.byText.size >= MAX_KNOWN) return;
-    this.byText.set(key, known);
+    this.byText.set(key, { ...known, plan: this.plan?.(known.operation) });
   }
 
-  find(query: string, operationName: string | null | undefined): KnownOperation | undefined {
+  find(query: string, operationName: string | null | undefined): (KnownOperation & { plan?: SqlPlan }) | undefined {
     return this.byText.get(`${operationName ?? ''}\u0000${query}`);
   }
 }
@@ -60,7 +64,7 @@ export async function answerCompiled(
   if (!found) return false;
   const scope = req.scope;
   scope.operation = operationName ?? undefined;
-  const result = await runOperation(schema, largeQueries, found.document, found.operation, (variables ?? {}) as Record<string, unknown>, newContext(scope), found.compiled);
+  const result = await runOperation(schema, largeQueries, found.document, found.operation, (variables ?? {}) as Record<string, unknown>, newContext(scope), found.compiled, found.plan);
   if (result.errors?.length) {
     scope.sqlStatements = 0;
     scope.readFrom = undefined;

@@ -83,7 +83,8 @@ export async function prefetchAssetRelations(loaders: RelationLoaders, assets: r
 /** Columns every asset row carries whatever is asked: field resolvers (collection, chain, listing, status) use them. */
 const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 
-const SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRICE>, SortKey> = {
+/** The sort keys of asset lists (by current price, the list joins the active listing: assetListBase). */
+export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRICE>, SortKey> = {
   [AssetOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
   [AssetOrderBy.UPDATED_AT]: { expression: 't.updated_at', sqlType: 'timestamptz' },
   [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
@@ -105,9 +106,9 @@ export function assetListBase(
   if (filtersOnListing || args.orderBy === AssetOrderBy.CURRENT_PRICE) {
     const now = p.add(clock.now());
     from += ` LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', now)}) l ON true`;
-    sort = args.orderBy === AssetOrderBy.CURRENT_PRICE ? { expression: currentPriceSql('l', now), sqlType: 'numeric', nullable: true } : SORTS[args.orderBy];
+    sort = args.orderBy === AssetOrderBy.CURRENT_PRICE ? { expression: currentPriceSql('l', now), sqlType: 'numeric', nullable: true } : ASSET_SORTS[args.orderBy];
   } else {
-    sort = SORTS[args.orderBy as keyof typeof SORTS];
+    sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
   }
   return {
     from,

@@ -10,7 +10,8 @@ import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
 import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, UpdateCollectionInput } from './collection.inputs';
 
-const SORT: Record<CollectionOrderBy, SortKey> = {
+/** The sort keys of collection lists. */
+export const COLLECTION_SORTS: Record<CollectionOrderBy, SortKey> = {
   [CollectionOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
   [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
   [CollectionOrderBy.TOTAL_SUPPLY]: { expression: 't.total_supply', sqlType: 'integer', nullable: true },
@@ -62,7 +63,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     idExpression: 't.id',
     where,
     params: p,
-    sort: SORT[args.orderBy],
+    sort: COLLECTION_SORTS[args.orderBy],
     orderBy: args.orderBy,
     args,
   });

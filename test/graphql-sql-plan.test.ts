@@ -1,0 +1,188 @@
+import { startServer, TestServer } from './setup/server';
+import { saveAsset, saveCollection, CollectionRow } from './factories/marketplace';
+
+/**
+ * SQL plans (src/app/graphql/sql-plan.ts): from its third use, a known query whose selection PostgreSQL
+ * can answer whole runs as one statement that builds the JSON. The first answer of each document here
+ * comes from the resolvers (graphql-js), the third from the plan: they must be the same bytes. Each
+ * planned document reads a nested relation, which the resolvers need a second statement for, so an
+ * answer in one statement shows that the plan answered it.
+ */
+let server: TestServer;
+let collection: CollectionRow;
+let second: CollectionRow;
+let owner: string;
+const BIG_TOKEN = ((1n << 256n) - 1n).toString();
+const ODD_NAME = 'Quote " backslash \\ newline \n tab \t ctrl \u0001 émoji 🐙 </script>';
+
+beforeAll(async () => {
+  server = await startServer();
+  const { key, address } = await server.key();
+  owner = address;
+  collection = await saveCollection(server, key, {
+    name: ODD_NAME,
+    totalSupply: 1000,
+    description: { text: 'Deep "json"', n: 12.5, list: [1, 'two', null, { k: true }], unicode: '日本' },
+    twitterUsername: 'plans',
+    discordUrl: 'https://discord.example/p',
+  });
+  second = await saveCollection(server, key, { name: 'Second of the owner' });
+  await saveAsset(server, key, collection, address, { name: 'Same name', tokenId: '7' });
+  await saveAsset(server, key, collection, address, { name: 'Same name', tokenId: BIG_TOKEN, animationUrl: 'https://example.com/a.mp4' });
+  await saveAsset(server, key, collection, address, { name: ODD_NAME, tokenId: '42', metadata: { attributes: [{ trait_type: 'x', value: 'y "z"' }], nested: { a: [1, 2.5] } } });
+  await saveAsset(server, key, collection, address, { name: 'Alpha', tokenId: '8', externalLink: 'https://example.com/e' });
+}, 60_000);
+afterAll(() => server.close());
+
+async function post(query: string, variables: Record<string, unknown> = {}) {
+  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  return { status: res.status, text: await res.text(), sql: Number(res.headers.get('x-sql-statements')) };
+}
+
+/** The first answer (resolvers) and the third (lean path, with the plan when there is one). */
+async function firstAndThird(query: string, variables: Record<string, unknown> = {}) {
+  const first = await post(query, variables);
+  await post(query, variables);
+  const third = await post(query, variables);
+  return { first, third };
+}
+
+const ASSET_FIELDS = 'id collectionId chainId tokenAddress tokenId name description imageUrl animationUrl externalLink metadata owner createdAt updatedAt';
+const COLLECTION_FIELDS =
+  'id chainId contractAddress owner totalSupply categoryId name slug description imageUrl discordUrl telegramUrl externalUrl twitterUsername instagramUsername status createdAt updatedAt';
+
+describe('queries answered by one JSON-building statement', () => {
+  test('when collections with their assets are read with every plain field, then the planned answer is the same bytes in one statement', async () => {
+    const query = `query ($owner: Address!) {
+      __typename
+      collections(limit: 5, orderBy: NAME, direction: ASC, ownerAddress: $owner) {
+        __typename
+        result { __typename ${COLLECTION_FIELDS} assets(limit: 3, orderBy: TOKEN_ID, direction: DESC) { __typename result { __typename ${ASSET_FIELDS} } } }
+      }
+    }`;
+    const { first, third } = await firstAndThird(query, { owner });
+    expect(first.status).toBe(200);
+    expect(first.sql).toBe(2);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const data = JSON.parse(third.text).data;
+    expect(data.collections.result.map((c: { name: string }) => c.name)).toEqual([ODD_NAME, 'Second of the owner']);
+    expect(data.collections.result[0].assets.result.map((a: { tokenId: string }) => a.tokenId)).toEqual([BIG_TOKEN, '42', '8']);
+    expect(data.collections.result[0].description.unicode).toBe('日本');
+    expect(data.collections.result[0].status).toBe('UNVERIFIED');
+    expect(data.collections.result[1].assets.result).toEqual([]);
+  });
+
+  test('when assets of a collection are read by name with aliases and their collection, then ties and aliases come out as the resolvers give them', async () => {
+    const query = `query ($c: String!) {
+      page: assets(collectionId: $c, orderBy: NAME, direction: ASC, limit: 4) {
+        result { token: tokenId label: name metadata createdAt collection { id name description totalSupply } owner }
+      }
+    }`;
+    const { first, third } = await firstAndThird(query, { c: collection.id.toUpperCase() });
+    expect(first.sql).toBe(2);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    expect(JSON.parse(third.text).data.page.result.map((a: { label: string }) => a.label)).toEqual(['Alpha', 'Same name', 'Same name', ODD_NAME].sort());
+  });
+
+  test('when one asset is read by a 256-bit token id with its collection, beside other roots, then the answer is the same bytes in one statement', async () => {
+    const query = `query ($a: Address!, $t: TokenId!, $c: String!) {
+      asset(tokenAddress: $a, tokenId: $t) { ${ASSET_FIELDS} collection { ${COLLECTION_FIELDS} } }
+      again: asset(tokenAddress: $a, tokenId: "42", chainId: "1") { name tokenId }
+      assets(collectionId: $c, limit: 1, orderBy: TOKEN_ID, direction: ASC) { result { tokenId } }
+    }`;
+    const { first, third } = await firstAndThird(query, { a: collection.contractAddress.toUpperCase().replace('0X', '0x'), t: BIG_TOKEN, c: collection.id });
+    expect(first.status).toBe(200);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const data = JSON.parse(third.text).data;
+    expect(data.asset.tokenId).toBe(BIG_TOKEN);
+    expect(data.asset.animationUrl).toBe('https://example.com/a.mp4');
+    expect(data.again.name).toBe(ODD_NAME);
+    expect(data.assets.result).toEqual([{ tokenId: '7' }]);
+  });
+});
+
+describe('where the resolvers must answer, the plan steps aside', () => {
+  const withoutRequestId = (text: string) => text.replace(/"requestId":"[^"]+"/g, '"requestId":"-"');
+
+  test('when an asset is not found, then the error is the resolvers\' own, every time', async () => {
+    const query = `query ($a: Address!) { asset(tokenAddress: $a, tokenId: "999999") { name collection { name } } }`;
+    const { first, third } = await firstAndThird(query, { a: collection.contractAddress });
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.text).errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(withoutRequestId(third.text)).toBe(withoutRequestId(first.text));
+  });
+
+  test('when the assets of an unknown collection id or of an empty collection are asked, then NOT_FOUND and an empty page as before', async () => {
+    const query = `query ($c: String!) { assets(collectionId: $c, limit: 5) { result { name collection { name } } } }`;
+    for (const c of ['00000000-0000-4000-8000-000000000000', second.id]) {
+      const { first, third } = await firstAndThird(query, { c });
+      expect(withoutRequestId(third.text)).toBe(withoutRequestId(first.text));
+    }
+    expect(JSON.parse((await post(query, { c: '00000000-0000-4000-8000-000000000000' })).text).errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(JSON.parse((await post(query, { c: second.id })).text).data.assets.result).toEqual([]);
+  });
+
+  test('when a known document gets a bad limit, a later page or includeAssets: false, then the answers are the resolvers\'', async () => {
+    const query = `query ($owner: Address!, $limit: Int!, $page: String, $include: Boolean!) {
+      collections(ownerAddress: $owner, limit: $limit, page: $page, includeAssets: $include, orderBy: NAME, direction: ASC) {
+        result { name assets(limit: 2) { result { name } } }
+      }
+    }`;
+    await firstAndThird(query, { owner, limit: 1, page: null, include: true });
+    const bad = await post(query, { owner, limit: 0, page: null, include: true });
+    expect(JSON.parse(bad.text).errors[0].extensions.code).toBe('BAD_REQUEST');
+    const later = JSON.parse((await post(query, { owner, limit: 1, page: '2', include: true })).text);
+    expect(later.data.collections.result).toEqual([{ name: 'Second of the owner', assets: { result: [] } }]);
+    const without = JSON.parse((await post(query, { owner, limit: 2, page: null, include: false })).text);
+    expect(without.data.collections.result).toEqual([
+      { name: ODD_NAME, assets: null },
+      { name: 'Second of the owner', assets: null },
+    ]);
+  });
+
+  test('when a selection reads what a plan does not cover (remaining, a resolved field), then the resolvers answer it', async () => {
+    const query = `query ($c: String!) { assets(collectionId: $c, limit: 2) { remaining result { name status } } }`;
+    const { first, third } = await firstAndThird(query, { c: collection.id });
+    expect(third.text).toBe(first.text);
+    expect(JSON.parse(third.text).data.assets.remaining).toBe(2);
+  });
+
+  test('when SQL plans are off, then the same document takes the resolvers\' statements', async () => {
+    const off = await startServer({ sqlPlans: false });
+    try {
+      const query = `query ($c: String!) { assets(collectionId: $c, limit: 2) { result { name collection { name } } } }`;
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) {
+        const res = await fetch(`${off.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables: { c: collection.id } }) });
+        answers.push({ text: await res.text(), sql: res.headers.get('x-sql-statements') });
+      }
+      expect(answers.map((a) => a.sql)).toEqual(['2', '2', '2']);
+      expect(answers[2].text).toBe(answers[0].text);
+      expect(answers[2].text).toBe((await firstAndThird(query, { c: collection.id })).third.text);
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('when planned queries run in parallel with writes to the same collection, then each answer is whole and ordered', async () => {
+    const { key } = await server.key({ address: owner });
+    const query = `query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 100) { result { tokenId collection { id } } } }`;
+    await firstAndThird(query, { c: collection.id });
+    const writes = Array.from({ length: 5 }, (_, i) => saveAsset(server, key, collection, owner, { tokenId: String(100 + i) }));
+    const reads = Array.from({ length: 20 }, () => post(query, { c: collection.id }));
+    await Promise.all(writes);
+    for (const read of await Promise.all(reads)) {
+      expect(read.status).toBe(200);
+      expect(read.sql).toBe(1);
+      const ids = JSON.parse(read.text).data.assets.result.map((a: { tokenId: string; collection: { id: string } }) => {
+        expect(a.collection.id).toBe(collection.id);
+        return BigInt(a.tokenId);
+      });
+      expect(ids.length).toBeGreaterThanOrEqual(4);
+      expect([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))).toEqual(ids);
+    }
+  });
+});
