@@ -19,7 +19,7 @@ async function serve(): Promise<void> {
   const started = Date.now();
   const db = await openDatabase(config, 'server');
   const seeded = db.embedded && config.seedDemo ? await seedDemoIfEmpty(db.ds) : null;
-  const { app, stop, inFlight, attachSubscriptions, closeSubscriptions } = await createApp(db.ds, {
+  const { listener, stop, inFlight, attachSubscriptions, closeSubscriptions } = await createApp(db.ds, {
     jsonBodyLimit: config.jsonBodyLimit,
     largeQuerySlots: config.largeQuerySlots,
     largeQueryItems: config.largeQueryItems,
@@ -47,7 +47,7 @@ async function serve(): Promise<void> {
     if (stopping) res.setHeader('connection', 'close');
     responding.add(res);
     res.once('close', () => responding.delete(res));
-    void app(req, res);
+    listener(req, res);
   });
   attachSubscriptions(server);
   server.listen(config.port, config.host);

@@ -69,3 +69,113 @@ describe('compiled queries on the lean path', () => {
     expect(res.headers.get('content-type')).toContain('application/graphql-response+json');
   });
 });
+
+/**
+ * The lean door (lean.ts's leanDoor): in front of express, on node:http, a known query is answered
+ * without express. A client must not be able to tell which of the two answered.
+ */
+describe('the lean door in front of express', () => {
+  const VOLATILE = new Set(['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'keep-alive', 'connection']);
+  const headersOf = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !VOLATILE.has(name)));
+
+  async function postRaw(url: string, body: string, headers: Record<string, string> = {}) {
+    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  }
+
+  test('when a known query is answered by the door, then its headers and body are those express and Apollo gave the first time', async () => {
+    const limited = await startServer({ rateLimit: { keyedPoints: 1000, anonymousPoints: 1000, durationS: 3600, redisUrl: undefined, redisPrefix: `lean-door-${Date.now()}` } });
+    try {
+      const body = JSON.stringify({ query: `{ collections(limit: 2) { result { name } } }` });
+      const answers = [];
+      for (let i = 0; i < 4; i += 1) answers.push(await postRaw(limited.url, body, { 'x-request-id': `lean-door-${i}-abcdef` }));
+      for (const [i, answer] of answers.entries()) {
+        expect(answer.status).toBe(200);
+        expect(answer.text).toBe(answers[0].text);
+        expect(headersOf(answer.headers)).toEqual(headersOf(answers[0].headers));
+        expect(answer.headers.get('x-request-id')).toBe(`lean-door-${i}-abcdef`);
+      }
+      expect(answers.map((a) => Number(a.headers.get('ratelimit-remaining')))).toEqual([999, 998, 997, 996]);
+      expect(headersOf(answers[3].headers)).toMatchObject({ 'access-control-allow-origin': '*', etag: expect.stringMatching(/^W\//), 'x-sql-statements': '1' });
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('when the client accepts gzip and the answer is over 1 KB, then the door compresses it as express does', async () => {
+    const { key, address } = await server.key();
+    const collection = await saveCollection(server, key);
+    for (let i = 0; i < 12; i += 1) await saveAsset(server, key, collection, address, { description: 'x'.repeat(100) });
+    const body = JSON.stringify({ query: `query ($c: String!) { assets(collectionId: $c, limit: 12) { result { name description owner } } }`, variables: { c: collection.id } });
+    const answers = [];
+    for (let i = 0; i < 4; i += 1) answers.push(await postRaw(server.url, body, { 'accept-encoding': 'gzip' }));
+    for (const answer of answers) {
+      expect(answer.headers.get('content-encoding')).toBe('gzip');
+      expect(answer.headers.get('vary')).toBe('Accept-Encoding');
+      expect(answer.text).toBe(answers[0].text);
+    }
+    expect(Buffer.byteLength(answers[0].text)).toBeGreaterThan(1024);
+  });
+
+  test('when the body the door read is not JSON, or not an object, then express refuses it with its own 400 and the request id', async () => {
+    for (const bad of ['{"query": "{ collections { result { name } } }"', '"just a string"', '{"query": 1}x']) {
+      const res = await postRaw(server.url, bad, { 'x-request-id': 'lean-door-bad-json-1' });
+      expect(res.status).toBe(400);
+      const parsed = JSON.parse(res.text);
+      expect(parsed.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', requestId: 'lean-door-bad-json-1' });
+      expect(parsed.errors[0].message).toBe('the request body is not valid JSON');
+    }
+  });
+
+  test.each([
+    ['in memory', undefined],
+    ['in Redis', 'redis://127.0.0.1:6379'],
+  ])('when requests pass the door to express, then each takes one token of the rate limit (%s), and the 429 is the same', async (_where, redisUrl) => {
+    const limited = await startServer({ rateLimit: { keyedPoints: 100, anonymousPoints: 6, durationS: 3600, redisUrl, redisPrefix: `lean-door-rl-${Date.now()}` } });
+    try {
+      // Until Redis is connected, requests pass without a limit (fail open) and take no token.
+      for (let i = 0; i < 100 && !(await postRaw(limited.url, '{"query":"{ __typename }"}')).headers.get('ratelimit-remaining'); i += 1) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const known = JSON.stringify({ query: `{ collections(limit: 3) { result { name } } }` });
+      const remaining = [];
+      // The first two go to Apollo (unknown, then compiled), the rest through the door.
+      for (let i = 0; i < 5; i += 1) remaining.push(Number((await postRaw(limited.url, known)).headers.get('ratelimit-remaining')));
+      expect(remaining).toEqual([4, 3, 2, 1, 0]);
+      const refused = await postRaw(limited.url, known);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(JSON.parse(refused.text).errors[0].extensions.code).toBe('RATE_LIMITED');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('when the door answers, then the request has its log metrics like any other', async () => {
+    const query = `query LeanDoorCounted { collections(limit: 1) { result { name } } }`;
+    const count = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('gateway_http_requests_total{') && l.includes('route="LeanDoorCounted"') && l.includes('status="200"'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    for (let i = 0; i < 6; i += 1) expect((await post({ query })).status).toBe(200);
+    expect(await count()).toBe(6);
+  });
+
+  test('when many known queries run in parallel through the door, then each gets its own request id, answer and statement count', async () => {
+    const { key, address } = await server.key();
+    for (let i = 0; i < 3; i += 1) await saveCollection(server, key);
+    const query = `query ($o: Address!, $limit: Int!) { collections(ownerAddress: $o, limit: $limit) { result { name } } }`;
+    for (let i = 0; i < 3; i += 1) await post({ query, variables: { o: address, limit: 1 } });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => postRaw(server.url, JSON.stringify({ query, variables: { o: address, limit: (i % 3) + 1 } }), { 'x-request-id': `lean-door-par-${i}-xyz` })),
+    );
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('x-request-id')).toBe(`lean-door-par-${i}-xyz`);
+      expect(answer.headers.get('x-sql-statements')).toBe('1');
+      expect(JSON.parse(answer.text).data.collections.result).toHaveLength((i % 3) + 1);
+    });
+  });
+});
+

@@ -18,7 +18,7 @@ import type { SignatureMode } from '../common/eip712';
 import { createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { answerCompiled, CompiledOperations } from './graphql/lean';
+import { answerCompiled, bodyReadByDoor, CompiledOperations, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
 import { redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -34,7 +34,7 @@ import { apiDocsRouter } from './rest/v1/docs';
 import { methodNotAllowed, requireBodyType } from './rest/v1/http-rules';
 import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
-import { observeRequests } from './http/observe';
+import { ObserveOptions, observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 import { RateLimitSettings, WebhookSettings } from '../config';
@@ -97,6 +97,8 @@ export interface AppOptions {
 
 export interface App {
   app: express.Express;
+  /** The HTTP server's request listener: the lean door of known queries (lean.ts), in front of `app`. */
+  listener: http.RequestListener;
   /** Requests being handled now (a client that hung up does not end its request's work). */
   inFlight: InFlight;
   /** The turns of large queries, REST and GraphQL alike. */
@@ -152,6 +154,12 @@ async function checkKey(context: Context): Promise<void> {
 
 /** An id a client may give in x-request-id: letters, digits and . _ : -, 8 to 128 of them. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/** The client's own id, when it is a plain token, so its logs and ours share it; else a new one. */
+function requestIdOf(req: http.IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+}
 
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
@@ -235,23 +243,25 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
-    // The client's own id, when it is a plain token, so its logs and ours share it.
-    const given = req.headers['x-request-id'];
-    req.requestId = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+    // Set already when the lean door passed the request on.
+    req.requestId ??= requestIdOf(req);
     res.setHeader('x-request-id', req.requestId);
     next();
   });
   const metrics = options.metrics ?? true;
-  app.use(observeRequests({ metrics, slowRequestMs: options.slowRequestMs ?? 1000 }));
+  const observe: ObserveOptions = { metrics, slowRequestMs: options.slowRequestMs ?? 1000 };
+  app.use(observeRequests(observe));
   // Bodies over 1 KB, for clients that accept it: REST W1 is 411 KB of JSON (the bench shows the trade).
-  if (options.compression ?? true) app.use(compression({ threshold: 1024 }));
+  const compress = options.compression ?? true ? compression({ threshold: 1024 }) : undefined;
+  if (compress) app.use(compress);
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
   if (metrics) {
     app.get('/metrics', async (_req, res) => {
       res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
     });
   }
-  app.use(corsMiddleware(options.corsOrigins ?? []));
+  const cors = corsMiddleware(options.corsOrigins ?? []);
+  app.use(cors);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -270,6 +280,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope) => createContext(ds, scope, undefined, { policy }) };
 
   app.use(
     '/graphql',
@@ -277,12 +288,13 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
     express.json({ limit }),
+    bodyReadByDoor,
     openScope,
     idempotency,
     (req: Request, res: Response, next: NextFunction) =>
       inFlight.track(async () => {
         // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (lean.ts).
-        if (await answerCompiled(req, res, compiledOperations, schema, largeQueries, (scope) => createContext(ds, scope, undefined, { policy }))) return;
+        if (await answerCompiled(req, res, lean)) return;
         return graphqlHandler(req, res, next);
       }),
   );
@@ -331,8 +343,14 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // Delivery runs beside the requests, in this process, for as long as the app does.
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
+  const listener = leanDoor(
+    { ...lean, inFlight, rateLimit, observe, cors: cors as never, compression: compress as never, requestIdOf },
+    (req, res) => void app(req, res),
+  );
+
   return {
     app,
+    listener,
     inFlight,
     largeQueries,
     eventWakeup,

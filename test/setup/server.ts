@@ -62,8 +62,8 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
   });
   await ds.initialize();
   const created = await createApp(ds, options);
-  const { app, stop } = created;
-  const server = http.createServer(app);
+  const { stop } = created;
+  const server = http.createServer(created.listener);
   created.attachSubscriptions(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

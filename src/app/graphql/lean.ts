@@ -1,4 +1,10 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import etag from 'etag';
+import type { InFlight } from '../../common/in-flight';
+import { processCounters } from '../../common/request/scope';
+import { observeRequest, ObserveOptions } from '../http/observe';
+import type { RateLimit } from '../http/rate-limit';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
@@ -33,47 +39,171 @@ export class CompiledOperations implements OperationMemory {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** What the lean path needs of the app. */
+export interface LeanDeps {
+  known: CompiledOperations;
+  schema: GraphQLSchema;
+  largeQueries: QueryGate;
+  newContext: (scope: RequestScope) => Context;
+}
+
 /**
- * POST /graphql for a query document already validated and compiled (CompiledOperations): the compiled
- * function runs at once, without Apollo's per-request pipeline (request parsing into its own objects,
- * document cache lookup, plugins' hooks, response assembly). It answers only what it can answer as Apollo
- * would: a JSON body with `query` (no persisted-query extensions), no API key (whose check Apollo's
- * plugin runs), an Accept that takes application/json, and a result without errors. Anything else
- * returns false before a byte is written (a result with errors after resetting the request's statement
- * count): Apollo then handles the request as always, errors, their formatting and request ids included.
+ * Runs a known query from a parsed JSON body: the response body as Apollo writes it (prettyJSONStringify
+ * of { data }), or undefined when the request is not for the lean path or its result has errors (then
+ * the request's statement count is reset, and Apollo answers it as always).
  */
-export async function answerCompiled(
-  req: Request,
-  res: Response,
-  known: CompiledOperations,
-  schema: GraphQLSchema,
-  largeQueries: QueryGate,
-  newContext: (scope: RequestScope) => Context,
-): Promise<boolean> {
-  if (req.method !== 'POST' || req.headers['access-token'] !== undefined || req.headers.authorization !== undefined) return false;
-  const accept = req.headers.accept;
-  if (accept !== undefined && accept !== '*/*' && !accept.startsWith('application/json')) return false;
-  const contentType = req.headers['content-type'];
-  if (typeof contentType !== 'string' || !contentType.startsWith('application/json')) return false;
-  const body: unknown = req.body;
-  if (!isPlainObject(body) || typeof body.query !== 'string' || body.extensions !== undefined) return false;
+async function runKnown(body: unknown, scope: RequestScope, deps: LeanDeps): Promise<string | undefined> {
+  if (!isPlainObject(body) || typeof body.query !== 'string' || body.extensions !== undefined) return undefined;
   const { operationName, variables } = body;
-  if (operationName != null && typeof operationName !== 'string') return false;
-  if (variables != null && !isPlainObject(variables)) return false;
-  const found = known.find(body.query, operationName);
-  if (!found) return false;
-  const scope = req.scope;
-  scope.operation = operationName ?? undefined;
-  const result = await runOperation(schema, largeQueries, found.document, found.operation, (variables ?? {}) as Record<string, unknown>, newContext(scope), found.compiled, found.plan);
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  if (variables != null && !isPlainObject(variables)) return undefined;
+  const found = deps.known.find(body.query, operationName);
+  if (!found) return undefined;
+  // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.
+  scope.operation = found.operation.name?.value;
+  const vars = (variables ?? {}) as Record<string, unknown>;
+  const result = await runOperation(deps.schema, deps.largeQueries, found.document, found.operation, vars, deps.newContext(scope), found.compiled, found.plan);
   if (result.errors?.length) {
     scope.sqlStatements = 0;
     scope.readFrom = undefined;
-    return false;
+    scope.operation = undefined;
+    return undefined;
   }
+  return `${JSON.stringify({ data: result.data })}\n`;
+}
+
+/** An Accept that takes application/json (the lean path answers with nothing else). */
+const acceptsJson = (accept: string | undefined) => accept === undefined || accept === '*/*' || accept.startsWith('application/json');
+
+/**
+ * POST /graphql for a query document already validated and compiled (CompiledOperations), inside
+ * express: the compiled function runs at once, without Apollo's per-request pipeline (request parsing
+ * into its own objects, document cache lookup, plugins' hooks, response assembly). It answers only what
+ * it can answer as Apollo would: a JSON body with `query` (no persisted-query extensions), no API key
+ * (whose check Apollo's plugin runs), an Accept that takes application/json, and a result without
+ * errors. Anything else returns false before a byte is written: Apollo then handles the request as
+ * always, errors, their formatting and request ids included.
+ */
+export async function answerCompiled(req: Request, res: Response, deps: LeanDeps): Promise<boolean> {
+  if (req.method !== 'POST' || req.headers['access-token'] !== undefined || req.headers.authorization !== undefined) return false;
+  if (!acceptsJson(req.headers.accept)) return false;
+  const contentType = req.headers['content-type'];
+  if (typeof contentType !== 'string' || !contentType.startsWith('application/json')) return false;
+  const text = await runKnown(req.body, req.scope, deps);
+  if (text === undefined) return false;
   res.status(200);
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('x-sql-statements', String(scope.sqlStatements));
-  // As Apollo writes it (prettyJSONStringify of { data }).
-  res.send(`${JSON.stringify({ data: result.data })}\n`);
+  res.setHeader('x-sql-statements', String(req.scope.sqlStatements));
+  res.send(text);
   return true;
+}
+
+/** The express middlewares whose work the lean door does itself for the requests it answers. */
+export interface LeanDoorDeps extends LeanDeps {
+  inFlight: InFlight;
+  rateLimit?: RateLimit;
+  observe: ObserveOptions;
+  /** Called on a response the door answers, as express would (CORS headers, compression). */
+  cors: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  compression?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  /** The request id: the client's when it is a plain token, else a new one. */
+  requestIdOf: (req: IncomingMessage) => string;
+}
+
+/** Bodies the door reads itself; larger ones (and any without a length) go through express. */
+const MAX_DOOR_BODY = 64 * 1024;
+/** A body the door read and could not parse as JSON: express's body parser answers it (see bodyReadByDoor). */
+const BAD_JSON = Symbol('leanDoorBadJson');
+const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
+
+type DoorRequest = IncomingMessage & { requestId?: string; scope?: RequestScope; body?: unknown; [BAD_JSON]?: boolean };
+
+/**
+ * In front of express, on node:http: POST /graphql of a known query, without an Origin, an API key,
+ * an Idempotency-Key, an x-min-lsn or an encoded body, is answered here, without express's per-request
+ * work (its router, request and response objects, and a dozen middlewares that each look at such a
+ * request and pass it on), which cost more CPU than the query itself. What those middlewares do for
+ * such a request, the door does too, with the same code: the request id, the rate limit's token and
+ * headers, the log line and metrics, CORS headers, compression, in-flight tracking, the statement
+ * count, the same status, body, ETag and headers. Whatever it cannot answer goes to express: when
+ * the body has been read by then, express's body parser finds it read and takes the door's parse
+ * (a body that was not JSON is refused with express's own 400, through bodyReadByDoor).
+ */
+export function leanDoor(deps: LeanDoorDeps, express: (req: IncomingMessage, res: ServerResponse) => void) {
+  const pass = (req: IncomingMessage, res: ServerResponse) => express(req, res);
+  return (request: IncomingMessage, res: ServerResponse): void => {
+    const req = request as DoorRequest;
+    const h = req.headers;
+    if (req.method !== 'POST' || req.url !== '/graphql') return pass(req, res);
+    if (h.origin !== undefined || h['access-token'] !== undefined || h.authorization !== undefined || h['idempotency-key'] !== undefined) return pass(req, res);
+    if (h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
+    const length = Number(h['content-length']);
+    if (!JSON_TYPE.test(h['content-type'] ?? '') || !acceptsJson(h.accept) || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
+    const started = performance.now();
+    req.requestId = deps.requestIdOf(req);
+    res.setHeader('x-request-id', req.requestId);
+    void (async () => {
+      if (deps.rateLimit && !(await deps.rateLimit.take(req, res))) return pass(req, res);
+      const raw = await readBody(req, length);
+      if (raw === undefined) return pass(req, res);
+      try {
+        const body: unknown = JSON.parse(raw);
+        // express.json is strict: an object or an array.
+        if (typeof body !== 'object' || body === null) throw new SyntaxError('not an object');
+        req.body = body;
+      } catch {
+        req[BAD_JSON] = true;
+        return pass(req, res);
+      }
+      const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
+      await deps.inFlight.track(async () => {
+        let text: string | undefined;
+        try {
+          text = await runKnown(req.body, scope, deps);
+        } catch {
+          text = undefined;
+        }
+        if (text === undefined) return pass(req, res);
+        processCounters.requests += 1;
+        req.scope = scope;
+        observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
+        deps.cors(req, res, () => {});
+        deps.compression?.(req, res, () => {});
+        res.statusCode = 200;
+        // The names' case as Apollo's answers have them.
+        res.setHeader('Content-Type', 'application/json; charset=utf-8');
+        res.setHeader('x-sql-statements', String(scope.sqlStatements));
+        const bytes = Buffer.from(text, 'utf8');
+        // As express's res.send: a weak ETag of the body, and its length.
+        res.setHeader('ETag', etag(bytes, { weak: true }));
+        res.setHeader('Content-Length', String(bytes.length));
+        res.end(bytes);
+      });
+    })().catch(() => {
+      if (!res.headersSent) res.destroy();
+    });
+  };
+}
+
+/** The body of a request that announced `length` bytes, or undefined when it ended otherwise. */
+function readBody(req: IncomingMessage, length: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= length) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size === length ? Buffer.concat(chunks, size).toString('utf8') : undefined));
+    req.on('error', () => resolve(undefined));
+  });
+}
+
+/**
+ * In express's /graphql chain after express.json: a body the lean door read and found not to be JSON is
+ * refused as express.json refuses it (the error handler's 400 "the request body is not valid JSON").
+ */
+export function bodyReadByDoor(req: Request, _res: Response, next: NextFunction): void {
+  if ((req as unknown as DoorRequest)[BAD_JSON]) next(Object.assign(new SyntaxError('the request body is not valid JSON'), { type: 'entity.parse.failed', status: 400 }));
+  else next();
 }

@@ -17,7 +17,7 @@ function operationLabel(name: string | undefined): string {
   return name;
 }
 
-const pathOf = (req: Request) => req.originalUrl.split('?')[0];
+const pathOf = (req: Request) => (req.originalUrl ?? req.url).split('?')[0];
 const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
 
 function doorOf(path: string): Door {
@@ -46,32 +46,36 @@ export interface ObserveOptions {
  */
 export function observeRequests(options: ObserveOptions) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const started = performance.now();
-    res.on('finish', () => {
-      const durationMs = performance.now() - started;
-      const path = pathOf(req);
-      const door = doorOf(path);
-      const route = routeOf(req, door, path);
-      const sqlStatements = req.scope?.sqlStatements;
-      if (options.metrics) {
-        httpRequests.inc({ door, route, status: res.statusCode });
-        httpDuration.observe({ door, route }, durationMs / 1000);
-        if (sqlStatements !== undefined) sqlStatementsPerRequest.observe({ door }, sqlStatements);
-      }
-      const slow = durationMs >= options.slowRequestMs;
-      if (!slow && !logger.enabled('info')) return;
-      const fields = {
-        requestId: req.requestId,
-        door,
-        method: req.method,
-        route,
-        status: res.statusCode,
-        durationMs: Math.round(durationMs * 10) / 10,
-        sqlStatements,
-      };
-      if (slow) logger.warn('slow request', fields);
-      else logger.info('request', fields);
-    });
+    observeRequest(req, res, options, performance.now());
     next();
   };
+}
+
+/** Writes the request's log line and metrics when its response has been sent; `started`: performance.now() at its start. */
+export function observeRequest(req: Request, res: Response, options: ObserveOptions, started: number): void {
+  res.on('finish', () => {
+    const durationMs = performance.now() - started;
+    const path = pathOf(req);
+    const door = doorOf(path);
+    const route = routeOf(req, door, path);
+    const sqlStatements = req.scope?.sqlStatements;
+    if (options.metrics) {
+      httpRequests.inc({ door, route, status: res.statusCode });
+      httpDuration.observe({ door, route }, durationMs / 1000);
+      if (sqlStatements !== undefined) sqlStatementsPerRequest.observe({ door }, sqlStatements);
+    }
+    const slow = durationMs >= options.slowRequestMs;
+    if (!slow && !logger.enabled('info')) return;
+    const fields = {
+      requestId: req.requestId,
+      door,
+      method: req.method,
+      route,
+      status: res.statusCode,
+      durationMs: Math.round(durationMs * 10) / 10,
+      sqlStatements,
+    };
+    if (slow) logger.warn('slow request', fields);
+    else logger.info('request', fields);
+  });
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
 import { RateLimitSettings } from '../../config';
@@ -10,8 +11,18 @@ import { BucketStore, memoryBuckets, redisBuckets, TakeResult } from './token-bu
 
 export interface RateLimit {
   middleware: RequestHandler;
+  /**
+   * Takes the request's token and sets its RateLimit headers (the lean door, lean.ts): true when the
+   * request may go on. A request refused here keeps its answer for the middleware, which then sends the
+   * 429 without taking a second token.
+   */
+  take(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** A request whose token the lean door already took, and what taking it said. */
+const TAKEN = Symbol('rateLimitTaken');
+type Taken = { limit: number; apiKey: string | undefined; result: TakeResult | null };
 
 /**
  * A token bucket per API key (by the key's digest: the key itself is never a Redis key or a log field)
@@ -39,39 +50,53 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
   const store: BucketStore = redis ? redisBuckets(redis) : memoryBuckets();
   const durationMs = settings.durationS * 1000;
 
-  const setHeaders = (res: Response, limit: number, result: TakeResult) => {
+  const setHeaders = (res: ServerResponse, limit: number, result: TakeResult) => {
     res.setHeader('RateLimit-Limit', String(limit));
     res.setHeader('RateLimit-Remaining', String(result.remaining));
     res.setHeader('RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
   };
 
-  const middleware = (req: Request, res: Response, next: NextFunction) => {
+  /** Takes a token; `result` is null when the store cannot be reached (served without a limit). */
+  const takeToken = async (req: IncomingMessage & { ip?: string }): Promise<Taken> => {
     const apiKey = keyFromHeaders(req.headers);
     const [limit, key] = apiKey
       ? [settings.keyedPoints, `${settings.redisPrefix}:key:${digestOf(apiKey)}`]
       : [settings.anonymousPoints, `${settings.redisPrefix}:ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`];
-    store.take(key, limit, durationMs).then(
-      (result) => {
-        setHeaders(res, limit, result);
-        if (result.allowed) {
-          next();
-          return;
-        }
-        const wait = Math.max(1, Math.ceil(result.msUntilNext / 1000));
-        res.setHeader('Retry-After', String(wait));
-        const who = apiKey ? 'this API key' : 'requests without an API key from this address';
-        rateLimitRejections.inc();
-        sendMiddlewareError(req, res, new RateLimitedError(`${who} has used its ${limit} requests (refilled evenly over ${settings.durationS} s); retry in ${wait} s`));
-      },
-      (err: unknown) => {
-        warn(err instanceof Error ? err.message : String(err));
-        next();
-      },
-    );
+    try {
+      return { limit, apiKey, result: await store.take(key, limit, durationMs) };
+    } catch (err) {
+      warn(err instanceof Error ? err.message : String(err));
+      return { limit, apiKey, result: null };
+    }
+  };
+
+  const answer = (req: Request, res: Response, next: NextFunction, { limit, apiKey, result }: Taken) => {
+    if (!result) return next();
+    setHeaders(res, limit, result);
+    if (result.allowed) return next();
+    const wait = Math.max(1, Math.ceil(result.msUntilNext / 1000));
+    res.setHeader('Retry-After', String(wait));
+    const who = apiKey ? 'this API key' : 'requests without an API key from this address';
+    rateLimitRejections.inc();
+    sendMiddlewareError(req, res, new RateLimitedError(`${who} has used its ${limit} requests (refilled evenly over ${settings.durationS} s); retry in ${wait} s`));
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
+    const taken = (req as Request & { [TAKEN]?: Taken })[TAKEN];
+    if (taken) return answer(req, res, next, taken);
+    void takeToken(req).then((t) => answer(req, res, next, t));
   };
 
   return {
     middleware,
+    async take(req, res) {
+      const taken = await takeToken(req);
+      // Should express answer the request after all, the middleware uses this token instead of another.
+      (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN] = taken;
+      if (!taken.result) return true;
+      if (taken.result.allowed) setHeaders(res, taken.limit, taken.result);
+      return taken.result.allowed;
+    },
     async close() {
       store.close();
       if (redis) await closeRedis(redis);
