@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { startServer, TestServer } from './setup/server';
 import { saveAsset, saveCollection } from './factories/marketplace';
 
@@ -179,3 +180,61 @@ describe('the lean door in front of express', () => {
   });
 });
 
+
+describe('the lean door: GET routes of /v1', () => {
+  const VOLATILE = new Set(['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'keep-alive', 'connection', 'etag']);
+  const headersOf = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !VOLATILE.has(name)));
+
+  test('when a GET route is answered by the door, then body and headers are those express gives (a conditional request goes to express)', async () => {
+    const { key, address } = await server.key();
+    const collection = await saveCollection(server, key);
+    await saveAsset(server, key, collection, address);
+    await saveAsset(server, key, collection, address);
+    const paths = [
+      `/v1/collections?owner_address=${address}&include_assets=true`,
+      `/v1/assets?collection_id=${collection.id}&order_by=token_id&direction=asc&limit=50`,
+      `/v1/assets/${collection.contractAddress}/1`,
+      `/v1/assets/${collection.contractAddress.toUpperCase().replace('0X', '0x')}/2`,
+      `/v1/collections/${collection.contractAddress}`,
+    ];
+    for (const path of paths) {
+      const door = await fetch(`${server.url}${path}`);
+      // If-None-Match keeps the request away from the door; express answers it in full (no ETag matches).
+      const express = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': '"no-such-etag"' } });
+      const doorText = await door.text();
+      expect(door.status).toBe(200);
+      expect(doorText).toBe(await express.text());
+      expect(headersOf(door.headers)).toEqual(headersOf(express.headers));
+      expect(door.headers.get('etag')).toBe(express.headers.get('etag'));
+    }
+    // A conditional GET with the answer's own ETag: 304 from express, as before.
+    const first = await fetch(`${server.url}${paths[2]}`);
+    await first.text();
+    // (node:http, not fetch: fetch adds Cache-Control: no-cache to a request with If-None-Match.)
+    const status = await new Promise<number>((resolve, reject) => {
+      http.get(`${server.url}${paths[2]}`, { headers: { 'if-none-match': first.headers.get('etag')! } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }).on('error', reject);
+    });
+    expect(status).toBe(304);
+  });
+
+  test('when a GET route meets an error at the door, then express answers it, with one log line and the same request id', async () => {
+    const missing = await fetch(`${server.url}/v1/assets/0x${'ab'.repeat(20)}/123456789`, { headers: { 'x-request-id': 'lean-door-rest-404-a' } });
+    expect(missing.status).toBe(404);
+    const body = (await missing.json()) as { error: { code: string; request_id: string } };
+    expect(body.error).toMatchObject({ code: 'NOT_FOUND', request_id: 'lean-door-rest-404-a' });
+    const bad = await fetch(`${server.url}/v1/assets?limit=0`, { headers: { 'x-request-id': 'lean-door-rest-400-a' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { request_id: string } }).error.request_id).toBe('lean-door-rest-400-a');
+    const count = async (status: string) => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('gateway_http_requests_total{') && l.includes('route="/v1/assets/:token_address/:token_id"') && l.includes(`status="${status}"`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = await count('404');
+    await (await fetch(`${server.url}/v1/assets/0x${'ab'.repeat(20)}/1234567891`)).text();
+    expect(await count('404')).toBe(before + 1);
+  });
+});

@@ -302,7 +302,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  app.use(restRouter(schema, ds, inFlight, largeQueries, policy));
+  const rest = restRouter(schema, ds, inFlight, largeQueries, policy);
+  app.use(rest.router);
   app.use(methodNotAllowed(schema, routes));
 
   app.use((req, res) => {
@@ -344,7 +345,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
   const listener = leanDoor(
-    { ...lean, inFlight, rateLimit, observe, cors: cors as never, compression: compress as never, requestIdOf },
+    { ...lean, inFlight, rateLimit, observe, cors: cors as never, compression: compress as never, requestIdOf, rest },
     (req, res) => void app(req, res),
   );
 

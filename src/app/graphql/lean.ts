@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import etag from 'etag';
 import type { InFlight } from '../../common/in-flight';
@@ -11,6 +12,7 @@ import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
 import { KnownOperation, OperationMemory, runOperation } from './jit';
 import type { SqlPlan } from './sql-plan';
+import type { RestRoutes } from '../rest/v1/router';
 
 /** At most this many documents are remembered (by their text); later ones keep going through Apollo. */
 const MAX_KNOWN = 1000;
@@ -108,6 +110,8 @@ export interface LeanDoorDeps extends LeanDeps {
   compression?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** The request id: the client's when it is a plain token, else a new one. */
   requestIdOf: (req: IncomingMessage) => string;
+  /** The GET routes of /v1 (rest/v1/router.ts). */
+  rest: Pick<RestRoutes, 'matchGet' | 'answerGet'>;
 }
 
 /** Bodies the door reads itself; larger ones (and any without a length) go through express. */
@@ -119,31 +123,88 @@ const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 type DoorRequest = IncomingMessage & { requestId?: string; scope?: RequestScope; body?: unknown; [BAD_JSON]?: boolean };
 
 /**
- * In front of express, on node:http: POST /graphql of a known query, without an Origin, an API key,
- * an Idempotency-Key, an x-min-lsn or an encoded body, is answered here, without express's per-request
+ * In front of express, on node:http, two kinds of request are answered without express's per-request
  * work (its router, request and response objects, and a dozen middlewares that each look at such a
- * request and pass it on), which cost more CPU than the query itself. What those middlewares do for
- * such a request, the door does too, with the same code: the request id, the rate limit's token and
- * headers, the log line and metrics, CORS headers, compression, in-flight tracking, the statement
- * count, the same status, body, ETag and headers. Whatever it cannot answer goes to express: when
- * the body has been read by then, express's body parser finds it read and takes the door's parse
- * (a body that was not JSON is refused with express's own 400, through bodyReadByDoor).
+ * request and pass it on), which cost more CPU than a small query itself:
+ * - POST /graphql of a known query (CompiledOperations) with a JSON body;
+ * - GET of a /v1 route (rest/v1/router.ts), without a body or conditional headers;
+ * neither with an Origin, an API key, an Idempotency-Key, an x-min-lsn or an encoded body. What those
+ * middlewares do for such a request, the door does too, with the same code: the request id, the rate
+ * limit's token and headers, the log line and metrics, CORS headers, compression, in-flight tracking,
+ * the statement count, the same status, body, ETag and headers. Whatever it cannot answer without an
+ * error goes to express, which answers as always: when the body has been read by then, express's body
+ * parser finds it read and takes the door's parse (a body that was not JSON is refused with express's
+ * own 400, through bodyReadByDoor); a GET that met an error runs again there.
  */
 export function leanDoor(deps: LeanDoorDeps, express: (req: IncomingMessage, res: ServerResponse) => void) {
   const pass = (req: IncomingMessage, res: ServerResponse) => express(req, res);
+
+  /** Sends a 200 JSON answer as express's res.send would, after the middlewares' part. */
+  const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, text: string, started: number) => {
+    processCounters.requests += 1;
+    req.scope = scope;
+    observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
+    deps.cors(req, res, () => {});
+    deps.compression?.(req, res, () => {});
+    res.statusCode = 200;
+    // The names' case as express writes them.
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('x-sql-statements', String(scope.sqlStatements));
+    const bytes = Buffer.from(text, 'utf8');
+    // As express's res.send: a weak ETag of the body, and its length.
+    res.setHeader('ETag', etag(bytes, { weak: true }));
+    res.setHeader('Content-Length', String(bytes.length));
+    res.end(bytes);
+  };
+
+  /** Runs `answer` as the request's work, in flight; express answers when it gives no text. */
+  const serve = async (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<string | undefined>) => {
+    const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
+    await deps.inFlight.track(async () => {
+      let text: string | undefined;
+      try {
+        text = await answer(scope);
+      } catch {
+        text = undefined;
+      }
+      if (text === undefined) return pass(req, res);
+      respond(req, res, scope, text, started);
+    });
+  };
+
+  /** Opens the request as express's first middlewares would: its id, then its rate-limit token (false: refused). */
+  const open = async (req: DoorRequest, res: ServerResponse): Promise<boolean> => {
+    req.requestId = deps.requestIdOf(req);
+    res.setHeader('x-request-id', req.requestId);
+    return !deps.rateLimit || deps.rateLimit.take(req, res);
+  };
+
   return (request: IncomingMessage, res: ServerResponse): void => {
     const req = request as DoorRequest;
     const h = req.headers;
-    if (req.method !== 'POST' || req.url !== '/graphql') return pass(req, res);
     if (h.origin !== undefined || h['access-token'] !== undefined || h.authorization !== undefined || h['idempotency-key'] !== undefined) return pass(req, res);
     if (h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
+    const started = performance.now();
+    const url = req.url ?? '';
+    if (req.method === 'GET' && url.startsWith('/v1/')) {
+      if (h['content-length'] !== undefined || h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) return pass(req, res);
+      const q = url.indexOf('?');
+      const match = deps.rest.matchGet(q === -1 ? url : url.slice(0, q));
+      if (!match) return pass(req, res);
+      const query = q === -1 ? {} : parseQueryString(url.slice(q + 1));
+      void (async () => {
+        if (!(await open(req, res))) return pass(req, res);
+        await serve(req, res, started, (scope) => deps.rest.answerGet(match.route, match.params, query, scope));
+      })().catch(() => {
+        if (!res.headersSent) res.destroy();
+      });
+      return;
+    }
+    if (req.method !== 'POST' || url !== '/graphql') return pass(req, res);
     const length = Number(h['content-length']);
     if (!JSON_TYPE.test(h['content-type'] ?? '') || !acceptsJson(h.accept) || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
-    const started = performance.now();
-    req.requestId = deps.requestIdOf(req);
-    res.setHeader('x-request-id', req.requestId);
     void (async () => {
-      if (deps.rateLimit && !(await deps.rateLimit.take(req, res))) return pass(req, res);
+      if (!(await open(req, res))) return pass(req, res);
       const raw = await readBody(req, length);
       if (raw === undefined) return pass(req, res);
       try {
@@ -155,30 +216,7 @@ export function leanDoor(deps: LeanDoorDeps, express: (req: IncomingMessage, res
         req[BAD_JSON] = true;
         return pass(req, res);
       }
-      const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
-      await deps.inFlight.track(async () => {
-        let text: string | undefined;
-        try {
-          text = await runKnown(req.body, scope, deps);
-        } catch {
-          text = undefined;
-        }
-        if (text === undefined) return pass(req, res);
-        processCounters.requests += 1;
-        req.scope = scope;
-        observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
-        deps.cors(req, res, () => {});
-        deps.compression?.(req, res, () => {});
-        res.statusCode = 200;
-        // The names' case as Apollo's answers have them.
-        res.setHeader('Content-Type', 'application/json; charset=utf-8');
-        res.setHeader('x-sql-statements', String(scope.sqlStatements));
-        const bytes = Buffer.from(text, 'utf8');
-        // As express's res.send: a weak ETag of the body, and its length.
-        res.setHeader('ETag', etag(bytes, { weak: true }));
-        res.setHeader('Content-Length', String(bytes.length));
-        res.end(bytes);
-      });
+      await serve(req, res, started, (scope) => runKnown(req.body, scope, deps));
     })().catch(() => {
       if (!res.headersSent) res.destroy();
     });

@@ -27,7 +27,7 @@ import { compileOperation, runOperation } from '../../graphql/jit';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
-import { readRouterOf } from '../../../common/request/scope';
+import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
@@ -153,7 +153,14 @@ function fromBody(type: GraphQLInputType, value: unknown, name: string): unknown
   return value;
 }
 
-function variablesOf(route: CompiledRoute, req: Request, upload?: RestUpload): Record<string, unknown> {
+/** What a route's variables are read from: express's request, or the lean door's reading of it. */
+interface RestInput {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body?: unknown;
+}
+
+function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload): Record<string, unknown> {
   const body: unknown = upload ? upload.fields : req.body;
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw new BadRequestError('the request body must be a JSON object');
@@ -200,11 +207,68 @@ function changeStrings(value: unknown, path: string[], change: (text: string) =>
 const enumValue = (type: GraphQLEnumType) => (name: string) => String(type.getValue(name)?.value ?? name.toLowerCase());
 const markNumber = (text: string) => NUMBER_MARK + text;
 
-export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate, policy: RequestPolicy): express.Router {
+/** The REST door's routes: the express router, and the GET routes' answers for the lean door (lean.ts). */
+export interface RestRoutes {
+  router: express.Router;
+  /** The GET route a path is for, with its parameters; undefined when none is (or express's matching may differ). */
+  matchGet(path: string): { route: string; params: Record<string, string> } | undefined;
+  /**
+   * The answer of a GET route without an API key: the body, or undefined when the route's answer is an
+   * error (express then answers the request as always). `scope` counts its statements.
+   */
+  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<string | undefined>;
+}
+
+/** A GET route's path as a matcher: `:name` segments are parameters (decoded), everything else literal. */
+function pathMatcher(path: string): (candidate: string) => Record<string, string> | undefined {
+  const names: string[] = [];
+  const pattern = path
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(segment.slice(1));
+      return '([^/]+)';
+    })
+    .join('/');
+  const regex = new RegExp(`^${pattern}$`);
+  return (candidate) => {
+    const found = regex.exec(candidate);
+    if (!found) return undefined;
+    const params: Record<string, string> = {};
+    try {
+      names.forEach((name, i) => (params[name] = decodeURIComponent(found[i + 1])));
+    } catch {
+      return undefined;
+    }
+    return params;
+  };
+}
+
+export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate, policy: RequestPolicy): RestRoutes {
   const readRouter = readRouterOf(ds);
   const router = express.Router();
+  const compiledGets = new Map<string, CompiledRoute>();
+  const getMatchers: { path: string; match: ReturnType<typeof pathMatcher> }[] = [];
+
+  /** Runs a route's operation; `data` is the REST body's value, or the errors to answer with. */
+  async function execute(route: CompiledRoute, variableValues: Record<string, unknown>, key: string | undefined, scope: RequestScope) {
+    const context = createContext(ds, scope, key, { policy });
+    // A wrong or revoked key is a 401 on every request, reads too.
+    if (key) await context.requireCaller();
+    const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
+    if (result.errors?.length) return { errors: result.errors, requestError: !('data' in result) };
+    const data = result.data as Record<string, unknown>;
+    for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
+    for (const path of route.numberPaths) changeStrings(data, path, markNumber);
+    return { data };
+  }
+
   for (const spec of routes) {
     const route = compileRoute(schema, spec);
+    if (spec.method === 'get') {
+      compiledGets.set(spec.path, route);
+      getMatchers.push({ path: spec.path, match: pathMatcher(spec.path) });
+    }
     router[spec.method](spec.path, (req: Request, res: Response) => inFlight.track(() => handle(req, res)));
     async function handle(req: Request, res: Response): Promise<void> {
       const scope = req.scope;
@@ -214,24 +278,17 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
         let variableValues: Record<string, unknown>;
         if (spec.upload) {
           upload = await readRestUpload(req, spec.upload);
-          variableValues = { ...variablesOf(route, req, upload), [spec.upload]: upload.upload };
+          variableValues = { ...variablesOf(route, req as RestInput, upload), [spec.upload]: upload.upload };
         } else {
-          variableValues = variablesOf(route, req);
+          variableValues = variablesOf(route, req as RestInput);
         }
-        const key = keyFromHeaders(req.headers);
-        const context = createContext(ds, scope, key, { policy });
-        // A wrong or revoked key is a 401 on every request, reads too.
-        if (key) await context.requireCaller();
-        const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
+        const outcome = await execute(route, variableValues, keyFromHeaders(req.headers), scope);
         // Without `data` (a bad parameter) the error is the request's.
-        if (result.errors?.length) {
-          const requestError = !('data' in result);
-          sendRestError(res, schema, requestError ? requestErrors(schema, result.errors) : result.errors[0], requestError);
+        if (outcome.errors) {
+          sendRestError(res, schema, outcome.requestError ? requestErrors(schema, outcome.errors) : outcome.errors[0], outcome.requestError);
           return;
         }
-        const data = result.data as Record<string, unknown>;
-        for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
-        for (const path of route.numberPaths) changeStrings(data, path, markNumber);
+        const data = outcome.data;
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
         if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
@@ -243,5 +300,24 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
       }
     }
   }
-  return router;
+  return {
+    router,
+    matchGet(path) {
+      // Literal segments match exactly here: paths express would also take in another case or with a
+      // trailing slash find no match, and go to express. The reference pages are served before the router.
+      if (path === '/v1/openapi.json' || path.startsWith('/v1/docs')) return undefined;
+      for (const { path: route, match } of getMatchers) {
+        const params = match(path);
+        if (params) return { route, params };
+      }
+      return undefined;
+    },
+    async answerGet(path, params, query, scope) {
+      const route = compiledGets.get(path)!;
+      scope.route = path;
+      const outcome = await execute(route, variablesOf(route, { params, query }), undefined, scope);
+      if (outcome.errors) return undefined;
+      return jsonWithExactNumbers(outcome.data[route.rootKey]);
+    },
+  };
 }
