@@ -97,7 +97,7 @@ export interface AppOptions {
 
 export interface App {
   app: express.Express;
-  /** The HTTP server's request listener: the lean door of known queries (lean.ts), in front of `app`. */
+  /** The HTTP server's request listener: the lean door (known queries, GET routes of /v1; lean.ts) in front of `app`. */
   listener: http.RequestListener;
   /** Requests being handled now (a client that hung up does not end its request's work). */
   inFlight: InFlight;

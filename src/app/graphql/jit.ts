@@ -41,7 +41,8 @@ export async function runOperation(
   if (coercion.errors) return { errors: coercion.errors };
   return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
     // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).
-    const data = plan && (await plan.run(context, coercion.coerced));
+    // A plan that fails (a database fault) steps aside too: the resolvers meet the fault and answer it as always.
+    const data = plan && (await plan.run(context, coercion.coerced).catch(() => undefined));
     if (data) return { data };
     return compiled
       ? compiled.query(undefined, context, variables)
