@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { UnauthenticatedError } from '../common/errors';
-import { Caller, Context, DEFAULT_POLICY, RequestPolicy } from '../common/request/context';
+import { Caller, Context, DEFAULT_POLICY, Loaders, RequestPolicy } from '../common/request/context';
 import { RequestScope, scopedDataSource } from '../common/request/scope';
 import { callerForKey } from '../modules/apikey/api-key.service';
 import { createLoaders } from './loaders';
@@ -17,15 +17,18 @@ export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: s
   const ds = scopedDataSource(rootDs, scope);
   let lookup: Promise<Caller | null> | undefined = actingAs ? Promise.resolve(actingAs) : undefined;
   const caller = () => (lookup ??= apiKey ? callerForKey(ds, apiKey) : Promise.resolve(null));
-  const loaders = createLoaders(ds);
+  // Made on first use: a request answered by one statement (SQL plans, lean.ts) never needs them.
+  let loaders: Loaders | undefined;
   return {
     scope,
     ds,
-    loaders,
+    get loaders() {
+      return (loaders ??= createLoaders(ds));
+    },
     policy,
     caller,
     invalidate() {
-      for (const loader of Object.values(loaders)) loader.clearAll();
+      for (const loader of Object.values(loaders ?? {})) loader.clearAll();
     },
     async requireCaller() {
       const found = await caller();
