@@ -136,8 +136,7 @@ type DoorRequest = IncomingMessage & { requestId?: string; scope?: RequestScope;
  * parser finds it read and takes the door's parse (a body that was not JSON is refused with express's
  * own 400, through bodyReadByDoor); a GET that met an error runs again there.
  */
-export function leanDoor(deps: LeanDoorDeps, express: (req: IncomingMessage, res: ServerResponse) => void) {
-  const pass = (req: IncomingMessage, res: ServerResponse) => express(req, res);
+export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: ServerResponse) => void) {
 
   /** Sends a 200 JSON answer as express's res.send would, after the middlewares' part. */
   const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, text: string, started: number) => {

@@ -101,9 +101,11 @@ function decode(shape: Shape, value: unknown): unknown {
   }
 }
 
+const objectShape = (fields: [string, Shape][]): Shape => ({ kind: 'object', keys: fields.map(([key]) => key), fields: fields.map(([, shape]) => shape) });
+
 /** An object of planned parts: `json_build_array` of the values that are not constant. */
 function objectPart(parts: [string, Part][]): Part {
-  const shape: Shape = { kind: 'object', keys: parts.map(([key]) => key), fields: parts.map(([, part]) => part.shape) };
+  const shape = objectShape(parts.map(([key, part]) => [key, part.shape]));
   const renders = parts.map(([, part]) => part.render).filter((r): r is Render => r !== undefined);
   return {
     shape,
@@ -124,10 +126,6 @@ const STEP_ASIDE = Symbol('stepAside');
 /** json_build_array takes at most 100 arguments. */
 const MAX_FIELDS = 100;
 
-interface EntityTable {
-  metadata: EntityMetadata;
-}
-
 const nextAlias = (b: Build) => `j${(b.aliases += 1)}`;
 
 /** The sort expressions name the list's table `t`; a plan names each table of its own. */
@@ -143,8 +141,8 @@ const isFirstPage = (page: unknown) => page === undefined || page === null || pa
 const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
 
 /** The JSON value of a column field as its GraphQL type serializes it, or undefined when SQL cannot say it exactly. */
-function columnRender(entity: EntityTable, field: GraphQLField<unknown, unknown>): Render | undefined {
-  const column = entity.metadata.findColumnWithPropertyName(field.name);
+function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unknown>): Render | undefined {
+  const column = metadata.findColumnWithPropertyName(field.name);
   if (!column || column.relationMetadata) return undefined;
   if (isListType(getNullableType(field.type))) return undefined;
   const type = getNamedType(field.type);
@@ -186,13 +184,13 @@ interface Root {
 }
 
 class Planner {
-  private readonly entities: Record<'Asset' | 'Collection', EntityTable>;
+  private readonly entities: Record<'Asset' | 'Collection', EntityMetadata>;
 
   constructor(
     private readonly schema: GraphQLSchema,
     ds: DataSource,
   ) {
-    this.entities = { Asset: { metadata: ds.getMetadata(Asset) }, Collection: { metadata: ds.getMetadata(Collection) } };
+    this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection) };
   }
 
   /** The fields of a selection with their response keys; undefined for fragments, directives or a key given twice. */
@@ -260,24 +258,22 @@ class Planner {
   private page(pageType: string, itemType: 'Asset' | 'Collection', node: FieldNode): { shape: Shape; render: (b: Build, from: string, row: string) => string | undefined } | undefined {
     const fields = this.fields(node.selectionSet);
     if (!fields) return undefined;
-    const parts: [string, Part][] = [];
+    const shapes: [string, Shape][] = [];
     let item: Part | undefined;
     for (const { key, node: child } of fields) {
       if (child.name.value === '__typename') {
-        parts.push([key, constant(pageType)]);
+        shapes.push([key, { kind: 'constant', value: pageType }]);
       } else if (child.name.value === 'result' && !child.arguments?.length && !item) {
         item = this.object(itemType, child.selectionSet);
         if (!item) return undefined;
-        // Rendered below, with the rows' FROM.
-        parts.push([key, { shape: { kind: 'list', item: item.shape }, render: () => '' }]);
+        shapes.push([key, { kind: 'list', item: item.shape }]);
       } else {
         return undefined;
       }
     }
-    const shape = objectPart(parts).shape;
     const resultItem = item;
     return {
-      shape,
+      shape: objectShape(shapes),
       render: (b, from, row) => {
         if (!resultItem) return 'json_build_array()';
         const json = resultItem.render!(b, row);
