@@ -48,7 +48,7 @@ describe('SQL statements per request', () => {
     expect(forMany).toBeLessThanOrEqual(4);
   });
 
-  test('when GET /v1/collections includes the assets of 2 or 20 collections, then the statement count is the same, and 3: the chains and categories come with the page', async () => {
+  test('when GET /v1/collections includes the assets of 2 or 20 collections, then the statement count is the same, and 1: the SQL plan builds the whole answer', async () => {
     const few = await accountWithCollections(2, 3);
     const many = await accountWithCollections(20, 3);
 
@@ -61,9 +61,24 @@ describe('SQL statements per request', () => {
     expect(forMany.body.result).toHaveLength(20);
     for (const collection of forMany.body.result) expect(collection.assets.result).toHaveLength(3);
     expect(forMany.body.result.every((c: { chain: { name: string } }) => c.chain.name === 'Ethereum')).toBe(true);
-    // The collections with their chains and categories, the assets of all of them, their listings.
-    expect(forFew.sql).toBe(3);
+    // One statement builds the collections, their chains and categories, their assets and listings (sql-plan.ts).
+    expect(forFew.sql).toBe(1);
     expect(forMany.sql).toBe(forFew.sql);
+
+    // Without SQL plans the resolvers answer: the collections with their chains and categories, the
+    // assets of all of them, their listings; the same answer.
+    const off = await startServer({ sqlPlans: false });
+    try {
+      for (const [account, planned] of [[few, forFew], [many, forMany]] as const) {
+        const resolved = await off.rest('GET', `/v1/collections?owner_address=${account.owner}&include_assets=true`);
+        expect(resolved.sql).toBe(3);
+        expect(resolved.body).toEqual(planned.body);
+        // The ETag is the body's digest: the same bytes.
+        expect(resolved.headers.get('etag')).toBe(planned.headers.get('etag'));
+      }
+    } finally {
+      await off.close();
+    }
   });
 
   test('when 3 or 30 assets of a collection are listed with their collection, chain and fees, then the statement count is the same', async () => {

@@ -1,3 +1,4 @@
+import type { OperationDefinitionNode } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import express, { NextFunction, Request, Response } from 'express';
@@ -174,7 +175,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
   const production = options.production ?? false;
-  const compiledOperations = new CompiledOperations(options.sqlPlans ?? true ? (operation) => planOperation(schema, ds, operation) : undefined);
+  const plans = options.sqlPlans ?? true ? (operation: OperationDefinitionNode) => planOperation(schema, ds, operation) : undefined;
+  const compiledOperations = new CompiledOperations(plans);
   const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
   const apollo = new ApolloServer<Context>({
     // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.
@@ -302,7 +304,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  const rest = restRouter(schema, ds, inFlight, largeQueries, policy);
+  const rest = restRouter(schema, ds, inFlight, largeQueries, policy, plans);
   app.use(rest.router);
   app.use(methodNotAllowed(schema, routes));
 

@@ -7,6 +7,7 @@ import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
 import { checkVariables } from '../../common/limits';
 import { ValidationError } from '../../common/errors';
+import { logger } from '../../common/logger';
 import type { SqlPlan } from './sql-plan';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
@@ -42,7 +43,13 @@ export async function runOperation(
   return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
     // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).
     // A plan that fails (a database fault) steps aside too: the resolvers meet the fault and answer it as always.
-    const data = plan && (await plan.run(context, coercion.coerced).catch(() => undefined));
+    const data =
+      plan &&
+      (await plan.run(context, coercion.coerced).catch((err) => {
+        // Logged: a fault the resolvers then meet too, or a plan's own mistake that would otherwise go unseen.
+        logger.warn('SQL plan stepped aside after an error', { requestId: context.scope.requestId, error: (err as Error).message });
+        return undefined;
+      }));
     if (data) return { data };
     return compiled
       ? compiled.query(undefined, context, variables)

@@ -3,9 +3,11 @@ import {
   getNamedType,
   getNullableType,
   GraphQLField,
+  GraphQLEnumType,
   GraphQLObjectType,
   GraphQLSchema,
   isEnumType,
+  isLeafType,
   isListType,
   Kind,
   OperationDefinitionNode,
@@ -17,10 +19,15 @@ import type { Context } from '../../common/request/context';
 import { MAX_LIMIT, orderBySql, SortDirection, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { UUID } from '../../common/validate';
+import { clock } from '../../common/clock';
 import { Asset } from '../../modules/asset/asset.entity';
 import { ASSET_SORTS } from '../../modules/asset/asset.loaders';
-import { Collection } from '../../modules/collection/collection.entity';
+import { Category } from '../../modules/catalog/category.entity';
+import { Chain } from '../../modules/chain/chain.entity';
+import { Collection, StoredFee } from '../../modules/collection/collection.entity';
 import { COLLECTION_SORTS } from '../../modules/collection/collection.service';
+import { feesOf } from '../../modules/collection/fee.type';
+import { currentPriceSql, isActiveListingSql } from '../../modules/listing/listing.sql';
 
 /**
  * SQL plans: a query whose whole selection PostgreSQL can answer exactly as the resolvers would is run
@@ -54,7 +61,16 @@ interface Build {
   p: Params;
   variables: Record<string, unknown>;
   aliases: number;
+  /** The statement's `now` (a listing's status and prices, an asset's status), added on first use. */
+  now?: string;
+  /** Rows whose related row is already in the statement: an asset's collection (collection.assets), a listing's asset. */
+  collectionOf: Map<string, string>;
+  assetOf: Map<string, string>;
+  /** Collections read with includeAssets: false, whose `assets` is null. */
+  withoutAssets: Set<string>;
 }
+
+const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
 
 /** A SQL expression for one value of the response, given the alias of the row it belongs to; undefined: step aside. */
 type Render = (b: Build, row: string) => string | undefined;
@@ -63,10 +79,12 @@ type Render = (b: Build, row: string) => string | undefined;
  * How a value PostgreSQL sends becomes the response's value. Objects travel as JSON arrays of their
  * values in selection order (json_build_array costs PostgreSQL a fraction of json_build_object, which
  * escapes every key of every row); their keys, and constants such as __typename, are put back here.
+ * `map`: a value Node finishes (a scalar's own serializer, fees from their stored JSON, a cursor).
  */
 type Shape =
   | { kind: 'value' }
   | { kind: 'constant'; value: string }
+  | { kind: 'map'; map: (value: unknown) => unknown }
   | { kind: 'object'; keys: string[]; fields: Shape[] }
   | { kind: 'list'; item: Shape };
 
@@ -85,6 +103,8 @@ function decode(shape: Shape, value: unknown): unknown {
       return value;
     case 'constant':
       return shape.value;
+    case 'map':
+      return shape.map(value);
     case 'list':
       return (value as unknown[]).map((item) => decode(shape.item, item));
     case 'object': {
@@ -121,6 +141,16 @@ function objectPart(parts: [string, Part][]): Part {
   };
 }
 
+/** A leaf whose text PostgreSQL sends and whose GraphQL type serializes it in Node (prices, exact decimals). */
+const serialized = (field: GraphQLField<unknown, unknown>, render: Render): Part | undefined => {
+  const type = getNamedType(field.type);
+  if (!isLeafType(type)) return undefined;
+  return { shape: { kind: 'map', map: (value) => (value === null || value === undefined ? null : type.serialize(value)) }, render };
+};
+
+/** A cursor as pagination.ts's encodeCursor writes it, from the `[orderBy, direction, sort value, id]` PostgreSQL sends. */
+const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : Buffer.from(JSON.stringify(value)).toString('base64url')) };
+
 const STEP_ASIDE = Symbol('stepAside');
 
 /** json_build_array takes at most 100 arguments. */
@@ -131,10 +161,21 @@ const nextAlias = (b: Build) => `j${(b.aliases += 1)}`;
 /** The sort expressions name the list's table `t`; a plan names each table of its own. */
 const realias = (sort: SortKey, alias: string): SortKey => ({ ...sort, expression: sort.expression.replace(/\bt\./g, `${alias}.`) });
 
-/** FROM ... WHERE ... ORDER BY ... LIMIT of a first page of `table` (aliased `alias`). */
-function firstPageSql(b: Build, table: string, alias: string, where: string[], sort: SortKey, args: Record<string, unknown>): string {
-  const order = orderBySql(realias(sort, alias), `${alias}.id`, args.direction as SortDirection);
-  return `${table} ${alias}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${b.p.add(args.limit)}`;
+/** A timestamp(3) as Date#toISOString writes the value pg reads. */
+const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A row's sort value as the resolvers put it in a cursor: pg's reading of pagination.ts's `__sort` column. */
+function sortValueSql(sort: SortKey): string {
+  if (sort.sqlType === 'timestamptz') return isoSql(sort.expression);
+  if (sort.sqlType === 'numeric' || sort.sqlType === 'bigint') return `${sort.expression}::text`;
+  return sort.expression;
+}
+
+/** A stored enum value as its GraphQL name, or undefined when the names cannot be written as SQL literals. */
+function enumSql(type: GraphQLEnumType, expression: string): string | undefined {
+  const values = type.getValues();
+  if (!values.every((v) => typeof v.value === 'string' && /^[a-z0-9_]+$/.test(v.value) && /^[A-Z0-9_]+$/.test(v.name))) return undefined;
+  return `CASE ${expression} ${values.map((v) => `WHEN '${v.value}' THEN '${v.name}'`).join(' ')} END`;
 }
 
 const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
@@ -149,10 +190,8 @@ function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unk
   const sqlType = typeof column.type === 'string' ? column.type : '';
   const name = `"${column.databaseName}"`;
   if (isEnumType(type)) {
-    const values = type.getValues();
-    if (!values.every((v) => typeof v.value === 'string' && /^[a-z0-9_]+$/.test(v.value) && /^[A-Z0-9_]+$/.test(v.name))) return undefined;
-    const cases = values.map((v) => `WHEN '${v.value}' THEN '${v.name}'`).join(' ');
-    return (_b, row) => `CASE ${row}.${name} ${cases} END`;
+    if (!enumSql(type, name)) return undefined;
+    return (_b, row) => enumSql(type, `${row}.${name}`);
   }
   switch (type.name) {
     case 'ID':
@@ -170,7 +209,59 @@ function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unk
     case 'DateTimeISO':
       // Stored to the millisecond (precision 3): the text Date#toISOString gives of the value pg reads.
       if (sqlType !== 'timestamptz' || column.precision !== 3) return undefined;
-      return (_b, row) => `to_char(${row}.${name} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      return (_b, row) => isoSql(`${row}.${name}`);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Listing is not an entity: its fields are listing.sql.ts's listingColumns, in SQL over the listing's row
+ * (`l`) and its asset's (`a`, the asset the listing is nested in).
+ */
+function listingRender(field: GraphQLField<unknown, unknown>): Part | undefined {
+  const asset = (b: Build, l: string) => b.assetOf.get(l)!;
+  const type = getNamedType(field.type);
+  const value = (render: Render): Part => ({ shape: VALUE, render });
+  switch (field.name) {
+    case 'id':
+      return value((_b, l) => `${l}.id::text`);
+    case 'assetId':
+      return value((_b, l) => `${l}.asset_id::text`);
+    case 'seller':
+      return value((_b, l) => `${l}.seller`);
+    case 'signature':
+      return value((_b, l) => `${l}.signature`);
+    case 'orderType':
+      return isEnumType(type) && enumSql(type, 'x') ? value((_b, l) => enumSql(type, `${l}.order_type`)) : undefined;
+    case 'status':
+      // As listingColumns: an active listing whose closing date has passed reads as expired.
+      return isEnumType(type) && enumSql(type, 'x')
+        ? value((b, l) => enumSql(type, `(CASE WHEN ${l}.status = 'active' AND ${l}.closing_date <= ${nowOf(b)}::timestamptz THEN 'expired' ELSE ${l}.status END)`))
+        : undefined;
+    case 'startPrice':
+    case 'startPriceDecimal':
+      return serialized(field, (_b, l) => `${l}.start_price::text`);
+    case 'acceptPrice':
+    case 'acceptPriceDecimal':
+      return serialized(field, (_b, l) => `${l}.accept_price::text`);
+    case 'currentPrice':
+    case 'currentPriceDecimal':
+      return serialized(field, (b, l) => `(${currentPriceSql(l, nowOf(b))})::text`);
+    case 'listingTime':
+      return value((_b, l) => isoSql(`${l}.listing_time`));
+    case 'closingDate':
+      return value((_b, l) => isoSql(`${l}.closing_date`));
+    case 'createdAt':
+      return value((_b, l) => isoSql(`${l}.created_at`));
+    case 'updatedAt':
+      return value((_b, l) => isoSql(`${l}.updated_at`));
+    case 'name':
+      return value((b, l) => `${asset(b, l)}.name`);
+    case 'tokenAddress':
+      return value((b, l) => `${asset(b, l)}.token_address`);
+    case 'tokenId':
+      return value((b, l) => `${asset(b, l)}.token_id::text`);
     default:
       return undefined;
   }
@@ -183,14 +274,40 @@ interface Root {
   render?: (b: Build) => { sql: string; read?: (value: unknown) => unknown } | undefined;
 }
 
+type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
+
+/** The rows of a first page: FROM `table` `alias` WHERE `where`, in the order of `sort`; `args` are the list's. */
+interface PageRows {
+  table: string;
+  alias: string;
+  where: string[];
+  sort: SortKey;
+  args: Record<string, unknown>;
+  /**
+   * How many rows match, when something cheaper than counting them says it exactly. A function: it may add
+   * a parameter, which must be added only when used (a named statement has as many as its text names).
+   */
+  count?: () => string;
+}
+
+/** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
+const assetCountSql = (collectionId: string) => `COALESCE((SELECT x.assets FROM collection_asset_counts x WHERE x.collection_id = ${collectionId}), 0)`;
+
+interface PagePlan {
+  shape: Shape;
+  /** Where `result` is among the values sent (undefined: not selected). */
+  resultAt?: number;
+  render: (b: Build, rows: PageRows) => string | undefined;
+}
+
 class Planner {
-  private readonly entities: Record<'Asset' | 'Collection', EntityMetadata>;
+  private readonly entities: Partial<Record<Planned, EntityMetadata>>;
 
   constructor(
     private readonly schema: GraphQLSchema,
     ds: DataSource,
   ) {
-    this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection) };
+    this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection), Chain: ds.getMetadata(Chain), Category: ds.getMetadata(Category) };
   }
 
   /** The fields of a selection with their response keys; undefined for fragments, directives or a key given twice. */
@@ -208,42 +325,149 @@ class Planner {
     return out;
   }
 
-  /** One row of Asset or Collection for this selection. */
-  object(typeName: 'Asset' | 'Collection', selectionSet: SelectionSetNode | undefined): Part | undefined {
+  /** One row of a planned type for this selection. */
+  object(typeName: Planned, selectionSet: SelectionSetNode | undefined): Part | undefined {
     const type = this.schema.getType(typeName) as GraphQLObjectType;
     const fields = this.fields(selectionSet);
     if (!fields) return undefined;
     const parts: [string, Part][] = [];
     for (const { key, node } of fields) {
       const name = node.name.value;
-      let part: Part | undefined;
-      if (name === '__typename') {
-        part = constant(typeName);
-      } else {
-        const field = type.getFields()[name];
-        if (!field) return undefined;
-        if (!field.resolve) {
-          const render = node.arguments?.length || node.selectionSet ? undefined : columnRender(this.entities[typeName], field);
-          part = render && { shape: VALUE, render };
-        } else if (typeName === 'Asset' && name === 'collection') {
-          part = this.assetCollection(node);
-        } else if (typeName === 'Collection' && name === 'assets') {
-          part = this.collectionAssets(field, node);
-        }
-      }
+      const field = type.getFields()[name];
+      const part = name === '__typename' ? constant(typeName) : field && this.field(typeName, field, node);
       if (!part) return undefined;
       parts.push([key, part]);
     }
     return objectPart(parts);
   }
 
-  private assetCollection(node: FieldNode): Part | undefined {
+  private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
+    if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
     if (node.arguments?.length) return undefined;
+    const leaf = !node.selectionSet;
+    switch (`${typeName}.${field.name}`) {
+      case 'Asset.collection':
+        return this.assetCollection(node);
+      case 'Asset.chain':
+      case 'Collection.chain':
+        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
+      case 'Listing.chain':
+        return this.byId('Chain', 'chains', node, (b, l) => `${b.assetOf.get(l)}.chain_id`);
+      case 'Collection.category':
+        return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
+      case 'Collection.fees':
+        return this.fees(node, (_b, c) => `json_build_array(${c}.fees)`);
+      case 'Asset.fees':
+        return this.fees(node, (b, a) => `json_build_array(${this.collectionFees(b, a)})`);
+      case 'Listing.fees':
+        // The collection's royalty fees, then the listing's maker fees.
+        return this.fees(node, (_b, l) => `json_build_array((SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id), ${l}.maker_fees)`);
+      case 'Asset.status':
+        return leaf ? this.assetStatus(field) : undefined;
+      case 'Asset.listing':
+        return this.assetListing(node);
+    }
+    if (typeName === 'Listing') return leaf ? listingRender(field) : undefined;
+    if (field.resolve || !leaf) return undefined;
+    const render = columnRender(this.entities[typeName]!, field);
+    return render && { shape: VALUE, render };
+  }
+
+  /** An asset's collection's stored fees: the collection row's own when it is in the statement. */
+  private collectionFees(b: Build, asset: string): string {
+    const c = b.collectionOf.get(asset);
+    return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${asset}.collection_id)`;
+  }
+
+  /** A row of `table` by its id (`key`), as the object of `typeName`; null when there is none. */
+  private byId(typeName: Planned, table: string, node: FieldNode, key: Render): Part | undefined {
+    const object = this.object(typeName, node.selectionSet);
+    if (!object) return undefined;
+    return {
+      shape: object.shape,
+      render: (b, row) => {
+        const x = nextAlias(b);
+        const json = object.render!(b, x);
+        return json && `(SELECT ${json} FROM ${table} ${x} WHERE ${x}.id = ${key(b, row)})`;
+      },
+    };
+  }
+
+  /**
+   * Fees from their stored JSON (collections.fees: royalty; listings.maker_fees: maker): PostgreSQL sends
+   * the stored arrays (`render`: a JSON array of [royalty, maker?]), Node types them as fee.type.ts's feesOf does.
+   */
+  private fees(node: FieldNode, render: Render): Part | undefined {
+    const type = this.schema.getType('Fee') as GraphQLObjectType;
+    const fields = this.fields(node.selectionSet);
+    if (!fields) return undefined;
+    const picks: [string, (fee: Record<string, unknown>) => unknown][] = [];
+    for (const { key, node: child } of fields) {
+      const name = child.name.value;
+      if (name === '__typename') {
+        picks.push([key, () => 'Fee']);
+        continue;
+      }
+      const field = type.getFields()[name];
+      const leaf = field && getNamedType(field.type);
+      if (!field || field.resolve || child.arguments?.length || child.selectionSet || !leaf || !isLeafType(leaf)) return undefined;
+      picks.push([key, (fee) => (fee[name] === null || fee[name] === undefined ? null : leaf.serialize(fee[name]))]);
+    }
+    const pick = (fee: Record<string, unknown>) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of picks) out[key] = value(fee);
+      return out;
+    };
+    const map = (value: unknown) => {
+      const [royalty, maker] = value as [StoredFee[] | null, StoredFee[] | undefined];
+      const fees = [...feesOf(royalty, 'royalty'), ...(maker === undefined ? [] : feesOf(maker, 'maker'))];
+      return fees.map((fee) => pick(fee as unknown as Record<string, unknown>));
+    };
+    return { shape: { kind: 'map', map }, render };
+  }
+
+  /** listed while the asset has an active listing now (the resolver asks activeListingByAsset). */
+  private assetStatus(field: GraphQLField<unknown, unknown>): Part | undefined {
+    const type = getNamedType(field.type);
+    if (!isEnumType(type)) return undefined;
+    const listed = type.getValues().find((v) => v.value === 'listed')?.name;
+    const unlisted = type.getValues().find((v) => v.value === 'unlisted')?.name;
+    if (!listed || !unlisted || !/^[A-Z_]+$/.test(listed + unlisted)) return undefined;
+    return {
+      shape: VALUE,
+      render: (b, a) => {
+        const l = nextAlias(b);
+        // A correlated scalar subquery probes ux_listings_one_active_per_asset per asset; EXISTS was planned
+        // as a hashed subplan that reads every listing.
+        return `COALESCE((SELECT '${listed}' FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))} LIMIT 1), '${unlisted}')`;
+      },
+    };
+  }
+
+  /** The asset's active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset). */
+  private assetListing(node: FieldNode): Part | undefined {
+    const listing = this.object('Listing', node.selectionSet);
+    if (!listing) return undefined;
+    return {
+      shape: listing.shape,
+      render: (b, a) => {
+        const l = nextAlias(b);
+        b.assetOf.set(l, a);
+        const json = listing.render!(b, l);
+        return json && `(SELECT ${json} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
+      },
+    };
+  }
+
+  private assetCollection(node: FieldNode): Part | undefined {
     const collection = this.object('Collection', node.selectionSet);
     if (!collection) return undefined;
     return {
       shape: collection.shape,
       render: (b, row) => {
+        // Inside collection.assets the collection is the page's own parent row.
+        const parent = b.collectionOf.get(row);
+        if (parent) return collection.render!(b, parent);
         const c = nextAlias(b);
         const json = collection.render!(b, c);
         return json && `(SELECT ${json} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
@@ -252,32 +476,62 @@ class Planner {
   }
 
   /**
-   * A page `{ result: [...] }` (and `__typename`): only `result`, whose rows come from the FROM/WHERE/
-   * ORDER BY/LIMIT text that the caller gives for the request's arguments (`from`, with the rows' alias).
+   * A first page `{ cursor remaining result }` (and `__typename`) of the rows the caller gives for the
+   * request's arguments. `remaining` and `cursor` follow from a count of all matching rows in the same
+   * statement, as pagination.ts's fetchPage counts them; the cursor is the last row's, when rows remain.
    */
-  private page(pageType: string, itemType: 'Asset' | 'Collection', node: FieldNode): { shape: Shape; render: (b: Build, from: string, row: string) => string | undefined } | undefined {
+  private page(pageType: string, itemType: Planned, node: FieldNode): PagePlan | undefined {
     const fields = this.fields(node.selectionSet);
     if (!fields) return undefined;
     const shapes: [string, Shape][] = [];
+    const sent: ('result' | 'remaining' | 'cursor')[] = [];
     let item: Part | undefined;
     for (const { key, node: child } of fields) {
-      if (child.name.value === '__typename') {
+      const name = child.name.value;
+      if (name === '__typename') {
         shapes.push([key, { kind: 'constant', value: pageType }]);
-      } else if (child.name.value === 'result' && !child.arguments?.length && !item) {
+        continue;
+      }
+      if (child.arguments?.length || sent.includes(name as never)) return undefined;
+      if (name === 'result') {
         item = this.object(itemType, child.selectionSet);
         if (!item) return undefined;
         shapes.push([key, { kind: 'list', item: item.shape }]);
+      } else if (name === 'remaining' && !child.selectionSet) {
+        shapes.push([key, VALUE]);
+      } else if (name === 'cursor' && !child.selectionSet) {
+        shapes.push([key, CURSOR]);
       } else {
         return undefined;
       }
+      sent.push(name as 'result' | 'remaining' | 'cursor');
     }
     const resultItem = item;
+    const counted = sent.includes('remaining') || sent.includes('cursor');
     return {
       shape: objectShape(shapes),
-      render: (b, from, row) => {
-        if (!resultItem) return 'json_build_array()';
-        const json = resultItem.render!(b, row);
-        return json && `json_build_array(array_to_json(ARRAY(SELECT ${json} FROM ${from})))`;
+      resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
+      render: (b, r) => {
+        const limit = r.args.limit as number;
+        const sort = realias(r.sort, r.alias);
+        const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+        const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
+        const n = counted ? nextAlias(b) : '';
+        const values: string[] = [];
+        for (const name of sent) {
+          if (name === 'result') {
+            const json = resultItem!.render!(b, r.alias);
+            if (!json) return undefined;
+            values.push(`array_to_json(ARRAY(SELECT ${json} FROM ${from} ORDER BY ${order} LIMIT ${limit}))`);
+          } else if (name === 'remaining') {
+            values.push(`GREATEST(0, ${n}.n - ${limit})`);
+          } else {
+            const position = `json_build_array(${b.p.add(r.args.orderBy)}::text, ${b.p.add(r.args.direction)}::text, ${sortValueSql(sort)}, ${r.alias}.id::text)`;
+            values.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${position} FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1) END`);
+          }
+        }
+        const array = `json_build_array(${values.join(', ')})`;
+        return counted ? `(SELECT ${array} FROM (SELECT ${r.count ? `${r.count()} AS n` : `count(*) AS n FROM ${from}`}) ${n})` : array;
       },
     };
   }
@@ -289,11 +543,13 @@ class Planner {
     return {
       shape: page.shape,
       render: (b, row) => {
+        if (b.withoutAssets.has(row)) return 'NULL';
         const args = getArgumentValues(field, node, b.variables);
         const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
         if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
         const a = nextAlias(b);
-        return page.render(b, firstPageSql(b, 'assets', a, [`${a}.collection_id = ${row}.id`], sort, args), a);
+        b.collectionOf.set(a, row);
+        return page.render(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });
       },
     };
   }
@@ -347,11 +603,12 @@ class Planner {
   private listRoot(
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
-    types: { page: string; item: 'Asset' | 'Collection'; table: string; sorts: Record<string, SortKey> },
-    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; checkEmpty?: boolean } | undefined,
+    types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey> },
+    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; checkEmpty?: boolean; count?: () => string } | undefined,
   ): Omit<Root, 'key'> | undefined {
     const page = this.page(types.page, types.item, node);
     if (!page) return undefined;
+    const resultAt = page.resultAt;
     return {
       shape: page.shape,
       render: (b) => {
@@ -360,10 +617,12 @@ class Planner {
         if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
         const a = nextAlias(b);
         const filtered = filters(b, args, a);
-        if (!filtered) return undefined;
-        const sql = page.render(b, firstPageSql(b, types.table, a, filtered.where, sort, args), a);
+        // An empty page must be told apart from an error, which needs the rows.
+        if (!filtered || (filtered.checkEmpty && resultAt === undefined)) return undefined;
+        const sql = page.render(b, { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count });
         if (!sql) return undefined;
-        return { sql, read: filtered.checkEmpty ? (value) => (pageIsEmpty(page.shape, value) ? STEP_ASIDE : value) : undefined };
+        const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
+        return { sql, read: filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
       },
     };
   }
@@ -381,14 +640,16 @@ class Planner {
       if (args.assetContract != null) where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
       if (args.ownerId != null) where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
       // An empty page of a collection given by id: the resolver tells an empty collection from an unknown one.
-      return { where, checkEmpty: byCollection };
+      return { where, checkEmpty: byCollection, count: byCollection && where.length === 1 ? () => assetCountSql(`${b.p.add((args.collectionId as string).toLowerCase())}::uuid`) : undefined };
     });
   }
 
   private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, (b, args, a) => {
-      // includeAssets: false answers `assets` with null; a chain filter checks that the chain exists.
-      if (args.includeAssets !== true || args.chainId != null) return undefined;
+      // A chain filter checks that the chain exists.
+      if (args.chainId != null || typeof args.includeAssets !== 'boolean') return undefined;
+      // includeAssets: false answers `assets` of each collection with null.
+      if (!args.includeAssets) b.withoutAssets.add(a);
       const where: string[] = [];
       if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(args.categoryId)}`);
       if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
@@ -398,20 +659,13 @@ class Planner {
   }
 }
 
-/** Whether a page as sent (the values of its non-constant fields: `result` only) has no rows. */
-function pageIsEmpty(shape: Shape, value: unknown): boolean {
-  if (shape.kind !== 'object' || !Array.isArray(value)) return true;
-  const result = value[0];
-  return !Array.isArray(result) || result.length === 0;
-}
-
 /** The plan of an operation, or undefined when its selection is not all covered (see above). */
 export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode): SqlPlan | undefined {
   const roots = new Planner(schema, ds).roots(operation);
   if (!roots) return undefined;
   return {
     async run(context, variables) {
-      const b: Build = { p: new Params(), variables, aliases: 0 };
+      const b: Build = { p: new Params(), variables, aliases: 0, collectionOf: new Map(), assetOf: new Map(), withoutAssets: new Set() };
       const values: string[] = [];
       const reads: (((value: unknown) => unknown) | undefined)[] = [];
       for (const root of roots) {

@@ -8,6 +8,7 @@ import { CollectionOffersTraits1764700000000 } from './1764700000000-collection-
 import { SalesRollups1764800000000 } from './1764800000000-sales-rollups';
 import { Webhooks1764500000000 } from './1764500000000-webhooks';
 import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
+import { CollectionAssetCounts1765000000000 } from './1765000000000-collection-asset-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   CollectionOffersTraits1764700000000,
   SalesRollups1764800000000,
   OfferSignature1764900000000,
+  CollectionAssetCounts1765000000000,
 ];

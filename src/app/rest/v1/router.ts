@@ -24,6 +24,7 @@ import { BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
+import type { SqlPlan } from '../../graphql/sql-plan';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
@@ -45,6 +46,8 @@ interface CompiledRoute {
   enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
   numberPaths: string[][];
+  /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan.ts). */
+  plan?: SqlPlan;
 }
 
 /**
@@ -61,7 +64,7 @@ export function jsonWithExactNumbers(value: unknown): string {
 
 
 /** Parses and validates a route's operation once, at start-up: a broken route stops the server from starting. */
-function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
+function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: (operation: OperationDefinitionNode) => SqlPlan | undefined): CompiledRoute {
   const document = parse(spec.operation);
   const errors = validate(schema, document);
   if (errors.length) throw new Error(`route ${spec.method.toUpperCase()} ${spec.path}: ${errors.map((e) => e.message).join('; ')}`);
@@ -96,7 +99,8 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec): CompiledRoute {
   );
   const compiled = compileOperation(schema, document, operation);
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths };
+  const plan = plans?.(operation);
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan };
 }
 
 /**
@@ -244,7 +248,14 @@ function pathMatcher(path: string): (candidate: string) => Record<string, string
   };
 }
 
-export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFlight, largeQueries: QueryGate, policy: RequestPolicy): RestRoutes {
+export function restRouter(
+  schema: GraphQLSchema,
+  ds: DataSource,
+  inFlight: InFlight,
+  largeQueries: QueryGate,
+  policy: RequestPolicy,
+  plans?: (operation: OperationDefinitionNode) => SqlPlan | undefined,
+): RestRoutes {
   const readRouter = readRouterOf(ds);
   const router = express.Router();
   const compiledGets = new Map<string, CompiledRoute>();
@@ -255,7 +266,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
     const context = createContext(ds, scope, key, { policy });
     // A wrong or revoked key is a 401 on every request, reads too.
     if (key) await context.requireCaller();
-    const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled);
+    const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled, route.plan);
     if (result.errors?.length) return { errors: result.errors, requestError: !('data' in result) };
     const data = result.data as Record<string, unknown>;
     for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
@@ -264,7 +275,7 @@ export function restRouter(schema: GraphQLSchema, ds: DataSource, inFlight: InFl
   }
 
   for (const spec of routes) {
-    const route = compileRoute(schema, spec);
+    const route = compileRoute(schema, spec, plans);
     if (spec.method === 'get') {
       compiledGets.set(spec.path, route);
       getMatchers.push({ path: spec.path, match: pathMatcher(spec.path) });
