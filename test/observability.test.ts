@@ -62,8 +62,9 @@ describe('GET /metrics', () => {
     expect(sample(after, latency) - sample(before, latency)).toBe(3);
     const statements = 'gateway_sql_statements_per_request_count{door="graphql"}';
     expect(sample(after, statements) - sample(before, statements)).toBeGreaterThanOrEqual(1);
+    // The REST reads are SQL plans (one statement, no loaders); the GraphQL query's first use runs the resolvers.
     const batches = 'gateway_dataloader_batch_size_count{loader="assetPagesByCollection"}';
-    expect(sample(after, batches) - sample(before, batches)).toBeGreaterThanOrEqual(4);
+    expect(sample(after, batches) - sample(before, batches)).toBeGreaterThanOrEqual(1);
     expect(after).toMatch(/^gateway_db_pool_connections\{state="total"\} [1-9]/m);
     expect(after).toMatch(/^gateway_db_pool_connections\{state="waiting"\} \d+/m);
     expect(after).toContain('process_cpu_user_seconds_total');

@@ -175,7 +175,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const largeQueries = new QueryGate(options.largeQuerySlots ?? 4, options.largeQueryItems ?? 5000);
   const limit = options.jsonBodyLimit ?? '1mb';
   const production = options.production ?? false;
-  const plans = options.sqlPlans ?? true ? (operation: OperationDefinitionNode) => planOperation(schema, ds, operation) : undefined;
+  const plans =
+    options.sqlPlans ?? true ? (operation: OperationDefinitionNode, restText?: { restText: boolean }) => planOperation(schema, ds, operation, restText) : undefined;
   const compiledOperations = new CompiledOperations(plans);
   const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
   const apollo = new ApolloServer<Context>({

@@ -68,6 +68,8 @@ interface Build {
   assetOf: Map<string, string>;
   /** Collections read with includeAssets: false, whose `assets` is null. */
   withoutAssets: Set<string>;
+  /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
+  shared: Map<string, string>;
 }
 
 const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
@@ -88,14 +90,25 @@ type Shape =
   | { kind: 'object'; keys: string[]; fields: Shape[] }
   | { kind: 'list'; item: Shape };
 
-/** A planned part: its shape, and (unless constant) its SQL. */
+/**
+ * A planned part: its shape, and (unless constant) its SQL; `text`, when the part can say it, the SQL of
+ * its final JSON value as REST writes it (REST text plans, see planOperation): objects with their keys,
+ * enums by their values, exact decimals as numbers unless their key ends in `_decimal`.
+ */
 interface Part {
   shape: Shape;
   render?: Render;
+  text?: Render;
 }
 
 const VALUE: Shape = { kind: 'value' };
-const constant = (value: string): Part => ({ shape: { kind: 'constant', value } });
+/** A SQL string literal of a GraphQL name (type names, enum values: [_A-Za-z0-9]). */
+const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+const constant = (value: string): Part => ({ shape: { kind: 'constant', value }, text: () => literal(value) });
+/** The row's shared value (see objectPart). */
+const sharedValue: Render = (b, row) => `${b.shared.get(row)}.v`;
+/** A part whose SQL is the same in both forms. */
+const plain = (render: Render): Part => ({ shape: VALUE, render, text: render });
 
 function decode(shape: Shape, value: unknown): unknown {
   switch (shape.kind) {
@@ -123,30 +136,83 @@ function decode(shape: Shape, value: unknown): unknown {
 
 const objectShape = (fields: [string, Shape][]): Shape => ({ kind: 'object', keys: fields.map(([key]) => key), fields: fields.map(([, shape]) => shape) });
 
-/** An object of planned parts: `json_build_array` of the values that are not constant. */
-function objectPart(parts: [string, Part][]): Part {
+/** Each render's SQL, or undefined when one of them steps aside. */
+function renderAll(b: Build, row: string, renders: Render[]): string[] | undefined {
+  const values: string[] = [];
+  for (const render of renders) {
+    const sql = render(b, row);
+    if (sql === undefined) return undefined;
+    values.push(sql);
+  }
+  return values;
+}
+
+/** A key PostgreSQL can carry as a column name unchanged (at most 63 bytes, no quoting). */
+const columnKey = (key: string) => /^[_A-Za-z][_0-9A-Za-z]{0,62}$/.test(key);
+
+/**
+ * An object's final JSON: row_to_json of one row whose columns are the keys, in order. Unlike
+ * json_build_object (`{"a" : 1, "b" : 2}`) it writes no spaces, as JSON.stringify does.
+ */
+const rowJson = (columns: string[], keys: string[], from = '') =>
+  `(SELECT row_to_json(r) FROM (SELECT ${columns.map((sql, i) => `${sql} AS "${keys[i]}"`).join(', ')}${from}) r)`;
+
+/**
+ * An object of planned parts: `json_build_array` of the values that are not constant. `shared`: a value
+ * several parts read (as `${b.shared.get(row)}.v`), computed once per row in the object's FROM.
+ */
+function objectPart(parts: [string, Part][], shared?: Part): Part {
   const shape = objectShape(parts.map(([key, part]) => [key, part.shape]));
   const renders = parts.map(([, part]) => part.render).filter((r): r is Render => r !== undefined);
+  const keys = parts.map(([key]) => key);
+  const texts = parts.map(([, part]) => part.text);
+  const withText = keys.every(columnKey) && texts.every((t) => t !== undefined) && (!shared || shared.text);
+  /** ` FROM (SELECT <shared> AS v) x` for this row, or '' without a shared value; undefined: step aside. */
+  const sharedFrom = (b: Build, row: string, render: Render | undefined) => {
+    if (!shared) return '';
+    const sql = render!(b, row);
+    if (!sql) return undefined;
+    const x = nextAlias(b);
+    b.shared.set(row, x);
+    // OFFSET 0 keeps the subquery from being pulled up, which would compute the value once per reader.
+    return ` FROM (SELECT ${sql} AS v OFFSET 0) ${x}`;
+  };
   return {
     shape,
     render: (b, row) => {
-      const values: string[] = [];
-      for (const render of renders) {
-        const sql = render(b, row);
-        if (sql === undefined) return undefined;
-        values.push(sql);
-      }
-      return `json_build_array(${values.join(', ')})`;
+      const from = sharedFrom(b, row, shared?.render);
+      const values = from === undefined ? undefined : renderAll(b, row, renders);
+      return values && (from ? `(SELECT json_build_array(${values.join(', ')})${from})` : `json_build_array(${values.join(', ')})`);
     },
+    text: withText
+      ? (b, row) => {
+          const from = sharedFrom(b, row, shared?.text);
+          const values = from === undefined ? undefined : renderAll(b, row, texts as Render[]);
+          return values && rowJson(values, keys, from);
+        }
+      : undefined,
   };
 }
 
-/** A leaf whose text PostgreSQL sends and whose GraphQL type serializes it in Node (prices, exact decimals). */
-const serialized = (field: GraphQLField<unknown, unknown>, render: Render): Part | undefined => {
+/**
+ * A leaf whose text PostgreSQL sends and whose GraphQL type serializes it in Node (prices, exact
+ * decimals). In REST's text an exact decimal is written by PostgreSQL: trim_scale gives exactDecimal's
+ * digits, a JSON number unless the key ends in `_decimal` (router.ts's rule); a Price (a double) has no text.
+ */
+const serialized = (field: GraphQLField<unknown, unknown>, key: string, numeric: Render): Part | undefined => {
   const type = getNamedType(field.type);
   if (!isLeafType(type)) return undefined;
-  return { shape: { kind: 'map', map: (value) => (value === null || value === undefined ? null : type.serialize(value)) }, render };
+  const render: Render = (b, row) => `${numeric(b, row)}::text`;
+  const decimal = type.name === 'Decimal';
+  return {
+    shape: { kind: 'map', map: (value) => (value === null || value === undefined ? null : type.serialize(value)) },
+    render,
+    text: decimal ? (b, row) => `trim_scale(${numeric(b, row)})${key.endsWith('_decimal') ? '::text' : ''}` : undefined,
+  };
 };
+
+/** base64url of a JSON text, without padding (Buffer#toString('base64url')); encode() breaks lines every 76 characters. */
+const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
 
 /** A cursor as pagination.ts's encodeCursor writes it, from the `[orderBy, direction, sort value, id]` PostgreSQL sends. */
 const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : Buffer.from(JSON.stringify(value)).toString('base64url')) };
@@ -171,17 +237,46 @@ function sortValueSql(sort: SortKey): string {
   return sort.expression;
 }
 
-/** A stored enum value as its GraphQL name, or undefined when the names cannot be written as SQL literals. */
-function enumSql(type: GraphQLEnumType, expression: string): string | undefined {
+/**
+ * A stored enum value as its GraphQL name (or, for REST's text, its value: REST spells enums by their
+ * values), or undefined when they cannot be written as SQL literals. A value the enum lacks reads as null.
+ */
+function enumSql(type: GraphQLEnumType, expression: string, spelling: 'name' | 'value' = 'name'): string | undefined {
   const values = type.getValues();
   if (!values.every((v) => typeof v.value === 'string' && /^[a-z0-9_]+$/.test(v.value) && /^[A-Z0-9_]+$/.test(v.name))) return undefined;
-  return `CASE ${expression} ${values.map((v) => `WHEN '${v.value}' THEN '${v.name}'`).join(' ')} END`;
+  return `CASE ${expression} ${values.map((v) => `WHEN '${v.value}' THEN '${spelling === 'name' ? v.name : v.value}'`).join(' ')} END`;
+}
+
+/** A part of a stored enum: by name in the response, by value in REST's text. */
+function enumPart(type: GraphQLEnumType, expression: Render): Part | undefined {
+  if (!enumSql(type, 'x')) return undefined;
+  return {
+    shape: VALUE,
+    render: (b, row) => {
+      const sql = expression(b, row);
+      return sql && enumSql(type, sql);
+    },
+    text: (b, row) => {
+      const sql = expression(b, row);
+      return sql && enumSql(type, sql, 'value');
+    },
+  };
 }
 
 const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
 const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
 
 /** The JSON value of a column field as its GraphQL type serializes it, or undefined when SQL cannot say it exactly. */
+function columnPart(metadata: EntityMetadata, field: GraphQLField<unknown, unknown>): Part | undefined {
+  if (isEnumType(getNamedType(field.type))) {
+    const column = metadata.findColumnWithPropertyName(field.name);
+    if (!column || column.relationMetadata) return undefined;
+    return enumPart(getNamedType(field.type) as GraphQLEnumType, (_b, row) => `${row}."${column.databaseName}"`);
+  }
+  const render = columnRender(metadata, field);
+  return render && plain(render);
+}
+
 function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unknown>): Render | undefined {
   const column = metadata.findColumnWithPropertyName(field.name);
   if (!column || column.relationMetadata) return undefined;
@@ -189,10 +284,7 @@ function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unk
   const type = getNamedType(field.type);
   const sqlType = typeof column.type === 'string' ? column.type : '';
   const name = `"${column.databaseName}"`;
-  if (isEnumType(type)) {
-    if (!enumSql(type, name)) return undefined;
-    return (_b, row) => enumSql(type, `${row}.${name}`);
-  }
+  if (isEnumType(type)) return undefined;
   switch (type.name) {
     case 'ID':
     case 'String':
@@ -219,10 +311,10 @@ function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unk
  * Listing is not an entity: its fields are listing.sql.ts's listingColumns, in SQL over the listing's row
  * (`l`) and its asset's (`a`, the asset the listing is nested in).
  */
-function listingRender(field: GraphQLField<unknown, unknown>): Part | undefined {
+function listingRender(field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
   const asset = (b: Build, l: string) => b.assetOf.get(l)!;
   const type = getNamedType(field.type);
-  const value = (render: Render): Part => ({ shape: VALUE, render });
+  const value = plain;
   switch (field.name) {
     case 'id':
       return value((_b, l) => `${l}.id::text`);
@@ -233,21 +325,21 @@ function listingRender(field: GraphQLField<unknown, unknown>): Part | undefined 
     case 'signature':
       return value((_b, l) => `${l}.signature`);
     case 'orderType':
-      return isEnumType(type) && enumSql(type, 'x') ? value((_b, l) => enumSql(type, `${l}.order_type`)) : undefined;
+      return isEnumType(type) ? enumPart(type, (_b, l) => `${l}.order_type`) : undefined;
     case 'status':
       // As listingColumns: an active listing whose closing date has passed reads as expired.
-      return isEnumType(type) && enumSql(type, 'x')
-        ? value((b, l) => enumSql(type, `(CASE WHEN ${l}.status = 'active' AND ${l}.closing_date <= ${nowOf(b)}::timestamptz THEN 'expired' ELSE ${l}.status END)`))
+      return isEnumType(type)
+        ? enumPart(type, (b, l) => `(CASE WHEN ${l}.status = 'active' AND ${l}.closing_date <= ${nowOf(b)}::timestamptz THEN 'expired' ELSE ${l}.status END)`)
         : undefined;
     case 'startPrice':
     case 'startPriceDecimal':
-      return serialized(field, (_b, l) => `${l}.start_price::text`);
+      return serialized(field, key, (_b, l) => `${l}.start_price`);
     case 'acceptPrice':
     case 'acceptPriceDecimal':
-      return serialized(field, (_b, l) => `${l}.accept_price::text`);
+      return serialized(field, key, (_b, l) => `${l}.accept_price`);
     case 'currentPrice':
     case 'currentPriceDecimal':
-      return serialized(field, (b, l) => `(${currentPriceSql(l, nowOf(b))})::text`);
+      return serialized(field, key, (b, l) => `(${currentPriceSql(l, nowOf(b))})`);
     case 'listingTime':
       return value((_b, l) => isoSql(`${l}.listing_time`));
     case 'closingDate':
@@ -272,6 +364,8 @@ interface Root {
   key: string;
   shape: Shape;
   render?: (b: Build) => { sql: string; read?: (value: unknown) => unknown } | undefined;
+  /** Its final JSON as REST writes it (see Part); only for a root whose value needs no reading back. */
+  text?: (b: Build) => string | undefined;
 }
 
 type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
@@ -298,7 +392,25 @@ interface PagePlan {
   /** Where `result` is among the values sent (undefined: not selected). */
   resultAt?: number;
   render: (b: Build, rows: PageRows) => string | undefined;
+  text?: (b: Build, rows: PageRows) => string | undefined;
 }
+
+/** A Trait's fields in SQL over collection_traits `ct`, given the collection's number of assets (`size`). */
+const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
+  __typename: () => `'Trait'`,
+  traitType: (ct) => `${ct}.trait_type`,
+  value: (ct) => `${ct}.value`,
+  count: (ct) => `${ct}.asset_count`,
+  rarity: (ct, size) => `${ct}.asset_count::float8 / GREATEST(${size}, 1)`,
+};
+
+/** A Fee's fields in SQL over a stored fee `u.f` of type `u.t` (fees' text form). */
+const FEE_SQL: Record<string, string> = {
+  __typename: `'Fee'`,
+  address: `u.f->>'address'`,
+  basisPoints: `(u.f->>'basisPoints')::int`,
+  type: 'u.t',
+};
 
 class Planner {
   private readonly entities: Partial<Record<Planned, EntityMetadata>>;
@@ -330,47 +442,97 @@ class Planner {
     const type = this.schema.getType(typeName) as GraphQLObjectType;
     const fields = this.fields(selectionSet);
     if (!fields) return undefined;
+    // An asset's status and listing both come from its active listing: looked up once, when both are asked.
+    const listingNode = typeName === 'Asset' ? fields.find((f) => f.node.name.value === 'listing' && !f.node.arguments?.length)?.node : undefined;
+    const shared = listingNode && fields.some((f) => f.node.name.value === 'status') ? this.assetListing(listingNode) : undefined;
     const parts: [string, Part][] = [];
     for (const { key, node } of fields) {
       const name = node.name.value;
       const field = type.getFields()[name];
-      const part = name === '__typename' ? constant(typeName) : field && this.field(typeName, field, node);
+      let part: Part | undefined;
+      if (name === '__typename') part = constant(typeName);
+      else if (shared && name === 'listing') part = { ...shared, render: sharedValue, text: sharedValue };
+      else if (shared && name === 'status' && !node.selectionSet && !node.arguments?.length) part = this.assetStatus(field, true);
+      else part = field && this.field(typeName, field, node, key);
       if (!part) return undefined;
       parts.push([key, part]);
     }
-    return objectPart(parts);
+    return objectPart(parts, shared);
   }
 
-  private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
+  private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
     if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
     if (node.arguments?.length) return undefined;
     const leaf = !node.selectionSet;
     switch (`${typeName}.${field.name}`) {
       case 'Asset.collection':
         return this.assetCollection(node);
-      case 'Asset.chain':
       case 'Collection.chain':
         return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
+      case 'Asset.chain':
+        // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
+        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => b.collectionOf.get(row));
       case 'Listing.chain':
         return this.byId('Chain', 'chains', node, (b, l) => `${b.assetOf.get(l)}.chain_id`);
       case 'Collection.category':
         return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
       case 'Collection.fees':
-        return this.fees(node, (_b, c) => `json_build_array(${c}.fees)`);
+        return this.fees(node, (_b, c) => [`${c}.fees`]);
       case 'Asset.fees':
-        return this.fees(node, (b, a) => `json_build_array(${this.collectionFees(b, a)})`);
+        return this.fees(node, (b, a) => [this.collectionFees(b, a)]);
       case 'Listing.fees':
         // The collection's royalty fees, then the listing's maker fees.
-        return this.fees(node, (_b, l) => `json_build_array((SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id), ${l}.maker_fees)`);
+        return this.fees(node, (b, l) => {
+          const collection = `(SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id)`;
+          const parent = b.collectionOf.get(b.assetOf.get(l)!);
+          return [parent ? `CASE WHEN ${l}.collection_id = ${parent}.id THEN ${parent}.fees ELSE ${collection} END` : collection, `${l}.maker_fees`];
+        });
       case 'Asset.status':
         return leaf ? this.assetStatus(field) : undefined;
       case 'Asset.listing':
         return this.assetListing(node);
+      case 'Asset.traits':
+        return this.assetTraits(node);
     }
-    if (typeName === 'Listing') return leaf ? listingRender(field) : undefined;
+    if (typeName === 'Listing') return leaf ? listingRender(field, key) : undefined;
     if (field.resolve || !leaf) return undefined;
-    const render = columnRender(this.entities[typeName]!, field);
-    return render && { shape: VALUE, render };
+    return columnPart(this.entities[typeName]!, field);
+  }
+
+  /**
+   * An asset's traits with their counts and rarity, in asset.traits.ts's order (traitsByAssetId): its
+   * asset_traits rows with their collection_traits counts; rarity = count / the collection's assets.
+   */
+  private assetTraits(node: FieldNode): Part | undefined {
+    const type = this.schema.getType('Trait') as GraphQLObjectType;
+    const fields = this.fields(node.selectionSet);
+    if (!fields) return undefined;
+    const columns: ((ct: string, size: string) => string)[] = [];
+    const shapes: [string, Shape][] = [];
+    for (const { key, node: child } of fields) {
+      const name = child.name.value;
+      if (child.arguments?.length || child.selectionSet || (name !== '__typename' && (!type.getFields()[name] || type.getFields()[name].resolve))) return undefined;
+      const sql = TRAIT_SQL[name];
+      if (!sql) return undefined;
+      columns.push(sql);
+      shapes.push([key, name === '__typename' ? { kind: 'constant', value: 'Trait' } : VALUE]);
+    }
+    const keys = fields.map((f) => f.key);
+    const valued = columns.filter((_, i) => shapes[i][1].kind !== 'constant');
+    const traits =
+      (item: (values: string[]) => string, chosen: typeof columns): Render =>
+      (b, a) => {
+        // Inside collection.assets, the parent collection's count (read once per collection).
+        const size = assetCountSql(b.collectionOf.get(a) ? `${b.collectionOf.get(a)}.id` : `${a}.collection_id`);
+        const t = nextAlias(b);
+        const values = chosen.map((column) => column(t, size));
+        return `array_to_json(ARRAY(SELECT ${item(values)} FROM asset_traits ${t}_a JOIN collection_traits ${t} ON ${t}.collection_id = ${t}_a.collection_id AND ${t}.trait_type = ${t}_a.trait_type AND ${t}.value = ${t}_a.value WHERE ${t}_a.asset_id = ${a}.id ORDER BY ${t}.trait_type, ${t}.value))`;
+      };
+    return {
+      shape: { kind: 'list', item: objectShape(shapes) },
+      render: traits((values) => `json_build_array(${values.join(', ')})`, valued),
+      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), columns) : undefined,
+    };
   }
 
   /** An asset's collection's stored fees: the collection row's own when it is in the statement. */
@@ -379,25 +541,37 @@ class Planner {
     return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${asset}.collection_id)`;
   }
 
-  /** A row of `table` by its id (`key`), as the object of `typeName`; null when there is none. */
-  private byId(typeName: Planned, table: string, node: FieldNode, key: Render): Part | undefined {
+  /**
+   * A row of `table` by its id (`key`), as the object of `typeName`; null when there is none. With
+   * `parent` (a row in scope with the same key column, e.g. the collection of an asset in its page), the
+   * parent's object stands in when the keys agree: PostgreSQL builds it once per parent, not per row.
+   */
+  private byId(typeName: Planned, table: string, node: FieldNode, key: Render, parent?: (b: Build, row: string) => string | undefined): Part | undefined {
     const object = this.object(typeName, node.selectionSet);
     if (!object) return undefined;
-    return {
-      shape: object.shape,
-      render: (b, row) => {
-        const x = nextAlias(b);
-        const json = object.render!(b, x);
-        return json && `(SELECT ${json} FROM ${table} ${x} WHERE ${x}.id = ${key(b, row)})`;
-      },
-    };
+    const within = (json: Render | undefined): Render | undefined =>
+      json &&
+      ((b, row) => {
+        const of = (source: string) => {
+          const x = nextAlias(b);
+          const sql = json(b, x);
+          return sql && `(SELECT ${sql} FROM ${table} ${x} WHERE ${x}.id = ${key(b, source)})`;
+        };
+        const own = of(row);
+        const up = parent?.(b, row);
+        if (!own || !up) return own;
+        const shared = of(up);
+        return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
+      });
+    return { shape: object.shape, render: within(object.render), text: within(object.text) };
   }
 
   /**
    * Fees from their stored JSON (collections.fees: royalty; listings.maker_fees: maker): PostgreSQL sends
-   * the stored arrays (`render`: a JSON array of [royalty, maker?]), Node types them as fee.type.ts's feesOf does.
+   * the stored arrays (`stored`: [royalty] or [royalty, maker]), Node types them as fee.type.ts's feesOf
+   * does; in REST's text PostgreSQL writes them.
    */
-  private fees(node: FieldNode, render: Render): Part | undefined {
+  private fees(node: FieldNode, stored: (b: Build, row: string) => string[]): Part | undefined {
     const type = this.schema.getType('Fee') as GraphQLObjectType;
     const fields = this.fields(node.selectionSet);
     if (!fields) return undefined;
@@ -423,56 +597,71 @@ class Planner {
       const fees = [...feesOf(royalty, 'royalty'), ...(maker === undefined ? [] : feesOf(maker, 'maker'))];
       return fees.map((fee) => pick(fee as unknown as Record<string, unknown>));
     };
-    return { shape: { kind: 'map', map }, render };
+    const keys = fields.map((f) => f.key);
+    const columns = fields.map((f) => FEE_SQL[f.node.name.value]);
+    const text: Render | undefined =
+      keys.every(columnKey) && columns.every((c) => c !== undefined)
+        ? (b, row) => {
+            const sources = stored(b, row).map(
+              (sql, k) => `SELECT f, ${k} AS k, i, '${k === 0 ? 'royalty' : 'maker'}'::text AS t FROM jsonb_array_elements(${sql}) WITH ORDINALITY e(f, i)`,
+            );
+            return `array_to_json(ARRAY(SELECT ${rowJson(columns, keys)} FROM (${sources.join(' UNION ALL ')}) u ORDER BY u.k, u.i))`;
+          }
+        : undefined;
+    return { shape: { kind: 'map', map }, render: (b, row) => `json_build_array(${stored(b, row).join(', ')})`, text };
   }
 
-  /** listed while the asset has an active listing now (the resolver asks activeListingByAsset). */
-  private assetStatus(field: GraphQLField<unknown, unknown>): Part | undefined {
+  /**
+   * listed while the asset has an active listing now (the resolver asks activeListingByAsset); `fromShared`:
+   * the asset's listing, selected too, is the object's shared value (null without one).
+   */
+  private assetStatus(field: GraphQLField<unknown, unknown>, fromShared = false): Part | undefined {
     const type = getNamedType(field.type);
     if (!isEnumType(type)) return undefined;
-    const listed = type.getValues().find((v) => v.value === 'listed')?.name;
-    const unlisted = type.getValues().find((v) => v.value === 'unlisted')?.name;
-    if (!listed || !unlisted || !/^[A-Z_]+$/.test(listed + unlisted)) return undefined;
-    return {
-      shape: VALUE,
-      render: (b, a) => {
+    const listed = type.getValues().find((v) => v.value === 'listed');
+    const unlisted = type.getValues().find((v) => v.value === 'unlisted');
+    if (!listed || !unlisted || !/^[A-Z_]+$/.test(listed.name + unlisted.name)) return undefined;
+    // A correlated scalar subquery probes ux_listings_one_active_per_asset per asset; EXISTS was planned
+    // as a hashed subplan that reads every listing.
+    const status =
+      (yes: string, no: string): Render =>
+      (b, a) => {
+        if (fromShared) return `CASE WHEN ${b.shared.get(a)}.v IS NULL THEN '${no}' ELSE '${yes}' END`;
         const l = nextAlias(b);
-        // A correlated scalar subquery probes ux_listings_one_active_per_asset per asset; EXISTS was planned
-        // as a hashed subplan that reads every listing.
-        return `COALESCE((SELECT '${listed}' FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))} LIMIT 1), '${unlisted}')`;
-      },
-    };
+        return `COALESCE((SELECT '${yes}' FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))} LIMIT 1), '${no}')`;
+      };
+    return { shape: VALUE, render: status(listed.name, unlisted.name), text: status('listed', 'unlisted') };
   }
 
   /** The asset's active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset). */
   private assetListing(node: FieldNode): Part | undefined {
     const listing = this.object('Listing', node.selectionSet);
     if (!listing) return undefined;
-    return {
-      shape: listing.shape,
-      render: (b, a) => {
+    const within = (json: Render | undefined): Render | undefined =>
+      json &&
+      ((b, a) => {
         const l = nextAlias(b);
         b.assetOf.set(l, a);
-        const json = listing.render!(b, l);
-        return json && `(SELECT ${json} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
-      },
-    };
+        const sql = json(b, l);
+        return sql && `(SELECT ${sql} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
+      });
+    return { shape: listing.shape, render: within(listing.render), text: within(listing.text) };
   }
 
   private assetCollection(node: FieldNode): Part | undefined {
     const collection = this.object('Collection', node.selectionSet);
     if (!collection) return undefined;
-    return {
-      shape: collection.shape,
-      render: (b, row) => {
+    const within = (json: Render | undefined): Render | undefined =>
+      json &&
+      ((b, row) => {
         // Inside collection.assets the collection is the page's own parent row.
         const parent = b.collectionOf.get(row);
-        if (parent) return collection.render!(b, parent);
+        if (parent) return json(b, parent);
         const c = nextAlias(b);
-        const json = collection.render!(b, c);
-        return json && `(SELECT ${json} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
-      },
-    };
+        const sql = json(b, c);
+        return sql && `(SELECT ${sql} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
+      });
+    return { shape: collection.shape, render: within(collection.render), text: within(collection.text) };
   }
 
   /**
@@ -508,31 +697,58 @@ class Planner {
     }
     const resultItem = item;
     const counted = sent.includes('remaining') || sent.includes('cursor');
+
+    /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
+    const values = (b: Build, r: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
+      const limit = r.args.limit as number;
+      const sort = realias(r.sort, r.alias);
+      const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+      const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
+      const n = counted ? nextAlias(b) : '';
+      const out: string[] = [];
+      for (const { node: child } of fields) {
+        const name = child.name.value;
+        if (name === '__typename') {
+          if (constants) out.push(literal(pageType));
+        } else if (name === 'result') {
+          const sql = json!(b, r.alias);
+          if (!sql) return undefined;
+          out.push(`array_to_json(ARRAY(SELECT ${sql} FROM ${from} ORDER BY ${order} LIMIT ${limit}))`);
+        } else if (name === 'remaining') {
+          out.push(`GREATEST(0, ${n}.n - ${limit})`);
+        } else {
+          // The page's last row: its sort value and id, picked before anything is computed of it (OFFSET
+          // computes the select list of every row it skips).
+          const last = nextAlias(b);
+          const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), sortValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
+          // JSON.stringify([orderBy, direction, value, id]), as encodeCursor writes it, then base64url.
+          const cursor = cursorText
+            ? base64urlSql(`'[' || ${position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)).join(` || ',' || `)} || ']'`)
+            : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
+          const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
+          out.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${cursor} FROM (${lastRow}) ${last}) END`);
+        }
+      }
+      const countFrom = counted ? ` FROM (SELECT ${r.count ? `${r.count()} AS n` : `count(*) AS n FROM ${from}`}) ${n}` : '';
+      return { out, countFrom };
+    };
+    const keys = fields.map((f) => f.key);
     return {
       shape: objectShape(shapes),
       resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
       render: (b, r) => {
-        const limit = r.args.limit as number;
-        const sort = realias(r.sort, r.alias);
-        const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
-        const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
-        const n = counted ? nextAlias(b) : '';
-        const values: string[] = [];
-        for (const name of sent) {
-          if (name === 'result') {
-            const json = resultItem!.render!(b, r.alias);
-            if (!json) return undefined;
-            values.push(`array_to_json(ARRAY(SELECT ${json} FROM ${from} ORDER BY ${order} LIMIT ${limit}))`);
-          } else if (name === 'remaining') {
-            values.push(`GREATEST(0, ${n}.n - ${limit})`);
-          } else {
-            const position = `json_build_array(${b.p.add(r.args.orderBy)}::text, ${b.p.add(r.args.direction)}::text, ${sortValueSql(sort)}, ${r.alias}.id::text)`;
-            values.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${position} FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1) END`);
-          }
-        }
-        const array = `json_build_array(${values.join(', ')})`;
-        return counted ? `(SELECT ${array} FROM (SELECT ${r.count ? `${r.count()} AS n` : `count(*) AS n FROM ${from}`}) ${n})` : array;
+        const page = values(b, r, resultItem?.render, false, false);
+        if (!page) return undefined;
+        const array = `json_build_array(${page.out.join(', ')})`;
+        return page.countFrom ? `(SELECT ${array}${page.countFrom})` : array;
       },
+      text:
+        keys.every(columnKey) && (!resultItem || resultItem.text)
+          ? (b, r) => {
+              const page = values(b, r, resultItem?.text, true, true);
+              return page && rowJson(page.out, keys, page.countFrom);
+            }
+          : undefined,
     };
   }
 
@@ -540,18 +756,19 @@ class Planner {
   private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     const page = this.page('AssetPage', 'Asset', node);
     if (!page) return undefined;
-    return {
-      shape: page.shape,
-      render: (b, row) => {
+    const within =
+      (json: PagePlan['render'] | undefined): Render | undefined =>
+      json &&
+      ((b, row) => {
         if (b.withoutAssets.has(row)) return 'NULL';
         const args = getArgumentValues(field, node, b.variables);
         const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
         if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
         const a = nextAlias(b);
         b.collectionOf.set(a, row);
-        return page.render(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });
-      },
-    };
+        return json(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });
+      });
+    return { shape: page.shape, render: within(page.render), text: within(page.text) };
   }
 
   /** The operation's root fields, or undefined when one of them is not covered. */
@@ -578,21 +795,32 @@ class Planner {
   private assetRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const asset = this.object('Asset', node.selectionSet);
     if (!asset) return undefined;
+    /** The asset's rows (at most 2: more than one is the resolver's error) as `json(alias)`, in the chains' order. */
+    const rows = (b: Build, json: Render) => {
+      const args = getArgumentValues(field, node, b.variables);
+      const a = nextAlias(b);
+      const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
+      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
+      const sql = json(b, a);
+      return sql && `SELECT ${sql} AS v FROM assets ${a} WHERE ${where.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2`;
+    };
+    const text = asset.text;
     return {
       shape: asset.shape,
       render: (b) => {
-        const args = getArgumentValues(field, node, b.variables);
-        const a = nextAlias(b);
-        const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
-        if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
-        const json = asset.render!(b, a);
-        if (!json) return undefined;
+        const found = rows(b, asset.render!);
+        if (!found) return undefined;
         return {
-          sql: `array_to_json(ARRAY(SELECT ${json} FROM assets ${a} WHERE ${where.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2))`,
+          sql: `array_to_json(ARRAY(SELECT x.v FROM (${found}) x))`,
           // Not found, or on several chains: the resolver's error.
           read: (value) => (Array.isArray(value) && value.length === 1 ? value[0] : STEP_ASIDE),
         };
       },
+      // Null (the resolver answers) unless exactly one asset is found.
+      text: text && ((b) => {
+        const found = rows(b, text);
+        return found && `(SELECT CASE WHEN count(*) = 1 THEN min(x.v::text) END FROM (${found}) x)`;
+      }),
     };
   }
 
@@ -604,26 +832,43 @@ class Planner {
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
     types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey> },
-    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; checkEmpty?: boolean; count?: () => string } | undefined,
+    filters: (
+      b: Build,
+      args: Record<string, unknown>,
+      a: string,
+    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string } | undefined,
   ): Omit<Root, 'key'> | undefined {
     const page = this.page(types.page, types.item, node);
     if (!page) return undefined;
     const resultAt = page.resultAt;
+    /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
+    const rows = (b: Build, text: boolean) => {
+      const args = getArgumentValues(field, node, b.variables);
+      const sort = types.sorts[args.orderBy as string];
+      if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
+      const a = nextAlias(b);
+      const filtered = filters(b, args, a);
+      // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
+      if (!filtered || (filtered.checkEmpty && (text ? !filtered.exists : resultAt === undefined))) return undefined;
+      return { rows: { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count }, filtered };
+    };
+    const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
     return {
       shape: page.shape,
       render: (b) => {
-        const args = getArgumentValues(field, node, b.variables);
-        const sort = types.sorts[args.orderBy as string];
-        if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
-        const a = nextAlias(b);
-        const filtered = filters(b, args, a);
-        // An empty page must be told apart from an error, which needs the rows.
-        if (!filtered || (filtered.checkEmpty && resultAt === undefined)) return undefined;
-        const sql = page.render(b, { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count });
+        const found = rows(b, false);
+        const sql = found && page.render(b, found.rows);
         if (!sql) return undefined;
-        const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
-        return { sql, read: filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
+        return { sql, read: found!.filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
       },
+      text: page.text
+        ? (b) => {
+            const found = rows(b, true);
+            const sql = found && page.text!(b, found.rows);
+            // Null (the resolver answers) when what the page is of does not exist.
+            return sql && (found.filtered.checkEmpty ? `(CASE WHEN ${found.filtered.exists!()} THEN ${sql} END)` : sql);
+          }
+        : undefined,
     };
   }
 
@@ -640,7 +885,11 @@ class Planner {
       if (args.assetContract != null) where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
       if (args.ownerId != null) where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
       // An empty page of a collection given by id: the resolver tells an empty collection from an unknown one.
-      return { where, checkEmpty: byCollection, count: byCollection && where.length === 1 ? () => assetCountSql(`${b.p.add((args.collectionId as string).toLowerCase())}::uuid`) : undefined };
+      const id = () => `${b.p.add((args.collectionId as string).toLowerCase())}::uuid`;
+      const count = byCollection && where.length === 1 ? () => assetCountSql(id()) : undefined;
+      // The resolver answers an empty page of a collection that exists, and an error for one that does not.
+      const exists = () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})`;
+      return { where, checkEmpty: byCollection, count, exists };
     });
   }
 
@@ -659,13 +908,49 @@ class Planner {
   }
 }
 
-/** The plan of an operation, or undefined when its selection is not all covered (see above). */
-export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode): SqlPlan | undefined {
+/**
+ * A REST answer PostgreSQL wrote whole (a REST text plan): the route's body as it is sent. Stored JSON
+ * values (metadata, description) come in PostgreSQL's own spelling of jsonb (`{"a": 1}`), the same JSON
+ * as the resolvers' `{"a":1}` with other spacing.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+const newBuild = (variables: Record<string, unknown>): Build => ({
+  p: new Params(),
+  variables,
+  aliases: 0,
+  collectionOf: new Map(),
+  assetOf: new Map(),
+  withoutAssets: new Set(),
+  shared: new Map(),
+});
+
+/**
+ * The plan of an operation, or undefined when its selection is not all covered (see above). With
+ * `restText` (a /v1 route's operation, one root), PostgreSQL writes the route's whole body when it can
+ * (objects by row_to_json, REST's enum values and exact numbers): the root's value is a RawJson.
+ */
+export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode, options: { restText?: boolean } = {}): SqlPlan | undefined {
   const roots = new Planner(schema, ds).roots(operation);
   if (!roots) return undefined;
+  const [only] = roots;
+  if (options.restText && roots.length === 1 && only.text) {
+    const text = only.text;
+    return {
+      async run(context, variables) {
+        const b = newBuild(variables);
+        const sql = text(b);
+        if (!sql) return undefined;
+        const rows: { body: string | null }[] = await context.ds.query(`SELECT (${sql})::text AS body`, b.p.values);
+        return rows[0].body === null ? undefined : { [only.key]: new RawJson(rows[0].body) };
+      },
+    };
+  }
   return {
     async run(context, variables) {
-      const b: Build = { p: new Params(), variables, aliases: 0, collectionOf: new Map(), assetOf: new Map(), withoutAssets: new Set() };
+      const b = newBuild(variables);
       const values: string[] = [];
       const reads: (((value: unknown) => unknown) | undefined)[] = [];
       for (const root of roots) {

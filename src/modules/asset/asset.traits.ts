@@ -125,7 +125,8 @@ function grouped(keys: readonly string[], rows: TraitRow[]): Trait[][] {
 
 /** Each asset's traits with their counts and rarity; each collection's trait counts: one statement per batch. */
 export function createTraitLoaders(ds: DataSource) {
-  const sizes = `(SELECT a.collection_id, count(*) AS size FROM assets a WHERE a.collection_id = ANY(SELECT DISTINCT p.collection_id FROM parents p) GROUP BY 1)`;
+  // A collection's number of assets as collection_asset_counts keeps it (counting read every asset).
+  const sizes = `(SELECT n.collection_id, n.assets AS size FROM collection_asset_counts n WHERE n.collection_id = ANY(SELECT DISTINCT p.collection_id FROM parents p))`;
   return {
     traitsByAssetId: new DataLoader<string, Trait[]>(
       observed('traitsByAssetId', async (ids) =>

@@ -24,7 +24,7 @@ import { BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
-import type { SqlPlan } from '../../graphql/sql-plan';
+import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
@@ -33,6 +33,9 @@ import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
+
+/** Plans an operation (sql-plan.ts's planOperation with the app's schema and database). */
+type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
 
 interface CompiledRoute {
   spec: RouteSpec;
@@ -64,7 +67,7 @@ export function jsonWithExactNumbers(value: unknown): string {
 
 
 /** Parses and validates a route's operation once, at start-up: a broken route stops the server from starting. */
-function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: (operation: OperationDefinitionNode) => SqlPlan | undefined): CompiledRoute {
+function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): CompiledRoute {
   const document = parse(spec.operation);
   const errors = validate(schema, document);
   if (errors.length) throw new Error(`route ${spec.method.toUpperCase()} ${spec.path}: ${errors.map((e) => e.message).join('; ')}`);
@@ -99,7 +102,8 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: (operation
   );
   const compiled = compileOperation(schema, document, operation);
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
-  const plan = plans?.(operation);
+  // PostgreSQL writes the body itself when it can (a REST text plan); else the plan gives the data.
+  const plan = spec.method === 'get' ? plans?.(operation, { restText: true }) : undefined;
   return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan };
 }
 
@@ -254,7 +258,7 @@ export function restRouter(
   inFlight: InFlight,
   largeQueries: QueryGate,
   policy: RequestPolicy,
-  plans?: (operation: OperationDefinitionNode) => SqlPlan | undefined,
+  plans?: Planner,
 ): RestRoutes {
   const readRouter = readRouterOf(ds);
   const router = express.Router();
@@ -269,9 +273,11 @@ export function restRouter(
     const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled, route.plan);
     if (result.errors?.length) return { errors: result.errors, requestError: !('data' in result) };
     const data = result.data as Record<string, unknown>;
+    const root = data[route.rootKey];
+    if (root instanceof RawJson) return { data, body: root.text };
     for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
     for (const path of route.numberPaths) changeStrings(data, path, markNumber);
-    return { data };
+    return { data, body: jsonWithExactNumbers(root) };
   }
 
   for (const spec of routes) {
@@ -303,7 +309,7 @@ export function restRouter(
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
         if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
-        res.status(200).type('json').send(jsonWithExactNumbers(data[route.rootKey]));
+        res.status(200).type('json').send(outcome.body);
       } catch (err) {
         sendRestError(res, schema, err, false);
       } finally {
@@ -328,7 +334,7 @@ export function restRouter(
       scope.route = path;
       const outcome = await execute(route, variablesOf(route, { params, query }), undefined, scope);
       if (outcome.errors) return undefined;
-      return jsonWithExactNumbers(outcome.data[route.rootKey]);
+      return outcome.body;
     },
   };
 }
