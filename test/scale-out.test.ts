@@ -205,10 +205,13 @@ let skipReason: string | undefined;
     // What moves between two reads of one state: when statistics were computed, and how far a webhook's
     // delivery worker has read the event log (its cursor passes other tests' events too).
     const volatile = new Set(['as_of', 'asOf', 'period_start', 'periodStart', 'period_end', 'periodEnd']);
-    const steady = (body: unknown) =>
+    // Statistics list every collection of the database: other test files add some meanwhile, which moves
+    // the count of the rest (the first page is this test's collection, see the end).
+    const steady = (body: unknown, route?: string) =>
       JSON.parse(JSON.stringify(body), function (this: Record<string, unknown>, k, v) {
         const webhookCursor = k === 'cursor' && ('event_types' in this || 'eventTypes' in this);
-        return volatile.has(k) || webhookCursor ? undefined : v;
+        const wholeDatabase = route === '/v1/statistics' && k === 'remaining';
+        return volatile.has(k) || webhookCursor || wholeDatabase ? undefined : v;
       });
     const headers = (key?: string) => ({ 'content-type': 'application/json', 'x-min-lsn': token, ...(key ? { 'access-token': key } : {}) });
     // REST takes the documented lower-case values; GraphQL's enums are their upper-case names (24h: H24).
@@ -251,9 +254,9 @@ let skipReason: string | undefined;
       // Twice each: the balancer sends one to each process.
       for (let i = 0; i < 2; i += 1) {
         const got = await fetch(`${balancer.url}${target}`, { headers: headers(c.key) });
-        expect({ target, status: got.status, body: steady(await got.json()) }).toEqual({ target, status: 200, body: steady(expectedRest.body) });
+        expect({ target, status: got.status, body: steady(await got.json(), c.route) }).toEqual({ target, status: 200, body: steady(expectedRest.body, c.route) });
         const twin = await fetch(`${balancer.url}/graphql`, { method: 'POST', headers: headers(c.key), body: JSON.stringify({ query: document, variables }) });
-        expect({ target, graphql: steady(await twin.json()) }).toEqual({ target, graphql: steady(expectedGql.body) });
+        expect({ target, graphql: steady(await twin.json(), c.route) }).toEqual({ target, graphql: steady(expectedGql.body, c.route) });
       }
     }
     // The statistics case reads this test's collection: the sale above leads the 24 h volume.

@@ -1,12 +1,12 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { DocumentNode, execute, ExecutionResult, GraphQLSchema, OperationDefinitionNode, printSchema } from 'graphql';
+import { DocumentNode, execute, ExecutionResult, FieldNode, GraphQLSchema, Kind, locatedError, OperationDefinitionNode, printSchema } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
 import { checkVariables } from '../../common/limits';
-import { ValidationError } from '../../common/errors';
+import { UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
 import type { SqlPlan } from './sql-plan';
 
@@ -42,14 +42,19 @@ export async function runOperation(
   if (coercion.errors) return { errors: coercion.errors };
   return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
     // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).
-    // A plan that fails (a database fault) steps aside too: the resolvers meet the fault and answer it as always.
-    const data =
-      plan &&
-      (await plan.run(context, coercion.coerced).catch((err) => {
-        // Logged: a fault the resolvers then meet too, or a plan's own mistake that would otherwise go unseen.
-        logger.warn('SQL plan stepped aside after an error', { requestId: context.scope.requestId, error: (err as Error).message });
-        return undefined;
-      }));
+    let data: Record<string, unknown> | undefined;
+    try {
+      data = await plan?.run(context, coercion.coerced);
+    } catch (err) {
+      // A database fault (connection lost, no connection within the pool wait) is the answer, as the
+      // resolvers would give it: going on to them would make the client wait a second time.
+      if (err instanceof UnavailableError) {
+        const root = operation.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
+        return { data: null, errors: [locatedError(err, [root], [root.alias?.value ?? root.name.value])] };
+      }
+      // Any other failure steps aside to the resolvers; logged, since it is a plan's own mistake.
+      logger.warn('SQL plan stepped aside after an error', { requestId: context.scope.requestId, error: (err as Error).message });
+    }
     if (data) return { data };
     return compiled
       ? compiled.query(undefined, context, variables)
