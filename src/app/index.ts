@@ -348,7 +348,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
   const listener = leanDoor(
-    { ...lean, inFlight, rateLimit, observe, cors: cors as never, compression: compress as never, requestIdOf, rest },
+    { ...lean, inFlight, rateLimit, observe, compression: compress as never, requestIdOf, rest },
     (req, res) => void app(req, res),
   );
 

@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import etag from 'etag';
 import type { InFlight } from '../../common/in-flight';
 import { processCounters } from '../../common/request/scope';
+import { withoutOriginHeaders } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
@@ -105,8 +106,7 @@ export interface LeanDoorDeps extends LeanDeps {
   inFlight: InFlight;
   rateLimit?: RateLimit;
   observe: ObserveOptions;
-  /** Called on a response the door answers, as express would (CORS headers, compression). */
-  cors: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  /** Called on a response the door answers, as express would (compression). */
   compression?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** The request id: the client's when it is a plain token, else a new one. */
   requestIdOf: (req: IncomingMessage) => string;
@@ -143,7 +143,8 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     processCounters.requests += 1;
     req.scope = scope;
     observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
-    deps.cors(req, res, () => {});
+    // The door answers requests without an Origin: the CORS headers are always these.
+    withoutOriginHeaders(res);
     deps.compression?.(req, res, () => {});
     res.statusCode = 200;
     // The names' case as express writes them.
