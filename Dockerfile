@@ -20,4 +20,4 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 # Exec form: SIGTERM reaches node itself, which drains and exits.
-CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=512", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=2000", "dist/src/main.js"]
