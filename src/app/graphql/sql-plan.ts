@@ -33,22 +33,25 @@ import { currentPriceSql, isActiveListingSql } from '../../modules/listing/listi
  * SQL plans: a query whose whole selection PostgreSQL can answer exactly as the resolvers would is run
  * as one statement that builds the response as JSON (`json_build_array` per object, `ARRAY(...)` of the
  * rows in their order), so Node parses one value instead of hydrating rows, filling loaders and walking
- * resolvers field by field; Node then gives the values their keys (decode).
+ * resolvers field by field; Node then gives the values their keys (decode). For a /v1 route (REST text
+ * plans, see planOperation) PostgreSQL writes the whole body instead, and Node sends it as it is.
  *
  * What a plan covers, decided once per document (anything else: no plan, the resolvers answer):
  * - roots `asset(tokenAddress, tokenId, chainId)`, `assets(...)` and `collections(...)` with their
- *   plain filters, first pages only (`page` absent) and without `cursor` or `remaining`;
+ *   plain filters, first pages only (`page` absent), with `cursor` and `remaining`;
  * - fields of Asset and Collection stored in a column and returned as stored (no field resolver):
  *   text, ids, addresses and token ids as strings, Int, JSON, enums (by their GraphQL names) and
  *   DateTimeISO (ISO text of the millisecond timestamp, as Date#toISOString writes it);
- * - `asset.collection` and `collection.assets(limit, orderBy, direction)`, nested in the statement;
+ * - `asset.collection`, `collection.assets(limit, orderBy, direction)`, the chain, category and fees of
+ *   both, an asset's traits, status and active listing (every Listing field but `asset`; prices and
+ *   status at the statement's `now`), nested in the statement;
  * - aliases and `__typename`; no fragments, no directives.
  * A plan also steps aside at run time, before any byte is sent, whenever the resolvers would answer an
  * error or need another statement to decide: an asset that is not found (or is on several chains), an
  * empty page of a collection given by id (which may not exist), an out-of-range limit, a `page`, a
- * chain filter (the resolvers check that the chain exists), `includeAssets: false`. The resolvers then
- * answer the request as always. `test/graphql-sql-plan.test.ts` holds the two answers to each other,
- * byte for byte.
+ * chain filter (the resolvers check that the chain exists). The resolvers then answer the request as
+ * always. `test/graphql-sql-plan.test.ts` holds the two answers to each other byte for byte,
+ * `test/rest-sql-plan.test.ts` token for token (REST text spells stored JSON as PostgreSQL does).
  */
 export interface SqlPlan {
   /** The operation's `data`, or undefined when the resolvers must answer (nothing was sent). */
