@@ -197,6 +197,11 @@ function objectPart(parts: [string, Part][], shared?: Part): Part {
   };
 }
 
+/** A part whose both forms (the response's and REST's text) are `object`'s, each put in the same SQL by `wrap`. */
+function wrapped(object: Part, wrap: (json: Render) => Render): Part {
+  return { shape: object.shape, render: object.render && wrap(object.render), text: object.text && wrap(object.text) };
+}
+
 /**
  * A leaf whose text PostgreSQL sends and whose GraphQL type serializes it in Node (prices, exact
  * decimals). In REST's text an exact decimal is written by PostgreSQL: trim_scale gives exactDecimal's
@@ -241,29 +246,21 @@ function sortValueSql(sort: SortKey): string {
 }
 
 /**
- * A stored enum value as its GraphQL name (or, for REST's text, its value: REST spells enums by their
- * values), or undefined when they cannot be written as SQL literals. A value the enum lacks reads as null.
+ * A part of a stored enum: by its GraphQL name in the response, by its value in REST's text (REST spells
+ * enums by their values); a value the enum lacks reads as null. Undefined when the values or names
+ * cannot be written as SQL literals. The CASE arms are written once, not per request.
  */
-function enumSql(type: GraphQLEnumType, expression: string, spelling: 'name' | 'value' = 'name'): string | undefined {
+function enumPart(type: GraphQLEnumType, expression: Render): Part | undefined {
   const values = type.getValues();
   if (!values.every((v) => typeof v.value === 'string' && /^[a-z0-9_]+$/.test(v.value) && /^[A-Z0-9_]+$/.test(v.name))) return undefined;
-  return `CASE ${expression} ${values.map((v) => `WHEN '${v.value}' THEN '${spelling === 'name' ? v.name : v.value}'`).join(' ')} END`;
-}
-
-/** A part of a stored enum: by name in the response, by value in REST's text. */
-function enumPart(type: GraphQLEnumType, expression: Render): Part | undefined {
-  if (!enumSql(type, 'x')) return undefined;
-  return {
-    shape: VALUE,
-    render: (b, row) => {
+  const arms = (spelling: 'name' | 'value') => values.map((v) => `WHEN '${v.value}' THEN '${spelling === 'name' ? v.name : v.value}'`).join(' ');
+  const caseOf =
+    (whens: string): Render =>
+    (b, row) => {
       const sql = expression(b, row);
-      return sql && enumSql(type, sql);
-    },
-    text: (b, row) => {
-      const sql = expression(b, row);
-      return sql && enumSql(type, sql, 'value');
-    },
-  };
+      return sql && `CASE ${sql} ${whens} END`;
+    };
+  return { shape: VALUE, render: caseOf(arms('name')), text: caseOf(arms('value')) };
 }
 
 const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
@@ -552,21 +549,18 @@ class Planner {
   private byId(typeName: Planned, table: string, node: FieldNode, key: Render, parent?: (b: Build, row: string) => string | undefined): Part | undefined {
     const object = this.object(typeName, node.selectionSet);
     if (!object) return undefined;
-    const within = (json: Render | undefined): Render | undefined =>
-      json &&
-      ((b, row) => {
-        const of = (source: string) => {
-          const x = nextAlias(b);
-          const sql = json(b, x);
-          return sql && `(SELECT ${sql} FROM ${table} ${x} WHERE ${x}.id = ${key(b, source)})`;
-        };
-        const own = of(row);
-        const up = parent?.(b, row);
-        if (!own || !up) return own;
-        const shared = of(up);
-        return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
-      });
-    return { shape: object.shape, render: within(object.render), text: within(object.text) };
+    return wrapped(object, (json) => (b, row) => {
+      const of = (source: string) => {
+        const x = nextAlias(b);
+        const sql = json(b, x);
+        return sql && `(SELECT ${sql} FROM ${table} ${x} WHERE ${x}.id = ${key(b, source)})`;
+      };
+      const own = of(row);
+      const up = parent?.(b, row);
+      if (!own || !up) return own;
+      const shared = of(up);
+      return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
+    });
   }
 
   /**
@@ -640,31 +634,25 @@ class Planner {
   private assetListing(node: FieldNode): Part | undefined {
     const listing = this.object('Listing', node.selectionSet);
     if (!listing) return undefined;
-    const within = (json: Render | undefined): Render | undefined =>
-      json &&
-      ((b, a) => {
-        const l = nextAlias(b);
-        b.assetOf.set(l, a);
-        const sql = json(b, l);
-        return sql && `(SELECT ${sql} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
-      });
-    return { shape: listing.shape, render: within(listing.render), text: within(listing.text) };
+    return wrapped(listing, (json) => (b, a) => {
+      const l = nextAlias(b);
+      b.assetOf.set(l, a);
+      const sql = json(b, l);
+      return sql && `(SELECT ${sql} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
+    });
   }
 
   private assetCollection(node: FieldNode): Part | undefined {
     const collection = this.object('Collection', node.selectionSet);
     if (!collection) return undefined;
-    const within = (json: Render | undefined): Render | undefined =>
-      json &&
-      ((b, row) => {
-        // Inside collection.assets the collection is the page's own parent row.
-        const parent = b.collectionOf.get(row);
-        if (parent) return json(b, parent);
-        const c = nextAlias(b);
-        const sql = json(b, c);
-        return sql && `(SELECT ${sql} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
-      });
-    return { shape: collection.shape, render: within(collection.render), text: within(collection.text) };
+    return wrapped(collection, (json) => (b, row) => {
+      // Inside collection.assets the collection is the page's own parent row.
+      const parent = b.collectionOf.get(row);
+      if (parent) return json(b, parent);
+      const c = nextAlias(b);
+      const sql = json(b, c);
+      return sql && `(SELECT ${sql} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
+    });
   }
 
   /**
