@@ -255,7 +255,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const observe: ObserveOptions = { metrics, slowRequestMs: options.slowRequestMs ?? 1000 };
   app.use(observeRequests(observe));
   // Bodies over 1 KB, for clients that accept it: REST W1 is 411 KB of JSON (the bench shows the trade).
-  const compress = options.compression ?? true ? compression({ threshold: 1024 }) : undefined;
+  const compressionThreshold = 1024;
+  const compress = options.compression ?? true ? compression({ threshold: compressionThreshold }) : undefined;
   if (compress) app.use(compress);
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
   if (metrics) {
@@ -348,7 +349,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
   const listener = leanDoor(
-    { ...lean, inFlight, rateLimit, observe, compression: compress as never, requestIdOf, rest },
+    { ...lean, inFlight, rateLimit, observe, compression: compress && { middleware: compress as never, threshold: compressionThreshold }, requestIdOf, rest },
     (req, res) => void app(req, res),
   );
 
