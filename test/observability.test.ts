@@ -137,6 +137,9 @@ describe('request logs', () => {
       expect(lines).toEqual(expect.arrayContaining([expect.objectContaining({ level: 'warn', message: 'slow request', route: '/v1/collections' })]));
       const statement = lines.find((l) => l.message === 'slow statement');
       expect(statement).toMatchObject({ level: 'warn', ms: expect.any(Number), statement: expect.stringContaining('SELECT') });
+      // The route is answered by one planned statement (db/read-statement.ts): logged with its request's id.
+      expect(statement?.requestId).toEqual(expect.any(String));
+      expect(statement?.requestId).toBe(lines.find((l) => l.message === 'slow request')?.requestId);
     } finally {
       await slow.close();
     }

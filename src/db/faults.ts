@@ -11,10 +11,10 @@ import { RequestScope } from '../common/request/scope';
 const FAULT_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const FAULT_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|timeout expired)/;
 /** pg-pool's answer when no connection came free within connectionTimeoutMillis (DB_POOL_WAIT_MS). */
-const POOL_WAIT = /^timeout exceeded when trying to connect/;
+export const POOL_WAIT = /^timeout exceeded when trying to connect/;
 const NOT_SENT = /^Client has encountered a connection error/;
 
-function driverErrorOf(err: unknown): { code?: unknown; message?: unknown } | undefined {
+export function driverErrorOf(err: unknown): { code?: unknown; message?: unknown } | undefined {
   const e = err as { driverError?: unknown } | undefined;
   return (e?.driverError ?? err) as { code?: unknown; message?: unknown } | undefined;
 }
@@ -44,7 +44,11 @@ type PgQueryRunner = QueryRunner & {
 };
 
 function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: boolean): UnavailableError {
-  const scope = (runner.data as { scope?: RequestScope } | undefined)?.scope;
+  return unavailableFor((runner.data as { scope?: RequestScope } | undefined)?.scope, sql, cause, retried);
+}
+
+/** The UNAVAILABLE error of a statement of `scope`'s request that met a connection failure, logged with its cause. */
+export function unavailableFor(scope: RequestScope | undefined, sql: string, cause: unknown, retried: boolean): UnavailableError {
   logger.warn('database connection failed', {
     requestId: scope?.requestId,
     statement: sql.slice(0, 60),

@@ -18,6 +18,7 @@ import type { DataSource, EntityMetadata } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { MAX_LIMIT, orderBySql, SortDirection, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
+import { readStatement } from '../../db/read-statement';
 import { UUID } from '../../common/validate';
 import { clock } from '../../common/clock';
 import { Asset } from '../../modules/asset/asset.entity';
@@ -934,7 +935,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = newBuild(variables);
         const sql = text(b);
         if (!sql) return undefined;
-        const rows: { body: string | null }[] = await context.ds.query(`SELECT (${sql})::text AS body`, b.p.values);
+        const rows: { body: string | null }[] = await readStatement(context.ds, context.scope, `SELECT (${sql})::text AS body`, b.p.values);
         return rows[0].body === null ? undefined : { [only.key]: new RawJson(rows[0].body) };
       },
     };
@@ -951,7 +952,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         values.push(rendered.sql);
         reads.push(rendered.read);
       }
-      const rows: { data: unknown[] }[] = await context.ds.query(`SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
+      const rows: { data: unknown[] }[] = await readStatement(context.ds, context.scope, `SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
       const sent = rows[0].data;
       const data: Record<string, unknown> = {};
       let next = 0;

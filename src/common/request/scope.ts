@@ -41,8 +41,12 @@ export const processCounters = { sqlStatements: 0, requests: 0 };
 
 /** Called by the data source's logger for every statement; `queryRunner` tells whose statement it is. */
 export function countSqlStatement(queryRunner?: QueryRunner): void {
+  countScopedStatement((queryRunner?.data as { scope?: RequestScope } | undefined)?.scope);
+}
+
+/** Counts one statement of `scope`'s request (none: the process's own). */
+export function countScopedStatement(scope: RequestScope | undefined): void {
   processCounters.sqlStatements += 1;
-  const scope = (queryRunner?.data as { scope?: RequestScope } | undefined)?.scope;
   if (scope) scope.sqlStatements += 1;
 }
 

@@ -1,0 +1,77 @@
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import { DataSource, QueryFailedError, QueryRunner } from 'typeorm';
+import { countScopedStatement, readRouterOf, RequestScope, rootDataSource } from '../common/request/scope';
+import { driverErrorOf, isConnectionFailure, POOL_WAIT, unavailableFor } from './faults';
+
+/** One statement on one pooled connection, by pg's callbacks; a connection failure drops the connection. */
+function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise<QueryResult> {
+  return new Promise((resolve, reject) => {
+    pool.connect((connectError: Error | undefined, client: PoolClient | undefined, release: (err?: Error | boolean) => void) => {
+      if (connectError || !client) return reject(connectError);
+      let settled = false;
+      let released = false;
+      const finish = (failure?: Error) => {
+        if (released) return;
+        released = true;
+        client.removeListener('error', onError);
+        release(failure);
+      };
+      // A connection that breaks while it is held emits 'error' (unheard, it would end the process).
+      const onError = (err: Error) => {
+        if (!settled) {
+          settled = true;
+          reject(err);
+        }
+        finish(err);
+      };
+      client.on('error', onError);
+      client.query(sql, values, (err: Error | undefined, result: QueryResult) => {
+        if (settled) return;
+        settled = true;
+        // A statement's own error leaves its connection usable; a connection failure ends it. Released once
+        // the messages of the socket's current read are handled: pg-pool hands a released connection to the
+        // next waiter at once, and a goodbye (FATAL) read with the answer must still find this listener,
+        // not a waiter (TypeORM's query runner) that attaches its own a microtask later.
+        const failure = err && isConnectionFailure(err) ? err : undefined;
+        queueMicrotask(() => finish(failure));
+        if (err) reject(err);
+        else resolve(result);
+      });
+    });
+  });
+}
+
+/**
+ * One read statement of a request (`ds`: its view of the data source, see scopedDataSource), straight on
+ * a pooled connection of the primary: the rows, as `ds.query` gives them. For SQL plans (sql-plan.ts),
+ * whose requests are one statement each: TypeORM's query runner (its objects, the fault guard's
+ * closures, its events and result wrapping) cost more of such a request's CPU than pg itself.
+ *
+ * It keeps what the query runner's path does for a read: the statement is counted for the request,
+ * logged when slow, and a failure of the statement itself is a QueryFailedError. Connection faults are
+ * met as faults.ts meets them: a pool wait that timed out is UNAVAILABLE at once; any other connection
+ * failure runs the statement again through `ds.query`, whose guard runs a read again on other
+ * connections before it answers UNAVAILABLE. With read replicas (db/replicas.ts), `ds.query` serves,
+ * since it picks the replica.
+ */
+export async function readStatement<Row = Record<string, unknown>>(ds: DataSource, scope: RequestScope, sql: string, values: unknown[]): Promise<Row[]> {
+  const root = rootDataSource(ds);
+  const pool = (root.driver as unknown as { master?: Pool }).master;
+  if (!pool || readRouterOf(root)) return ds.query(sql, values);
+  countScopedStatement(scope);
+  const slowMs = root.options.maxQueryExecutionTime;
+  const started = slowMs ? Date.now() : 0;
+  let result: QueryResult;
+  try {
+    result = await onPooledConnection(pool, sql, values);
+  } catch (err) {
+    if (!isConnectionFailure(err)) throw new QueryFailedError(sql, values, err as Error);
+    if (POOL_WAIT.test(String(driverErrorOf(err)?.message))) throw unavailableFor(scope, sql, err, false);
+    return ds.query(sql, values);
+  }
+  if (slowMs) {
+    const ms = Date.now() - started;
+    if (ms > slowMs) root.logger.logQuerySlow(ms, sql, values, { data: { scope } } as unknown as QueryRunner);
+  }
+  return result.rows as Row[];
+}
