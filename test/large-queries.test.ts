@@ -50,3 +50,17 @@ test('when the size comes from a variable, then its value decides: limit 5 is sm
   await server.gql(ASSETS, { owner, limit: 40 });
   expect(server.app.largeQueries.peak).toBe(1);
 });
+
+test('when the size is written in the document, then each use counts alike, the first and the compiled ones: limit 40 is large, limit 5 small', async () => {
+  const written = (limit: number) => `query ($owner: Address) { assets(ownerId: $owner, limit: ${limit}) { result { id name tokenId } } }`;
+  for (let use = 1; use <= 3; use += 1) {
+    server.app.largeQueries.peak = 0;
+    const large = await server.gql(written(40), { owner });
+    expect(large.body.data.assets.result).toHaveLength(3);
+    expect(server.app.largeQueries.peak).toBe(1);
+    server.app.largeQueries.peak = 0;
+    const small = await server.gql(written(5), { owner });
+    expect(small.body.data.assets.result).toHaveLength(3);
+    expect(server.app.largeQueries.peak).toBe(0);
+  }
+});

@@ -14,6 +14,7 @@ import {
   getNamedType,
   isInterfaceType,
   isObjectType,
+  visit,
 } from 'graphql';
 
 export const MAX_DEPTH = 10;
@@ -89,6 +90,20 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
   return root ?? undefined;
 }
 
+/** Whether a variable gives some `limit` of the document, so that the estimate depends on the variables. */
+function limitsFromVariables(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Argument(node) {
+      if (node.name.value === 'limit' && node.value.kind === Kind.VARIABLE) found = true;
+    },
+  });
+  return found;
+}
+
+/** Per schema, the estimates of operations that no variable can change, measured once. */
+const fixedEstimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, number>>();
+
 /** The items an operation may return with these variables (see measure): what decides whether it is large. */
 export function estimatedItems(
   schema: GraphQLSchema,
@@ -96,7 +111,13 @@ export function estimatedItems(
   operation: OperationDefinitionNode,
   variables: Record<string, unknown>,
 ): number {
-  return measure(schema, fragmentsOf(document), variables, operation.selectionSet, rootOf(schema, operation), 0, new Set()).cost;
+  let fixed = fixedEstimates.get(schema);
+  if (!fixed) fixedEstimates.set(schema, (fixed = new WeakMap()));
+  const known = fixed.get(operation);
+  if (known !== undefined) return known;
+  const cost = measure(schema, fragmentsOf(document), variables, operation.selectionSet, rootOf(schema, operation), 0, new Set()).cost;
+  if (!limitsFromVariables(document)) fixed.set(operation, cost);
+  return cost;
 }
 
 /**
