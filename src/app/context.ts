@@ -14,16 +14,21 @@ export interface ContextOptions {
 /** A request's context: its scoped data source, fresh loaders, the caller of its API key, and the deployment's policy. */
 export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, options: ContextOptions = {}): Context {
   const { actingAs, policy = DEFAULT_POLICY } = options;
-  const ds = scopedDataSource(rootDs, scope);
+  // Made on first use, as the loaders: a request answered by a SQL plan reads through rootDs.
+  let view: DataSource | undefined;
+  const scoped = () => (view ??= scopedDataSource(rootDs, scope));
   let lookup: Promise<Caller | null> | undefined = actingAs ? Promise.resolve(actingAs) : undefined;
-  const caller = () => (lookup ??= apiKey ? callerForKey(ds, apiKey) : Promise.resolve(null));
+  const caller = () => (lookup ??= apiKey ? callerForKey(scoped(), apiKey) : Promise.resolve(null));
   // Made on first use: a request answered by one statement (SQL plans, lean.ts) never needs them.
   let loaders: Loaders | undefined;
   return {
     scope,
-    ds,
+    get ds() {
+      return scoped();
+    },
+    rootDs,
     get loaders() {
-      return (loaders ??= createLoaders(ds));
+      return (loaders ??= createLoaders(scoped()));
     },
     policy,
     caller,

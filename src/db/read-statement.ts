@@ -1,7 +1,11 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { DataSource, QueryFailedError, QueryRunner } from 'typeorm';
-import { countScopedStatement, readRouterOf, RequestScope, rootDataSource } from '../common/request/scope';
+import { QueryFailedError, QueryRunner } from 'typeorm';
+import type { Context } from '../common/request/context';
+import { countScopedStatement, readRouterOf } from '../common/request/scope';
 import { driverErrorOf, isConnectionFailure, POOL_WAIT, unavailableFor } from './faults';
+
+/** What readStatement needs of a request's context: its scope, its view of the data source and the service's. */
+export type StatementContext = Pick<Context, 'scope' | 'ds' | 'rootDs'>;
 
 /** One statement on one pooled connection, by pg's callbacks; a connection failure drops the connection. */
 function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise<QueryResult> {
@@ -42,10 +46,10 @@ function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise
 }
 
 /**
- * One read statement of a request (`ds`: its view of the data source, see scopedDataSource), straight on
- * a pooled connection of the primary: the rows, as `ds.query` gives them. For SQL plans (sql-plan.ts),
- * whose requests are one statement each: TypeORM's query runner (its objects, the fault guard's
- * closures, its events and result wrapping) cost more of such a request's CPU than pg itself.
+ * One read statement of a request straight on a pooled connection of the primary: the rows, as the
+ * request's `ds.query` gives them. For SQL plans (sql-plan.ts), whose requests are one statement each:
+ * TypeORM's query runner (its objects, the fault guard's closures, its events and result wrapping) and
+ * the request's view of the data source cost more of such a request's CPU than pg itself.
  *
  * It keeps what the query runner's path does for a read: the statement is counted for the request,
  * logged when slow, and a failure of the statement itself is a QueryFailedError. Connection faults are
@@ -54,10 +58,10 @@ function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise
  * connections before it answers UNAVAILABLE. With read replicas (db/replicas.ts), `ds.query` serves,
  * since it picks the replica.
  */
-export async function readStatement<Row = Record<string, unknown>>(ds: DataSource, scope: RequestScope, sql: string, values: unknown[]): Promise<Row[]> {
-  const root = rootDataSource(ds);
+export async function readStatement<Row = Record<string, unknown>>(context: StatementContext, sql: string, values: unknown[]): Promise<Row[]> {
+  const { rootDs: root, scope } = context;
   const pool = (root.driver as unknown as { master?: Pool }).master;
-  if (!pool || readRouterOf(root)) return ds.query(sql, values);
+  if (!pool || readRouterOf(root)) return context.ds.query(sql, values);
   countScopedStatement(scope);
   const slowMs = root.options.maxQueryExecutionTime;
   const started = slowMs ? Date.now() : 0;
@@ -67,7 +71,7 @@ export async function readStatement<Row = Record<string, unknown>>(ds: DataSourc
   } catch (err) {
     if (!isConnectionFailure(err)) throw new QueryFailedError(sql, values, err as Error);
     if (POOL_WAIT.test(String(driverErrorOf(err)?.message))) throw unavailableFor(scope, sql, err, false);
-    return ds.query(sql, values);
+    return context.ds.query(sql, values);
   }
   if (slowMs) {
     const ms = Date.now() - started;

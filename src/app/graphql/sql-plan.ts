@@ -935,7 +935,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = newBuild(variables);
         const sql = text(b);
         if (!sql) return undefined;
-        const rows: { body: string | null }[] = await readStatement(context.ds, context.scope, `SELECT (${sql})::text AS body`, b.p.values);
+        const rows: { body: string | null }[] = await readStatement(context, `SELECT (${sql})::text AS body`, b.p.values);
         return rows[0].body === null ? undefined : { [only.key]: new RawJson(rows[0].body) };
       },
     };
@@ -952,7 +952,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         values.push(rendered.sql);
         reads.push(rendered.read);
       }
-      const rows: { data: unknown[] }[] = await readStatement(context.ds, context.scope, `SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
+      const rows: { data: unknown[] }[] = await readStatement(context, `SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
       const sent = rows[0].data;
       const data: Record<string, unknown> = {};
       let next = 0;

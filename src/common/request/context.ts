@@ -42,6 +42,8 @@ export interface Context {
   scope: RequestScope;
   /** The data source as this request sees it: its statements are counted in `scope`. */
   ds: DataSource;
+  /** The service's data source itself, which counts no request's statements: for code that counts its own (db/read-statement.ts). */
+  rootDs: DataSource;
   loaders: Loaders;
   policy: RequestPolicy;
   /** The caller, looked up on first use: reads that never ask cost no statement. */
