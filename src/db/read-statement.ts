@@ -20,27 +20,33 @@ function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise
         client.removeListener('error', onError);
         release(failure);
       };
-      // A connection that breaks while it is held emits 'error' (unheard, it would end the process).
-      const onError = (err: Error) => {
+      const fail = (err: Error) => {
         if (!settled) {
           settled = true;
           reject(err);
         }
         finish(err);
       };
+      // A connection that breaks while it is held emits 'error' (unheard, it would end the process).
+      const onError = (err: Error) => fail(err);
       client.on('error', onError);
-      client.query(sql, values, (err: Error | undefined, result: QueryResult) => {
-        if (settled) return;
-        settled = true;
-        // A statement's own error leaves its connection usable; a connection failure ends it. Released once
-        // the messages of the socket's current read are handled: pg-pool hands a released connection to the
-        // next waiter at once, and a goodbye (FATAL) read with the answer must still find this listener,
-        // not a waiter (TypeORM's query runner) that attaches its own a microtask later.
-        const failure = err && isConnectionFailure(err) ? err : undefined;
-        queueMicrotask(() => finish(failure));
-        if (err) reject(err);
-        else resolve(result);
-      });
+      try {
+        client.query(sql, values, (err: Error | undefined, result: QueryResult) => {
+          if (settled) return;
+          settled = true;
+          // A statement's own error leaves its connection usable; a connection failure ends it. Released
+          // once the messages of the socket's current read are handled: pg-pool hands a released
+          // connection to the next waiter at once, and a goodbye (FATAL) read with the answer must still
+          // find this listener, not a waiter (TypeORM's query runner) that attaches its own a microtask later.
+          const failure = err && isConnectionFailure(err) ? err : undefined;
+          queueMicrotask(() => finish(failure));
+          if (err) reject(err);
+          else resolve(result);
+        });
+      } catch (err) {
+        // pg refused the statement before sending it: the connection is dropped, as pg-pool's own query does.
+        fail(err as Error);
+      }
     });
   });
 }
