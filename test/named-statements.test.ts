@@ -1,5 +1,6 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { createDataSource } from '../src/db/data-source';
+import { readStatement } from '../src/db/read-statement';
 
 /**
  * Named statements (src/db/named-statements.ts), on both databases: on the embedded one every
@@ -57,6 +58,23 @@ describe('named statements', () => {
     const text = `SELECT $1::int + 1000 AS n, pg_backend_pid() AS pid, '${Math.random()}' AS unique_text`;
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => ds.query(text, [i])));
     expect(results.map(([row]) => row.n)).toEqual(Array.from({ length: 30 }, (_, i) => 1000 + i));
+  });
+
+  test('when a SQL plan reads without parameters (readStatement), then its text is prepared once, each read counted for its request', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000 });
+    await ds.initialize();
+    const scope = { requestId: 'named-plan', sqlStatements: 0 };
+    for (let i = 0; i < 7; i += 1) {
+      const rows = await readStatement<{ n: number }>({ scope, ds, rootDs: ds }, 'SELECT 40 + 2 AS n, 1 AS plan_without_parameters', []);
+      expect(rows).toEqual([{ n: 42, plan_without_parameters: 1 }]);
+    }
+    expect(scope.sqlStatements).toBe(7);
+    const runner = ds.createQueryRunner();
+    try {
+      expect((await preparedOn(runner)).filter((s) => s.includes('plan_without_parameters'))).toHaveLength(1);
+    } finally {
+      await runner.release();
+    }
   });
 
   test('when a statement without parameters runs, then it is not prepared', async () => {

@@ -15,6 +15,12 @@ import pg from 'pg';
  */
 export const MAX_NAMED_STATEMENTS = 2000;
 
+/** A client's method that runs one statement by its name even without parameters (within the same cap). */
+export const QUERY_NAMED = Symbol('queryNamed');
+export type NamedQueryClient = {
+  [QUERY_NAMED]?: (text: string, values: unknown[], callback: (err: Error | undefined, result: pg.QueryResult) => void) => unknown;
+};
+
 /** The `pg` module to hand TypeORM (its `driver` option) for named statements. */
 export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof pg {
   const names = new Map<string, string>();
@@ -37,6 +43,10 @@ export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof p
     }
     return unnamedQuery.call(this, config, values, callback);
   } as typeof pg.Client.prototype.query;
+  (NamingClient.prototype as NamedQueryClient)[QUERY_NAMED] = function queryNamed(this: pg.Client, text, values, callback) {
+    const name = nameFor(text);
+    return unnamedQuery.call(this, name ? { name, text, values } : { text, values }, callback);
+  };
 
   class NamingPool extends pg.Pool {
     constructor(options?: pg.PoolConfig) {
