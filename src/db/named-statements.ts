@@ -35,18 +35,16 @@ export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof p
 
   class NamingClient extends pg.Client {}
   const unnamedQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  NamingClient.prototype.query = function query(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
-    // Statements without parameters (BEGIN, COMMIT, DDL, several statements in one text) stay simple queries.
-    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
-      const name = nameFor(config);
-      if (name) return unnamedQuery.call(this, { name, text: config, values }, callback);
-    }
-    return unnamedQuery.call(this, config, values, callback);
-  } as typeof pg.Client.prototype.query;
-  (NamingClient.prototype as NamedQueryClient)[QUERY_NAMED] = function queryNamed(this: pg.Client, text, values, callback) {
+  const queryNamed = function queryNamed(this: pg.Client, text: string, values: unknown[], callback: unknown) {
     const name = nameFor(text);
     return unnamedQuery.call(this, name ? { name, text, values } : { text, values }, callback);
   };
+  NamingClient.prototype.query = function query(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+    // Statements without parameters (BEGIN, COMMIT, DDL, several statements in one text) stay simple queries.
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) return queryNamed.call(this, config, values, callback);
+    return unnamedQuery.call(this, config, values, callback);
+  } as typeof pg.Client.prototype.query;
+  (NamingClient.prototype as NamedQueryClient)[QUERY_NAMED] = queryNamed;
 
   class NamingPool extends pg.Pool {
     constructor(options?: pg.PoolConfig) {

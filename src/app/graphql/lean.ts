@@ -168,7 +168,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // Node writes the head and a string body in one write by joining them into a new string, which for
     // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
     // out on its own first. Not when compression may wrap the body (it decides when the head is written).
-    if (length >= SEPARATE_HEAD && (small || !deps.compression || req.headers['accept-encoding'] === undefined)) res.flushHeaders();
+    if (length >= SEPARATE_HEAD && (!deps.compression || req.headers['accept-encoding'] === undefined)) res.flushHeaders();
     res.end(text, 'utf8');
   };
 

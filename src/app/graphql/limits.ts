@@ -101,7 +101,9 @@ function limitsFromVariables(document: DocumentNode): boolean {
   return found;
 }
 
-/** Per schema, the estimates of operations that no variable can change, measured once. */
+/** An operation whose estimate some variable gives: measured on every request. */
+const VARIES = -1;
+/** Per schema and operation: its estimate when no variable can change it, measured once, else VARIES. */
 const fixedEstimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, number>>();
 
 /** The items an operation may return with these variables (see measure): what decides whether it is large. */
@@ -114,9 +116,9 @@ export function estimatedItems(
   let fixed = fixedEstimates.get(schema);
   if (!fixed) fixedEstimates.set(schema, (fixed = new WeakMap()));
   const known = fixed.get(operation);
-  if (known !== undefined) return known;
+  if (known !== undefined && known !== VARIES) return known;
   const cost = measure(schema, fragmentsOf(document), variables, operation.selectionSet, rootOf(schema, operation), 0, new Set()).cost;
-  if (!limitsFromVariables(document)) fixed.set(operation, cost);
+  if (known === undefined) fixed.set(operation, limitsFromVariables(document) ? VARIES : cost);
   return cost;
 }
 
