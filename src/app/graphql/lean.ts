@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
-import etag from 'etag';
 import type { InFlight } from '../../common/in-flight';
 import { processCounters } from '../../common/request/scope';
 import { withoutOriginHeaders } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
+import { byteLengthOf, weakEtagOf, type ResponseText } from '../http/chunked-text';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
@@ -144,13 +144,13 @@ type DoorRequest = IncomingMessage & { requestId?: string; scope?: RequestScope;
 export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: ServerResponse) => void) {
 
   /** Sends a 200 JSON answer as express's res.send would, after the middlewares' part. */
-  const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, text: string, started: number) => {
+  const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, text: ResponseText, started: number) => {
     processCounters.requests += 1;
     req.scope = scope;
     observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
     // The door answers requests without an Origin: the CORS headers are always these.
     withoutOriginHeaders(res);
-    const length = Buffer.byteLength(text, 'utf8');
+    const length = byteLengthOf(text);
     const small = deps.compression !== undefined && length < deps.compression.threshold;
     if (deps.compression && !small) deps.compression.middleware(req, res, () => {});
     res.statusCode = 200;
@@ -160,7 +160,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // As express's res.send: a weak ETag of the body, and its length. The text is written as it is: a
     // Buffer copy of a large body (418 KB for GET /v1/collections?include_assets=true) is external
     // memory, whose growth makes V8 collect the whole heap far more often.
-    res.setHeader('ETag', etag(text, { weak: true }));
+    res.setHeader('ETag', weakEtagOf(text, length));
     res.setHeader('Content-Length', String(length));
     // What the compression middleware does for a JSON body under its threshold (it wraps the response's
     // methods and looks at the headers on their way out, 7% of W2's CPU, to add just this).
@@ -169,14 +169,17 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
     // out on its own first. Not when compression may wrap the body (it decides when the head is written).
     if (length >= SEPARATE_HEAD && (!deps.compression || req.headers['accept-encoding'] === undefined)) res.flushHeaders();
-    res.end(text, 'utf8');
+    if (typeof text === 'string') return void res.end(text, 'utf8');
+    // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts).
+    for (const piece of text) res.write(piece, 'utf8');
+    res.end();
   };
 
   /** Runs `answer` as the request's work, in flight; express answers when it gives no text. */
-  const serve = async (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<string | undefined>) => {
+  const serve = async (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<ResponseText | undefined>) => {
     const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
     await deps.inFlight.track(async () => {
-      let text: string | undefined;
+      let text: ResponseText | undefined;
       try {
         text = await answer(scope);
       } catch {

@@ -19,6 +19,7 @@ import type { Context } from '../../common/request/context';
 import { MAX_LIMIT, orderBySql, SortDirection, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { readStatement } from '../../db/read-statement';
+import type { ResponseText } from '../http/chunked-text';
 import { UUID } from '../../common/validate';
 import { clock } from '../../common/clock';
 import { Asset } from '../../modules/asset/asset.entity';
@@ -35,7 +36,8 @@ import { currentPriceSql, isActiveListingSql } from '../../modules/listing/listi
  * as one statement that builds the response as JSON (`json_build_array` per object, `ARRAY(...)` of the
  * rows in their order), so Node parses one value instead of hydrating rows, filling loaders and walking
  * resolvers field by field; Node then gives the values their keys (decode). For a /v1 route (REST text
- * plans, see planOperation) PostgreSQL writes the whole body instead, and Node sends it as it is.
+ * plans, see planOperation) PostgreSQL writes the body's JSON instead, a list's items one row each (see
+ * TextStream), and Node sends them as they are.
  *
  * What a plan covers, decided once per document (anything else: no plan, the resolvers answer):
  * - roots `asset(tokenAddress, tokenId, chainId)`, `assets(...)` and `collections(...)` with their
@@ -367,6 +369,8 @@ interface Root {
   render?: (b: Build) => { sql: string; read?: (value: unknown) => unknown } | undefined;
   /** Its final JSON as REST writes it (see Part); only for a root whose value needs no reading back. */
   text?: (b: Build) => string | undefined;
+  /** REST's text as rows (a list's first page, see TextStream); `assemble` answers undefined when the resolvers must. */
+  stream?: (b: Build) => { sql: string; assemble: (rows: StreamRow[]) => string[] | undefined } | undefined;
 }
 
 type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
@@ -394,6 +398,27 @@ interface PagePlan {
   resultAt?: number;
   render: (b: Build, rows: PageRows) => string | undefined;
   text?: (b: Build, rows: PageRows) => string | undefined;
+  /** REST's text of the page as one row per item (see TextStream); only when `result` is selected. */
+  stream?: (b: Build, rows: PageRows) => TextStream | undefined;
+}
+
+/**
+ * A root page's REST text sent as one row per item, in the page's order, each item's JSON written by
+ * PostgreSQL; Node joins them and writes the page's other keys. One JSON value of the whole page would be
+ * copied whole at every level that nests it (the array, the page's row, the output): for the 418 KB of
+ * GET /v1/collections?include_assets=true, 2-3x the CPU of its rows, most of it faulting in fresh memory.
+ */
+interface TextStream {
+  sql: string;
+  /** The page's JSON text, in pieces, from the rows: `t` an item's JSON, `n` the count, `s` and `i` the sort value's JSON and the id. */
+  assemble: (rows: StreamRow[]) => string[];
+}
+
+interface StreamRow {
+  t: string;
+  n?: string | number;
+  s?: string | null;
+  i?: string;
 }
 
 /** A Trait's fields in SQL over collection_traits `ct`, given the collection's number of assets (`size`). */
@@ -725,7 +750,49 @@ class Planner {
       return { out, countFrom };
     };
     const keys = fields.map((f) => f.key);
+
+    /** The page as rows of its items with the count, and the last row's sort value and id for the cursor. */
+    const stream = (b: Build, r: PageRows): TextStream | undefined => {
+      const limit = r.args.limit as number;
+      const sort = realias(r.sort, r.alias);
+      const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+      const item = resultItem!.text!(b, r.alias);
+      if (!item) return undefined;
+      const columns = [`${item}::text AS t`];
+      // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
+      if (counted) columns.push(`(SELECT ${r.count ? r.count() : `count(*) FROM ${from}`}) AS n`);
+      if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})::text AS s`, `${r.alias}.id::text AS i`);
+      const sql = `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection)} LIMIT ${limit}`;
+      const head = [r.args.orderBy, r.args.direction].map((v) => JSON.stringify(String(v))).join(',');
+      const assemble = (rows: StreamRow[]) => {
+        // An empty first page: nothing matched, so the count is 0.
+        const total = rows.length ? Number(rows[0].n) : 0;
+        const last = rows[rows.length - 1];
+        // The items are pieces of their own; the text around them is gathered in `text`.
+        const pieces: string[] = [];
+        let text = '{';
+        fields.forEach(({ key, node: child }, i) => {
+          const name = child.name.value;
+          text += `${i ? ',' : ''}"${key}":`;
+          if (name === '__typename') text += JSON.stringify(pageType);
+          else if (name === 'remaining') text += String(Math.max(0, total - limit));
+          // As encodeCursor writes [orderBy, direction, value, id], then base64url.
+          else if (name === 'cursor') text += total > limit ? `"${Buffer.from(`[${head},${last.s ?? 'null'},${JSON.stringify(last.i)}]`).toString('base64url')}"` : 'null';
+          else {
+            rows.forEach((row, k) => {
+              pieces.push(k ? text : `${text}[`, row.t);
+              text = ',';
+            });
+            text = rows.length ? ']' : `${text}[]`;
+          }
+        });
+        pieces.push(`${text}}`);
+        return pieces;
+      };
+      return { sql, assemble };
+    };
     return {
+      stream: keys.every(columnKey) && resultItem?.text ? stream : undefined,
       shape: objectShape(shapes),
       resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
       render: (b, r) => {
@@ -834,14 +901,14 @@ class Planner {
     if (!page) return undefined;
     const resultAt = page.resultAt;
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
-    const rows = (b: Build, text: boolean) => {
+    const rows = (b: Build, text: boolean, streamed = false) => {
       const args = getArgumentValues(field, node, b.variables);
       const sort = types.sorts[args.orderBy as string];
       if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
       const a = nextAlias(b);
       const filtered = filters(b, args, a);
       // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
-      if (!filtered || (filtered.checkEmpty && (text ? !filtered.exists : resultAt === undefined))) return undefined;
+      if (!filtered || (filtered.checkEmpty && !streamed && (text ? !filtered.exists : resultAt === undefined))) return undefined;
       return { rows: { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count }, filtered };
     };
     const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
@@ -853,6 +920,16 @@ class Planner {
         if (!sql) return undefined;
         return { sql, read: found!.filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
       },
+      stream: page.stream
+        ? (b) => {
+            const found = rows(b, false, true);
+            const stream = found && page.stream!(b, found.rows);
+            if (!stream) return undefined;
+            // An empty page of what may not exist: the resolvers tell an empty one from an unknown one.
+            const checkEmpty = found!.filtered.checkEmpty;
+            return { sql: stream.sql, assemble: (sent) => (checkEmpty && !sent.length ? undefined : stream.assemble(sent)) };
+          }
+        : undefined,
       text: page.text
         ? (b) => {
             const found = rows(b, true);
@@ -906,7 +983,7 @@ class Planner {
  * as the resolvers' `{"a":1}` with other spacing.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly text: ResponseText) {}
 }
 
 const newBuild = (variables: Record<string, unknown>): Build => ({
@@ -921,22 +998,32 @@ const newBuild = (variables: Record<string, unknown>): Build => ({
 
 /**
  * The plan of an operation, or undefined when its selection is not all covered (see above). With
- * `restText` (a /v1 route's operation, one root), PostgreSQL writes the route's whole body when it can
- * (objects by row_to_json, REST's enum values and exact numbers): the root's value is a RawJson.
+ * `restText` (a /v1 route's operation, one root), PostgreSQL writes the route's body when it can (objects
+ * by row_to_json, REST's enum values and exact numbers; a page's items one row each, with the text around
+ * them from Node): the root's value is a RawJson.
  */
 export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode, options: { restText?: boolean } = {}): SqlPlan | undefined {
   const roots = new Planner(schema, ds).roots(operation);
   if (!roots) return undefined;
   const [only] = roots;
-  if (options.restText && roots.length === 1 && only.text) {
-    const text = only.text;
+  // A root's text is its stream of one row (a single asset); a list's first page streams its items.
+  const text = only.text;
+  const stream: Root['stream'] =
+    only.stream ??
+    (text &&
+      ((b) => {
+        const sql = text(b);
+        // Null: the resolvers answer (see assetRoot).
+        return sql ? { sql: `SELECT (${sql})::text AS t`, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
+      }));
+  if (options.restText && roots.length === 1 && stream) {
     return {
       async run(context, variables) {
         const b = newBuild(variables);
-        const sql = text(b);
-        if (!sql) return undefined;
-        const rows: { body: string | null }[] = await readStatement(context, `SELECT (${sql})::text AS body`, b.p.values);
-        return rows[0].body === null ? undefined : { [only.key]: new RawJson(rows[0].body) };
+        const planned = stream(b);
+        if (!planned) return undefined;
+        const body = planned.assemble(await readStatement(context, planned.sql, b.p.values));
+        return body === undefined ? undefined : { [only.key]: new RawJson(body) };
       },
     };
   }

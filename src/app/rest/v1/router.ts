@@ -25,6 +25,7 @@ import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
 import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
+import { joined, type ResponseText } from '../../http/chunked-text';
 import { snakeToCamel } from '../../../common/names';
 import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
@@ -224,7 +225,7 @@ export interface RestRoutes {
    * The answer of a GET route without an API key: the body, or undefined when the route's answer is an
    * error (express then answers the request as always). `scope` counts its statements.
    */
-  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<string | undefined>;
+  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<ResponseText | undefined>;
 }
 
 /** A GET route's path as a matcher: `:name` segments are parameters (decoded), everything else literal. */
@@ -309,7 +310,7 @@ export function restRouter(
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
         if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
-        res.status(200).type('json').send(outcome.body);
+        res.status(200).type('json').send(joined(outcome.body));
       } catch (err) {
         sendRestError(res, schema, err, false);
       } finally {
