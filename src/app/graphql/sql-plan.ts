@@ -499,7 +499,14 @@ class Planner {
         // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
         return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => b.collectionOf.get(row));
       case 'Listing.chain':
-        return this.byId('Chain', 'chains', node, (b, l) => `${b.assetOf.get(l)}.chain_id`);
+        // Its asset's chain; inside collection.assets, the collection's (read once per collection) when it is the asset's.
+        return this.byId(
+          'Chain',
+          'chains',
+          node,
+          (b, row) => `${b.assetOf.get(row) ?? row}.chain_id`,
+          (b, l) => b.collectionOf.get(b.assetOf.get(l)!),
+        );
       case 'Collection.category':
         return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
       case 'Collection.fees':
