@@ -124,6 +124,9 @@ let skipReason: string | undefined;
       `/v1/offers?token_address=${m.address}`,
       `/v1/offers/${m.offer.id}`,
       `/v1/assets?status=listed&collection_id=${m.address}`,
+      // Planned pages whose rows the replica sends (as strings, not the pooled connection's bytes).
+      `/v1/collections?owner_address=${m.owner.address}&include_assets=true`,
+      `/v1/assets?collection_id=${m.assets[0].collection_id}&limit=2`,
     ];
     for (const p of paths) {
       const expected = await reference.rest('GET', p);

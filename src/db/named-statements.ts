@@ -18,7 +18,7 @@ export const MAX_NAMED_STATEMENTS = 2000;
 /** A client's method that runs one statement by its name even without parameters (within the same cap). */
 export const QUERY_NAMED = Symbol('queryNamed');
 export type NamedQueryClient = {
-  [QUERY_NAMED]?: (text: string, values: unknown[], callback: (err: Error | undefined, result: pg.QueryResult) => void) => unknown;
+  [QUERY_NAMED]?: (text: string, values: unknown[], callback: (err: Error | undefined, result: pg.QueryResult) => void, types?: pg.CustomTypesConfig) => unknown;
 };
 
 /** The `pg` module to hand TypeORM (its `driver` option) for named statements. */
@@ -35,9 +35,9 @@ export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof p
 
   class NamingClient extends pg.Client {}
   const unnamedQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  const queryNamed = function queryNamed(this: pg.Client, text: string, values: unknown[], callback: unknown) {
+  const queryNamed = function queryNamed(this: pg.Client, text: string, values: unknown[], callback: unknown, types?: pg.CustomTypesConfig) {
     const name = nameFor(text);
-    return unnamedQuery.call(this, name ? { name, text, values } : { text, values }, callback);
+    return unnamedQuery.call(this, name ? { name, text, values, types } : { text, values, types }, callback);
   };
   NamingClient.prototype.query = function query(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
     // Statements without parameters (BEGIN, COMMIT, DDL, several statements in one text) stay simple queries.

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import pg, { type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from 'pg';
 import { QueryFailedError, QueryRunner } from 'typeorm';
 import type { Context } from '../common/request/context';
 import { countScopedStatement, readRouterOf } from '../common/request/scope';
@@ -9,7 +9,7 @@ import { NamedQueryClient, QUERY_NAMED } from './named-statements';
 export type StatementContext = Pick<Context, 'scope' | 'ds' | 'rootDs'>;
 
 /** One statement on one pooled connection, by pg's callbacks; a connection failure drops the connection. */
-function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise<QueryResult> {
+function onPooledConnection(pool: Pool, sql: string, values: unknown[], types?: CustomTypesConfig): Promise<QueryResult> {
   return new Promise((resolve, reject) => {
     pool.connect((connectError: Error | undefined, client: PoolClient | undefined, release: (err?: Error | boolean) => void) => {
       if (connectError || !client) return reject(connectError);
@@ -47,14 +47,33 @@ function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise
           if (err) reject(err);
           else resolve(result);
         };
-        if (named) named.call(client, sql, values, answered);
-        else client.query(sql, values, answered);
+        if (named) named.call(client, sql, values, answered, types);
+        else client.query({ text: sql, values, types }, answered);
       } catch (err) {
         // pg refused the statement before sending it: the connection is dropped, as pg-pool's own query does.
         fail(err as Error);
       }
     });
   });
+}
+
+/** PostgreSQL's oid of `text`. */
+const TEXT_OID = 25;
+
+/**
+ * Values of type text as Buffers of their UTF-8 bytes, not strings. A large answer's rows wait in memory
+ * for its last row: as strings they are on V8's heap, whose young generation copies them at every
+ * collection they outlive (into fresh pages of the old one), as Buffers they are outside it. REST W1:
+ * 4.0 -> 2.9 ms of Node's CPU per request.
+ */
+const TEXT_AS_BYTES: CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === TEXT_OID ? (value: string) => Buffer.from(value, 'utf8') : pg.types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+};
+
+export interface ReadOptions {
+  /** Values of type text come as Buffers (TEXT_AS_BYTES) where the pooled connection serves; elsewhere (replicas, a fault's retry) as strings. */
+  textAsBytes?: boolean;
 }
 
 /**
@@ -70,7 +89,7 @@ function onPooledConnection(pool: Pool, sql: string, values: unknown[]): Promise
  * connections before it answers UNAVAILABLE. With read replicas (db/replicas.ts), `ds.query` serves,
  * since it picks the replica.
  */
-export async function readStatement<Row = Record<string, unknown>>(context: StatementContext, sql: string, values: unknown[]): Promise<Row[]> {
+export async function readStatement<Row = Record<string, unknown>>(context: StatementContext, sql: string, values: unknown[], options: ReadOptions = {}): Promise<Row[]> {
   const { rootDs: root, scope } = context;
   const pool = (root.driver as unknown as { master?: Pool }).master;
   if (!pool || readRouterOf(root)) return context.ds.query(sql, values);
@@ -79,7 +98,7 @@ export async function readStatement<Row = Record<string, unknown>>(context: Stat
   const started = slowMs ? Date.now() : 0;
   let result: QueryResult;
   try {
-    result = await onPooledConnection(pool, sql, values);
+    result = await onPooledConnection(pool, sql, values, options.textAsBytes ? TEXT_AS_BYTES : undefined);
   } catch (err) {
     if (!isConnectionFailure(err)) throw new QueryFailedError(sql, values, err as Error);
     if (POOL_WAIT.test(String(driverErrorOf(err)?.message))) throw unavailableFor(scope, sql, err, false);

@@ -171,7 +171,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     if (length >= SEPARATE_HEAD && (!deps.compression || req.headers['accept-encoding'] === undefined)) res.flushHeaders();
     if (typeof text === 'string') return void res.end(text, 'utf8');
     // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts).
-    for (const piece of text) res.write(piece, 'utf8');
+    for (const piece of text) res.write(piece);
     res.end();
   };
 

@@ -370,7 +370,7 @@ interface Root {
   /** Its final JSON as REST writes it (see Part); only for a root whose value needs no reading back. */
   text?: (b: Build) => string | undefined;
   /** REST's text as rows (a list's first page, see TextStream); `assemble` answers undefined when the resolvers must. */
-  stream?: (b: Build) => { sql: string; assemble: (rows: StreamRow[]) => string[] | undefined } | undefined;
+  stream?: (b: Build) => { sql: string; assemble: (rows: StreamRow[]) => (string | Buffer)[] | undefined } | undefined;
 }
 
 type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
@@ -404,18 +404,19 @@ interface PagePlan {
 
 /**
  * A root page's REST text sent as one row per item, in the page's order, each item's JSON written by
- * PostgreSQL; Node joins them and writes the page's other keys. One JSON value of the whole page would be
+ * PostgreSQL; Node writes the page's other keys around them. One JSON value of the whole page would be
  * copied whole at every level that nests it (the array, the page's row, the output): for the 418 KB of
  * GET /v1/collections?include_assets=true, 2-3x the CPU of its rows, most of it faulting in fresh memory.
+ * The items come as the bytes of their text (readStatement's textAsBytes), and are sent as they came.
  */
 interface TextStream {
   sql: string;
   /** The page's JSON text, in pieces, from the rows: `t` an item's JSON, `n` the count, `s` and `i` the sort value's JSON and the id. */
-  assemble: (rows: StreamRow[]) => string[];
+  assemble: (rows: StreamRow[]) => (string | Buffer)[];
 }
 
 interface StreamRow {
-  t: string;
+  t: string | Buffer;
   n?: string | number;
   s?: string | null;
   i?: string;
@@ -768,7 +769,8 @@ class Planner {
       const columns = [`${item}::text AS t`];
       // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
       if (counted) columns.push(`(SELECT ${r.count ? r.count() : `count(*) FROM ${from}`}) AS n`);
-      if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})::text AS s`, `${r.alias}.id::text AS i`);
+      // varchar, not text: only `t` comes as bytes (readStatement's textAsBytes).
+      if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})::varchar AS s`, `${r.alias}.id::varchar AS i`);
       const sql = `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection)} LIMIT ${limit}`;
       const head = [r.args.orderBy, r.args.direction].map((v) => JSON.stringify(String(v))).join(',');
       const assemble = (rows: StreamRow[]) => {
@@ -776,7 +778,7 @@ class Planner {
         const total = rows.length ? Number(rows[0].n) : 0;
         const last = rows[rows.length - 1];
         // The items are pieces of their own; the text around them is gathered in `text`.
-        const pieces: string[] = [];
+        const pieces: (string | Buffer)[] = [];
         let text = '{';
         fields.forEach(({ key, node: child }, i) => {
           const name = child.name.value;
@@ -1029,7 +1031,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = newBuild(variables);
         const planned = stream(b);
         if (!planned) return undefined;
-        const body = planned.assemble(await readStatement(context, planned.sql, b.p.values));
+        const body = planned.assemble(await readStatement(context, planned.sql, b.p.values, { textAsBytes: true }));
         return body === undefined ? undefined : { [only.key]: new RawJson(body) };
       },
     };

@@ -1,23 +1,23 @@
 import { createHash } from 'node:crypto';
 
 /**
- * A response body as text: one string, or pieces in order (a streamed REST text plan sends a page as one
- * piece per item, see sql-plan.ts's TextStream). Pieces are written one by one and never joined: joining
- * hundreds of KB makes a string V8 allocates in fresh memory, and the same again for its UTF-8 copy when it
- * is written, on every request.
+ * A response body as text: one string, or pieces in order, each a string or the UTF-8 bytes of one (a
+ * streamed REST text plan sends a page as one piece per item, see sql-plan.ts's TextStream). Pieces are
+ * written one by one and never joined: joining hundreds of KB makes a string V8 allocates in fresh memory,
+ * and the same again for its UTF-8 copy when it is written, on every request.
  */
-export type ResponseText = string | readonly string[];
+export type ResponseText = string | readonly (string | Buffer)[];
 
-export const piecesOf = (text: ResponseText): readonly string[] => (typeof text === 'string' ? [text] : text);
+export const piecesOf = (text: ResponseText): readonly (string | Buffer)[] => (typeof text === 'string' ? [text] : text);
 
 /** The body as one string (for express's res.send, off the hot path). */
-export const joined = (text: ResponseText): string => (typeof text === 'string' ? text : text.join(''));
+export const joined = (text: ResponseText): string => (typeof text === 'string' ? text : text.map((piece) => piece.toString()).join(''));
 
 /** Its length in UTF-8 bytes. */
 export function byteLengthOf(text: ResponseText): number {
   if (typeof text === 'string') return Buffer.byteLength(text, 'utf8');
   let length = 0;
-  for (const piece of text) length += Buffer.byteLength(piece, 'utf8');
+  for (const piece of text) length += typeof piece === 'string' ? Buffer.byteLength(piece, 'utf8') : piece.length;
   return length;
 }
 
@@ -28,6 +28,6 @@ export function byteLengthOf(text: ResponseText): number {
 export function weakEtagOf(text: ResponseText, length = byteLengthOf(text)): string {
   if (length === 0) return 'W/"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"';
   const hash = createHash('sha1');
-  for (const piece of piecesOf(text)) hash.update(piece, 'utf8');
+  for (const piece of piecesOf(text)) hash.update(piece);
   return `W/"${length.toString(16)}-${hash.digest('base64').substring(0, 27)}"`;
 }
