@@ -73,6 +73,29 @@ describe('queries answered by one JSON-building statement', () => {
     expect(data.collections.result[1].assets.result).toEqual([]);
   });
 
+  test('when collections with their assets are paged with cursor and remaining (one row per collection), then the same bytes, and the cursor leads on', async () => {
+    const query = `query ($owner: Address!, $limit: Int!) {
+      collections(limit: $limit, orderBy: NAME, direction: DESC, ownerAddress: $owner) {
+        cursor remaining result { name assets(limit: 2, orderBy: TOKEN_ID, direction: ASC) { remaining cursor result { tokenId } } }
+      }
+    }`;
+    const { first, third } = await firstAndThird(query, { owner, limit: 1 });
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const page = JSON.parse(third.text).data.collections;
+    expect(page.remaining).toBe(1);
+    expect(page.cursor).not.toBeNull();
+    // The planned cursor continues where the resolvers' first page ends.
+    const next = `query ($owner: Address!, $page: String!) { collections(limit: 1, page: $page, orderBy: NAME, direction: DESC, ownerAddress: $owner) { remaining result { name } } }`;
+    const after = JSON.parse((await post(next, { owner, page: page.cursor })).text).data.collections;
+    expect(after).toEqual({ remaining: 0, result: [{ name: page.result[0].name === ODD_NAME ? 'Second of the owner' : ODD_NAME }] });
+    // A page with nothing on it: the count is 0, in the same one statement.
+    const none = await firstAndThird(query, { owner: '0x00000000000000000000000000000000000000ee', limit: 3 });
+    expect(none.third.sql).toBe(1);
+    expect(none.third.text).toBe(none.first.text);
+    expect(JSON.parse(none.third.text).data.collections).toEqual({ cursor: null, remaining: 0, result: [] });
+  });
+
   test('when assets of a collection are read by name with aliases and their collection, then ties and aliases come out as the resolvers give them', async () => {
     const query = `query ($c: String!) {
       page: assets(collectionId: $c, orderBy: NAME, direction: ASC, limit: 4) {
