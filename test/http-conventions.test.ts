@@ -181,19 +181,21 @@ describe('compressed responses', () => {
 
   test('when a client accepts gzip or br and the body is over 1 KB, then it comes compressed, and decompresses to the same JSON', async () => {
     const owned = await saveOwnedAsset(server);
-    const path = `/v1/collections/${owned.collection.contractAddress}?include_assets=true`;
-    const plain = await getRaw(path, 'identity');
+    // A collection (the resolvers' answer), and a planned page (its items sent as rows, in pieces).
+    for (const path of [`/v1/collections/${owned.collection.contractAddress}?include_assets=true`, '/v1/collections?limit=5&include_assets=true']) {
+      const plain = await getRaw(path, 'identity');
 
-    const gzip = await getRaw(path, 'gzip');
-    const br = await getRaw(path, 'br');
+      const gzip = await getRaw(path, 'gzip');
+      const br = await getRaw(path, 'br');
 
-    expect(plain.encoding).toBeUndefined();
-    expect(plain.body.length).toBeGreaterThan(1024);
-    expect(gzip.encoding).toBe('gzip');
-    expect(br.encoding).toBe('br');
-    expect(JSON.parse(zlib.gunzipSync(gzip.body).toString())).toEqual(JSON.parse(plain.body.toString()));
-    expect(JSON.parse(zlib.brotliDecompressSync(br.body).toString())).toEqual(JSON.parse(plain.body.toString()));
-    expect(gzip.body.length).toBeLessThan(plain.body.length);
+      expect(plain.encoding).toBeUndefined();
+      expect(plain.body.length).toBeGreaterThan(1024);
+      expect(gzip.encoding).toBe('gzip');
+      expect(br.encoding).toBe('br');
+      expect(zlib.gunzipSync(gzip.body).equals(plain.body)).toBe(true);
+      expect(zlib.brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+      expect(gzip.body.length).toBeLessThan(plain.body.length);
+    }
   });
 
   test('when the body is under 1 KB, then it is sent as it is', async () => {

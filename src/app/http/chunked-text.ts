@@ -13,6 +13,10 @@ export const piecesOf = (text: ResponseText): readonly (string | Buffer)[] => (t
 /** The body as one string (for express's res.send, off the hot path). */
 export const joined = (text: ResponseText): string => (typeof text === 'string' ? text : text.map((piece) => piece.toString()).join(''));
 
+/** The body as one Buffer of its UTF-8 bytes (`length` of them). */
+export const bytesOf = (text: ResponseText, length = byteLengthOf(text)): Buffer =>
+  typeof text === 'string' ? Buffer.from(text, 'utf8') : Buffer.concat(text.map((piece) => (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece)), length);
+
 /** Its length in UTF-8 bytes. */
 export function byteLengthOf(text: ResponseText): number {
   if (typeof text === 'string') return Buffer.byteLength(text, 'utf8');
