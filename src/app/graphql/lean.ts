@@ -157,9 +157,9 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // The names' case as express writes them.
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('x-sql-statements', String(scope.sqlStatements));
-    // As express's res.send: a weak ETag of the body, and its length. The text is written as it is: a
-    // Buffer copy of a large body (418 KB for GET /v1/collections?include_assets=true) is external
-    // memory, whose growth makes V8 collect the whole heap far more often.
+    // As express's res.send: a weak ETag of the body, and its length. A string body is written as it is:
+    // a Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
+    // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
     res.setHeader('ETag', weakEtagOf(text, length));
     res.setHeader('Content-Length', String(length));
     // What the compression middleware does for a JSON body under its threshold (it wraps the response's

@@ -773,7 +773,6 @@ class Planner {
     };
     const keys = fields.map((f) => f.key);
 
-    /** The page as rows of its items with the count, and the last row's sort value and id for the cursor. */
     /**
      * The page's rows with their item (`t`), the count (`n`), and each row's sort value as JSON (`s`) and
      * id (`i`) for the cursor; `textual`: the text forms (s and i as varchar, so only `t` is text).
