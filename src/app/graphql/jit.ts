@@ -1,10 +1,10 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { DocumentNode, execute, ExecutionResult, FieldNode, GraphQLSchema, Kind, locatedError, OperationDefinitionNode, printSchema } from 'graphql';
-import { getVariableValues } from 'graphql/execution/values';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
+import { coerceVariables } from './variables';
 import { checkVariables } from '../../common/limits';
 import { UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
@@ -38,7 +38,7 @@ export async function runOperation(
   context.scope.readOnly = operation.operation === 'query';
   const hostile = checkVariables(variables);
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
-  const coercion = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  const coercion = coerceVariables(schema, operation, variables);
   if (coercion.errors) return { errors: coercion.errors };
   return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
     // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).

@@ -13,12 +13,12 @@ import {
   OperationDefinitionNode,
   SelectionSetNode,
 } from 'graphql';
-import { getArgumentValues } from 'graphql/execution/values';
 import type { DataSource, EntityMetadata } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { MAX_LIMIT, orderBySql, SortDirection, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { readStatement } from '../../db/read-statement';
+import { argumentReader } from './variables';
 import type { ResponseText } from '../http/chunked-text';
 import { UUID } from '../../common/validate';
 import { clock } from '../../common/clock';
@@ -868,12 +868,13 @@ class Planner {
   private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     const page = this.page('AssetPage', 'Asset', node);
     if (!page) return undefined;
+    const argumentsOf = argumentReader(field, node);
     const within =
       (json: PagePlan['render'] | undefined): Render | undefined =>
       json &&
       ((b, row) => {
         if (b.withoutAssets.has(row)) return 'NULL';
-        const args = getArgumentValues(field, node, b.variables);
+        const args = argumentsOf(b.variables);
         const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
         if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
         const a = nextAlias(b);
@@ -907,9 +908,10 @@ class Planner {
   private assetRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const asset = this.object('Asset', node.selectionSet);
     if (!asset) return undefined;
+    const argumentsOf = argumentReader(field, node);
     /** The asset's rows (at most 2: more than one is the resolver's error) as `json(alias)`, in the chains' order. */
     const rows = (b: Build, json: Render) => {
-      const args = getArgumentValues(field, node, b.variables);
+      const args = argumentsOf(b.variables);
       const a = nextAlias(b);
       const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
       if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
@@ -953,9 +955,10 @@ class Planner {
     const page = this.page(types.page, types.item, node);
     if (!page) return undefined;
     const resultAt = page.resultAt;
+    const argumentsOf = argumentReader(field, node);
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
     const rows = (b: Build, text: boolean, streamed = false) => {
-      const args = getArgumentValues(field, node, b.variables);
+      const args = argumentsOf(b.variables);
       const sort = types.sorts[args.orderBy as string];
       if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
       const a = nextAlias(b);
@@ -1048,15 +1051,36 @@ export class RawJson {
   constructor(readonly text: ResponseText) {}
 }
 
-const newBuild = (variables: Record<string, unknown>): Build => ({
-  p: new Params(),
-  variables,
-  aliases: 0,
-  collectionOf: new Map(),
-  assetOf: new Map(),
-  withoutAssets: new Set(),
-  shared: new Map(),
-});
+/** A request's Build; its maps and set are made on first use (most plans touch none of them). */
+class RequestBuild implements Build {
+  readonly p = new Params();
+  aliases = 0;
+  now?: string;
+  private collections?: Map<string, string>;
+  private assets?: Map<string, string>;
+  private emptied?: Set<string>;
+  private sharedValues?: Map<string, string>;
+
+  constructor(readonly variables: Record<string, unknown>) {}
+
+  get collectionOf() {
+    return (this.collections ??= new Map());
+  }
+
+  get assetOf() {
+    return (this.assets ??= new Map());
+  }
+
+  get withoutAssets() {
+    return (this.emptied ??= new Set());
+  }
+
+  get shared() {
+    return (this.sharedValues ??= new Map());
+  }
+}
+
+const newBuild = (variables: Record<string, unknown>): Build => new RequestBuild(variables);
 
 /**
  * The plan of an operation, or undefined when its selection is not all covered (see above). With
