@@ -11,40 +11,58 @@ export interface ContextOptions {
   policy?: RequestPolicy;
 }
 
-/** A request's context: its scoped data source, fresh loaders, the caller of its API key, and the deployment's policy. */
+/**
+ * A request's context: its scoped data source, fresh loaders, the caller of its API key, and the
+ * deployment's policy. The data source's view, the loaders and the caller are made on first use: a
+ * request answered by one statement (SQL plans, lean.ts) reads through rootDs and needs none of them.
+ * A class, so that a request makes one object and no closures; copies keep its prototype (Apollo's
+ * cloneObject, Object.assign onto it), never a spread.
+ */
+class RequestContext implements Context {
+  private view?: DataSource;
+  private lookup?: Promise<Caller | null>;
+  private made?: Loaders;
+
+  constructor(
+    readonly rootDs: DataSource,
+    readonly scope: RequestScope,
+    private readonly apiKey: string | undefined,
+    readonly policy: RequestPolicy,
+    actingAs: Caller | undefined,
+  ) {
+    if (actingAs) this.lookup = Promise.resolve(actingAs);
+  }
+
+  get ds(): DataSource {
+    return (this.view ??= scopedDataSource(this.rootDs, this.scope));
+  }
+
+  get loaders(): Loaders {
+    return (this.made ??= createLoaders(this.ds));
+  }
+
+  caller(): Promise<Caller | null> {
+    return (this.lookup ??= this.apiKey ? callerForKey(this.ds, this.apiKey) : Promise.resolve(null));
+  }
+
+  invalidate(): void {
+    for (const loader of Object.values(this.made ?? {})) loader.clearAll();
+  }
+
+  async requireCaller(): Promise<Caller> {
+    const found = await this.caller();
+    if (!found) {
+      throw new UnauthenticatedError(
+        this.apiKey
+          ? 'the API key is unknown or revoked'
+          : 'this operation needs an API key in the access-token header (or Authorization: Bearer)',
+      );
+    }
+    return found;
+  }
+}
+
+/** A request's context (RequestContext). */
 export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, options: ContextOptions = {}): Context {
-  const { actingAs, policy = DEFAULT_POLICY } = options;
-  // Made on first use, as the loaders: a request answered by a SQL plan reads through rootDs.
-  let view: DataSource | undefined;
-  const scoped = () => (view ??= scopedDataSource(rootDs, scope));
-  let lookup: Promise<Caller | null> | undefined = actingAs ? Promise.resolve(actingAs) : undefined;
-  const caller = () => (lookup ??= apiKey ? callerForKey(scoped(), apiKey) : Promise.resolve(null));
-  // Made on first use: a request answered by one statement (SQL plans, lean.ts) never needs them.
-  let loaders: Loaders | undefined;
-  return {
-    scope,
-    get ds() {
-      return scoped();
-    },
-    rootDs,
-    get loaders() {
-      return (loaders ??= createLoaders(scoped()));
-    },
-    policy,
-    caller,
-    invalidate() {
-      for (const loader of Object.values(loaders ?? {})) loader.clearAll();
-    },
-    async requireCaller() {
-      const found = await caller();
-      if (!found) {
-        throw new UnauthenticatedError(
-          apiKey
-            ? 'the API key is unknown or revoked'
-            : 'this operation needs an API key in the access-token header (or Authorization: Bearer)',
-        );
-      }
-      return found;
-    },
-  };
+  return new RequestContext(rootDs, scope, apiKey, options.policy ?? DEFAULT_POLICY, options.actingAs);
 }

@@ -105,7 +105,8 @@ export function serveSubscriptions(
         if (operation.operation !== 'subscription') {
           return refuse([new BadRequestError(`the WebSocket carries subscriptions only; send a ${operation.operation} by POST /graphql`)], requestId);
         }
-        const context: SubscriptionContext = { ...createContext(ds, { requestId, sqlStatements: 0 }, undefined, { policy }), eventWakeup: wakeup };
+        // Object.assign, not a spread: the context's methods and lazy parts are on its prototype.
+        const context: SubscriptionContext = Object.assign(createContext(ds, { requestId, sqlStatements: 0 }, undefined, { policy }), { eventWakeup: wakeup });
         return {
           schema,
           document,
