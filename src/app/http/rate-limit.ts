@@ -16,7 +16,7 @@ export interface RateLimit {
    * request may go on. A request refused here keeps its answer for the middleware, which then sends the
    * 429 without taking a second token.
    */
-  take(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  take(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -48,6 +48,8 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     redis.on('error', (err: Error) => warn(err.message));
   }
   const store: BucketStore = redis ? redisBuckets(redis) : memoryBuckets();
+  /** On a socket: this limiter's bucket key for its requests without an API key (its client's address). */
+  const IP_BUCKET = Symbol('rateLimitIpBucket');
   const durationMs = settings.durationS * 1000;
 
   const setHeaders = (res: ServerResponse, limit: number, result: TakeResult) => {
@@ -56,18 +58,29 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     res.setHeader('RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
   };
 
-  /** Takes a token; `result` is null when the store cannot be reached (served without a limit). */
-  const takeToken = async (req: IncomingMessage & { ip?: string }): Promise<Taken> => {
+  /** The bucket of a request without a key: its client's address, the same for every request of a connection. */
+  const ipBucket = (req: IncomingMessage & { ip?: string }): string => {
+    if (req.ip !== undefined) return `${settings.redisPrefix}:ip:${req.ip}`;
+    const socket = req.socket as IncomingMessage['socket'] & { [IP_BUCKET]?: string };
+    return (socket[IP_BUCKET] ??= `${settings.redisPrefix}:ip:${socket.remoteAddress ?? 'unknown'}`);
+  };
+
+  /**
+   * Takes a token; `result` is null when the store cannot be reached (served without a limit). At once
+   * (no promise) from a store in memory.
+   */
+  const takeToken = (req: IncomingMessage & { ip?: string }): Taken | Promise<Taken> => {
     const apiKey = keyFromHeaders(req.headers);
-    const [limit, key] = apiKey
-      ? [settings.keyedPoints, `${settings.redisPrefix}:key:${digestOf(apiKey)}`]
-      : [settings.anonymousPoints, `${settings.redisPrefix}:ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`];
-    try {
-      return { limit, apiKey, result: await store.take(key, limit, durationMs) };
-    } catch (err) {
-      warn(err instanceof Error ? err.message : String(err));
-      return { limit, apiKey, result: null };
-    }
+    const limit = apiKey ? settings.keyedPoints : settings.anonymousPoints;
+    const key = apiKey ? `${settings.redisPrefix}:key:${digestOf(apiKey)}` : ipBucket(req);
+    if (store.takeNow) return { limit, apiKey, result: store.takeNow(key, limit, durationMs) };
+    return store.take(key, limit, durationMs).then(
+      (result) => ({ limit, apiKey, result }),
+      (err: unknown) => {
+        warn(err instanceof Error ? err.message : String(err));
+        return { limit, apiKey, result: null };
+      },
+    );
   };
 
   const answer = (req: Request, res: Response, next: NextFunction, { limit, apiKey, result }: Taken) => {
@@ -84,18 +97,25 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
   const middleware = (req: Request, res: Response, next: NextFunction) => {
     const taken = (req as Request & { [TAKEN]?: Taken })[TAKEN];
     if (taken) return answer(req, res, next, taken);
-    void takeToken(req).then((t) => answer(req, res, next, t));
+    const took = takeToken(req);
+    if (took instanceof Promise) void took.then((t) => answer(req, res, next, t));
+    else answer(req, res, next, took);
+  };
+
+  /** What take() does with the token: remembered on the request, the headers set; whether the request may go on. */
+  const keep = (req: IncomingMessage, res: ServerResponse, taken: Taken): boolean => {
+    // Should express answer the request after all, the middleware uses this token instead of another.
+    (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN] = taken;
+    if (!taken.result) return true;
+    if (taken.result.allowed) setHeaders(res, taken.limit, taken.result);
+    return taken.result.allowed;
   };
 
   return {
     middleware,
-    async take(req, res) {
-      const taken = await takeToken(req);
-      // Should express answer the request after all, the middleware uses this token instead of another.
-      (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN] = taken;
-      if (!taken.result) return true;
-      if (taken.result.allowed) setHeaders(res, taken.limit, taken.result);
-      return taken.result.allowed;
+    take(req, res) {
+      const took = takeToken(req);
+      return took instanceof Promise ? took.then((taken) => keep(req, res, taken)) : keep(req, res, took);
     },
     async close() {
       store.close();

@@ -83,6 +83,8 @@ return { allowed, remaining, untilNext, untilFull }
 export interface BucketStore {
   /** Takes one token from the bucket `key`; rejects when the store cannot be reached. `now` only for tests. */
   take(key: string, capacity: number, durationMs: number, now?: number): Promise<TakeResult>;
+  /** take() at once, for a store in this process's memory (it cannot fail): no promise per request. */
+  takeNow?(key: string, capacity: number, durationMs: number, now?: number): TakeResult;
   close(): void;
 }
 
@@ -94,12 +96,20 @@ export function memoryBuckets(): BucketStore {
     for (const [key, bucket] of buckets) if (bucket.fullAt <= now) buckets.delete(key);
   }, 30_000);
   sweep.unref();
+  const takeNow = (key: string, capacity: number, durationMs: number, now = Date.now()): TakeResult => {
+    const stored = buckets.get(key);
+    const { bucket, ...result } = takeToken(stored, now, capacity, durationMs);
+    // The stored bucket changes in place: a request's only allocations are its result's.
+    if (stored) {
+      stored.level = bucket.level;
+      stored.at = bucket.at;
+      stored.fullAt = now + result.msUntilFull;
+    } else buckets.set(key, { level: bucket.level, at: bucket.at, fullAt: now + result.msUntilFull });
+    return result;
+  };
   return {
-    async take(key, capacity, durationMs, now = Date.now()) {
-      const { bucket, ...result } = takeToken(buckets.get(key), now, capacity, durationMs);
-      buckets.set(key, { ...bucket, fullAt: now + result.msUntilFull });
-      return result;
-    },
+    take: async (key, capacity, durationMs, now) => takeNow(key, capacity, durationMs, now),
+    takeNow,
     close: () => clearInterval(sweep),
   };
 }
