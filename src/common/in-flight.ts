@@ -13,13 +13,23 @@ export class InFlight {
 
   /** Runs `work` as one in-flight request. */
   async track<T>(work: () => Promise<T>): Promise<T> {
-    this.count += 1;
+    this.enter();
     try {
       return await work();
     } finally {
-      this.count -= 1;
-      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+      this.leave();
     }
+  }
+
+  /** A request begins (track's first half, for a caller that ends it itself: leave, exactly once). */
+  enter(): void {
+    this.count += 1;
+  }
+
+  /** A request that entered has ended. */
+  leave(): void {
+    this.count -= 1;
+    if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** Resolves once nothing is in flight, or after `timeoutMs` (true when drained). */

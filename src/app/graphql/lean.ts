@@ -23,20 +23,25 @@ const MAX_KNOWN = 1000;
  * compiled, by their text and operation name. Only such documents take the lean path.
  */
 export class CompiledOperations implements OperationMemory {
-  private readonly byText = new Map<string, KnownOperation & { plan?: SqlPlan }>();
+  /** By the query's text, then its operation name ('' when none is given): no key is built per request. */
+  private readonly byText = new Map<string, Map<string, KnownOperation & { plan?: SqlPlan }>>();
+  private size = 0;
 
   /** `plan`: the SQL plan of an operation (sql-plan.ts), made once when it is remembered; none when absent. */
   constructor(private readonly plan?: (operation: OperationDefinitionNode) => SqlPlan | undefined) {}
 
   remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void {
     if (query === undefined || known.operation.operation !== 'query') return;
-    const key = `${operationName ?? ''}\u0000${query}`;
-    if (this.byText.has(key) || this.byText.size >= MAX_KNOWN) return;
-    this.byText.set(key, { ...known, plan: this.plan?.(known.operation) });
+    const name = operationName ?? '';
+    let byName = this.byText.get(query);
+    if (byName?.has(name) || this.size >= MAX_KNOWN) return;
+    if (!byName) this.byText.set(query, (byName = new Map()));
+    byName.set(name, { ...known, plan: this.plan?.(known.operation) });
+    this.size += 1;
   }
 
   find(query: string, operationName: string | null | undefined): (KnownOperation & { plan?: SqlPlan }) | undefined {
-    return this.byText.get(`${operationName ?? ''}\u0000${query}`);
+    return this.byText.get(query)?.get(operationName ?? '');
   }
 }
 
@@ -151,8 +156,12 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // The door answers requests without an Origin: the CORS headers are always these.
     withoutOriginHeaders(res);
     const length = byteLengthOf(text);
-    const small = deps.compression !== undefined && length < deps.compression.threshold;
-    if (deps.compression && !small) deps.compression.middleware(req, res, () => {});
+    // The middleware compresses a body of its threshold or more for a client that accepts an encoding.
+    // Otherwise all it does is `Vary: Accept-Encoding` (a request without Accept-Encoding gets its
+    // default, identity), which the door sets itself below: the middleware wraps the response's methods
+    // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
+    const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
+    if (mayCompress) deps.compression!.middleware(req, res, () => {});
     res.statusCode = 200;
     // The names' case as express writes them.
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -162,13 +171,11 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
     res.setHeader('ETag', weakEtagOf(text, length));
     res.setHeader('Content-Length', String(length));
-    // What the compression middleware does for a JSON body under its threshold (it wraps the response's
-    // methods and looks at the headers on their way out, 7% of W2's CPU, to add just this).
-    if (small) res.setHeader('Vary', 'Accept-Encoding');
+    // What the compression middleware does when it cannot compress (see above).
+    if (deps.compression && !mayCompress) res.setHeader('Vary', 'Accept-Encoding');
     // Node writes the head and a string body in one write by joining them into a new string, which for
     // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
     // out on its own first. Not when compression may wrap the body (it decides when the head is written).
-    const mayCompress = deps.compression !== undefined && !small && req.headers['accept-encoding'] !== undefined;
     if (length >= SEPARATE_HEAD && !mayCompress) res.flushHeaders();
     if (typeof text === 'string') return void res.end(text, 'utf8');
     // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts);
@@ -179,23 +186,35 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     res.end();
   };
 
-  /** Runs `answer` as the request's work, in flight; express answers when it gives no text. */
-  const serve = async (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<ResponseText | undefined>) => {
+  /**
+   * Runs `answer` as the request's work, in flight; express answers when it gives no text (or fails).
+   * The request leaves the in-flight count once its answer is written or handed to express.
+   */
+  const serve = (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<ResponseText | undefined>): Promise<void> => {
     const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
-    await deps.inFlight.track(async () => {
-      let text: ResponseText | undefined;
+    deps.inFlight.enter();
+    const finish = (text: ResponseText | undefined) => {
       try {
-        text = await answer(scope);
-      } catch {
-        text = undefined;
+        if (text === undefined) pass(req, res);
+        else respond(req, res, scope, text, started);
+      } finally {
+        deps.inFlight.leave();
       }
-      if (text === undefined) return pass(req, res);
-      respond(req, res, scope, text, started);
-    });
+    };
+    let work: Promise<ResponseText | undefined>;
+    try {
+      work = answer(scope);
+    } catch {
+      work = Promise.resolve(undefined);
+    }
+    return work.then(finish, () => finish(undefined));
   };
 
-  /** Opens the request as express's first middlewares would: its id, then its rate-limit token (false: refused). */
-  const open = async (req: DoorRequest, res: ServerResponse): Promise<boolean> => {
+  /**
+   * Opens the request as express's first middlewares would: its id, then its rate-limit token (false:
+   * refused); at once when the limiter answers at once (its buckets are in memory).
+   */
+  const open = (req: DoorRequest, res: ServerResponse): boolean | Promise<boolean> => {
     req.requestId = deps.requestIdOf(req);
     res.setHeader('x-request-id', req.requestId);
     return !deps.rateLimit || deps.rateLimit.take(req, res);
@@ -215,7 +234,8 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
       if (!match) return pass(req, res);
       const query = q === -1 ? {} : parseQueryString(url.slice(q + 1));
       void (async () => {
-        if (!(await open(req, res))) return pass(req, res);
+        const opened = open(req, res);
+        if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
         await serve(req, res, started, (scope) => deps.rest.answerGet(match.route, match.params, query, scope));
       })().catch(() => {
         if (!res.headersSent) res.destroy();
@@ -226,7 +246,8 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     const length = Number(h['content-length']);
     if (!JSON_TYPE.test(h['content-type'] ?? '') || !acceptsJson(h.accept) || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
     void (async () => {
-      if (!(await open(req, res))) return pass(req, res);
+      const opened = open(req, res);
+      if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
       const raw = await readBody(req, length);
       if (raw === undefined) return pass(req, res);
       try {
