@@ -3,7 +3,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import type { InFlight } from '../../common/in-flight';
 import { processCounters } from '../../common/request/scope';
-import { withoutOriginHeaders } from '../http/cors';
+import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
 import { byteLengthOf, bytesOf, weakEtagOf, type ResponseText } from '../http/chunked-text';
@@ -153,35 +153,41 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     processCounters.requests += 1;
     req.scope = scope;
     observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
-    // The door answers requests without an Origin: the CORS headers are always these.
-    withoutOriginHeaders(res);
     const length = byteLengthOf(text);
     // The middleware compresses a body of its threshold or more for a client that accepts an encoding.
     // Otherwise all it does is `Vary: Accept-Encoding` (a request without Accept-Encoding gets its
     // default, identity), which the door sets itself below: the middleware wraps the response's methods
     // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
     const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
-    if (mayCompress) deps.compression!.middleware(req, res, () => {});
-    res.statusCode = 200;
-    // The names' case as express writes them.
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('x-sql-statements', String(scope.sqlStatements));
-    // As express's res.send: a weak ETag of the body, and its length. A string body is written as it is:
-    // a Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
+    // The head as express's middlewares and res.send write it, in their order and with their names' case:
+    // the request id, the rate limit, CORS (the door answers requests without an Origin), then res.send's
+    // type, statement count, weak ETag of the body and its length. A string body is written as it is: a
+    // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
-    res.setHeader('ETag', weakEtagOf(text, length));
-    res.setHeader('Content-Length', String(length));
+    const head: string[] = ['x-request-id', req.requestId!];
+    deps.rateLimit?.headers(req, head);
+    for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
+    head.push('Content-Type', 'application/json; charset=utf-8', 'x-sql-statements', String(scope.sqlStatements), 'ETag', weakEtagOf(text, length), 'Content-Length', String(length));
+    if (mayCompress) {
+      // Compression decides the head when it is written (it may drop the length and add an encoding).
+      deps.compression!.middleware(req, res, () => {});
+      res.statusCode = 200;
+      for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
+      // A body in pieces in one write to the compressor: brotli fed the pieces one by one held 329 MB of
+      // peak RSS at 32 connections for REST W1, against 189 MB given the whole body (it sizes its window by
+      // what it is given).
+      return void res.end(bytesOf(text, length));
+    }
     // What the compression middleware does when it cannot compress (see above).
-    if (deps.compression && !mayCompress) res.setHeader('Vary', 'Accept-Encoding');
+    if (deps.compression) head.push('Vary', 'Accept-Encoding');
+    // In one call: setHeader per header stores each as its own pair under a lower-cased name first.
+    res.writeHead(200, head);
     // Node writes the head and a string body in one write by joining them into a new string, which for
     // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
-    // out on its own first. Not when compression may wrap the body (it decides when the head is written).
-    if (length >= SEPARATE_HEAD && !mayCompress) res.flushHeaders();
+    // out on its own first.
+    if (length >= SEPARATE_HEAD) res.flushHeaders();
     if (typeof text === 'string') return void res.end(text, 'utf8');
-    // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts);
-    // but in one write to a compressor: brotli fed the pieces one by one held 329 MB of peak RSS at 32
-    // connections for REST W1, against 189 MB given the whole body (it sizes its window by what it is given).
-    if (mayCompress) return void res.end(bytesOf(text, length));
+    // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts).
     for (const piece of text) res.write(piece);
     res.end();
   };
@@ -212,12 +218,12 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
 
   /**
    * Opens the request as express's first middlewares would: its id, then its rate-limit token (false:
-   * refused); at once when the limiter answers at once (its buckets are in memory).
+   * refused); at once when the limiter answers at once (its buckets are in memory). Their headers are
+   * written with the door's answer (respond), or by express's middlewares when express answers.
    */
-  const open = (req: DoorRequest, res: ServerResponse): boolean | Promise<boolean> => {
+  const open = (req: DoorRequest): boolean | Promise<boolean> => {
     req.requestId = deps.requestIdOf(req);
-    res.setHeader('x-request-id', req.requestId);
-    return !deps.rateLimit || deps.rateLimit.take(req, res);
+    return !deps.rateLimit || deps.rateLimit.take(req);
   };
 
   return (request: IncomingMessage, res: ServerResponse): void => {
@@ -234,7 +240,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
       if (!match) return pass(req, res);
       const query = q === -1 ? {} : parseQueryString(url.slice(q + 1));
       void (async () => {
-        const opened = open(req, res);
+        const opened = open(req);
         if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
         await serve(req, res, started, (scope) => deps.rest.answerGet(match.route, match.params, query, scope));
       })().catch(() => {
@@ -246,7 +252,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     const length = Number(h['content-length']);
     if (!JSON_TYPE.test(h['content-type'] ?? '') || !acceptsJson(h.accept) || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
     void (async () => {
-      const opened = open(req, res);
+      const opened = open(req);
       if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
       const raw = await readBody(req, length);
       if (raw === undefined) return pass(req, res);

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import cors, { CorsOptions } from 'cors';
 import { Request } from 'express';
 
@@ -27,11 +26,8 @@ export function corsMiddleware(trusted: readonly string[]) {
 }
 
 /**
- * What corsMiddleware sets on the response to a request without an Origin (any method but OPTIONS): the
- * lean door's requests carry none, and these two headers are all the cors package would compute for them.
+ * What corsMiddleware sets on the response to a request without an Origin (any method but OPTIONS), as
+ * name, value, name, value: the lean door's requests carry none, and these two headers are all the cors
+ * package would compute for them.
  */
-export function withoutOriginHeaders(res: ServerResponse): void {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', EXPOSED_LIST);
-}
-const EXPOSED_LIST = EXPOSED.join(',');
+export const WITHOUT_ORIGIN_HEADERS: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', EXPOSED.join(',')];

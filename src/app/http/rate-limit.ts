@@ -12,11 +12,13 @@ import { BucketStore, memoryBuckets, redisBuckets, TakeResult } from './token-bu
 export interface RateLimit {
   middleware: RequestHandler;
   /**
-   * Takes the request's token and sets its RateLimit headers (the lean door, lean.ts): true when the
-   * request may go on. A request refused here keeps its answer for the middleware, which then sends the
-   * 429 without taking a second token.
+   * Takes the request's token (the lean door, lean.ts): true when the request may go on. The answer is
+   * kept on the request: the middleware, should express answer it after all, sends its headers (or the
+   * 429) without taking a second token; `headers` gives them to the door's own answer.
    */
-  take(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+  take(req: IncomingMessage): boolean | Promise<boolean>;
+  /** The RateLimit headers of a request whose token `take` took, added to `head` as name, value pairs. */
+  headers(req: IncomingMessage, head: string[]): void;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     res.setHeader('RateLimit-Remaining', String(result.remaining));
     res.setHeader('RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
   };
+  const takenBy = (req: IncomingMessage) => (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN];
 
   /** The bucket of a request without a key: its client's address, the same for every request of a connection. */
   const ipBucket = (req: IncomingMessage & { ip?: string }): string => {
@@ -95,27 +98,31 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
   };
 
   const middleware = (req: Request, res: Response, next: NextFunction) => {
-    const taken = (req as Request & { [TAKEN]?: Taken })[TAKEN];
+    const taken = takenBy(req);
     if (taken) return answer(req, res, next, taken);
     const took = takeToken(req);
     if (took instanceof Promise) void took.then((t) => answer(req, res, next, t));
     else answer(req, res, next, took);
   };
 
-  /** What take() does with the token: remembered on the request, the headers set; whether the request may go on. */
-  const keep = (req: IncomingMessage, res: ServerResponse, taken: Taken): boolean => {
+  /** What take() does with the token: remembered on the request; whether the request may go on. */
+  const keep = (req: IncomingMessage, taken: Taken): boolean => {
     // Should express answer the request after all, the middleware uses this token instead of another.
     (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN] = taken;
-    if (!taken.result) return true;
-    if (taken.result.allowed) setHeaders(res, taken.limit, taken.result);
-    return taken.result.allowed;
+    return !taken.result || taken.result.allowed;
   };
 
   return {
     middleware,
-    take(req, res) {
+    take(req) {
       const took = takeToken(req);
-      return took instanceof Promise ? took.then((taken) => keep(req, res, taken)) : keep(req, res, took);
+      return took instanceof Promise ? took.then((taken) => keep(req, taken)) : keep(req, took);
+    },
+    headers(req, head) {
+      const taken = takenBy(req);
+      if (!taken?.result?.allowed) return;
+      const { limit, result } = taken;
+      head.push('RateLimit-Limit', String(limit), 'RateLimit-Remaining', String(result.remaining), 'RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
     },
     async close() {
       store.close();
