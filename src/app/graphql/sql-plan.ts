@@ -1083,6 +1083,21 @@ class RequestBuild implements Build {
 const newBuild = (variables: Record<string, unknown>): Build => new RequestBuild(variables);
 
 /**
+ * A plan's last statement text. A plan builds its text anew on every request, almost always the same: given
+ * back the string it had before, the statement's name is found without hashing the new one (V8 keeps a
+ * string's hash on it; named-statements.ts looks names up by text), an equality check instead.
+ */
+class LastText {
+  private last = '';
+
+  same(text: string): string {
+    if (text === this.last) return this.last;
+    this.last = text;
+    return text;
+  }
+}
+
+/**
  * The plan of an operation, or undefined when its selection is not all covered (see above). With
  * `restText` (a /v1 route's operation, one root), PostgreSQL writes the route's body when it can (objects
  * by row_to_json, REST's enum values and exact numbers; a page's items one row each, with the text around
@@ -1091,14 +1106,15 @@ const newBuild = (variables: Record<string, unknown>): Build => new RequestBuild
 export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode, options: { restText?: boolean } = {}): SqlPlan | undefined {
   const roots = new Planner(schema, ds).roots(operation);
   if (!roots) return undefined;
+  const text = new LastText();
   const [only] = roots;
   // A root's text is its stream of one row (a single asset); a list's first page streams its items.
-  const text = only.text;
+  const rootText = only.text;
   const stream: Root['stream'] =
     only.stream ??
-    (text &&
+    (rootText &&
       ((b) => {
-        const sql = text(b);
+        const sql = rootText(b);
         // Null: the resolvers answer (see assetRoot).
         return sql ? { sql: `SELECT (${sql})::text AS t`, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
       }));
@@ -1108,7 +1124,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = newBuild(variables);
         const planned = stream(b);
         if (!planned) return undefined;
-        const body = planned.assemble(await readStatement(context, planned.sql, b.p.values, { textAsBytes: true }));
+        const body = planned.assemble(await readStatement(context, text.same(planned.sql), b.p.values, { textAsBytes: true }));
         return body === undefined ? undefined : { [only.key]: new RawJson(body) };
       },
     };
@@ -1123,7 +1139,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = newBuild(variables);
         const form = rowsOf(b);
         if (!form) return undefined;
-        const value = form.read(await readStatement(context, form.sql, b.p.values));
+        const value = form.read(await readStatement(context, text.same(form.sql), b.p.values));
         if (value === STEP_ASIDE) return undefined;
         const data: Record<string, unknown> = {};
         for (const root of roots) data[root.key] = decode(root.shape, root === rowsRoot ? value : undefined);
@@ -1143,7 +1159,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         values.push(rendered.sql);
         reads.push(rendered.read);
       }
-      const rows: { data: unknown[] }[] = await readStatement(context, `SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
+      const rows: { data: unknown[] }[] = await readStatement(context, text.same(`SELECT json_build_array(${values.join(', ')}) AS data`), b.p.values);
       const sent = rows[0].data;
       const data: Record<string, unknown> = {};
       let next = 0;
