@@ -159,9 +159,9 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // default, identity), which the door sets itself below: the middleware wraps the response's methods
     // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
     const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
-    // The head as express's middlewares and res.send write it, in their order and with their names' case:
-    // the request id, the rate limit, CORS (the door answers requests without an Origin), then res.send's
-    // type, statement count, weak ETag of the body and its length. A string body is written as it is: a
+    // The headers express's middlewares and res.send write, with their names' case: the request id, the
+    // rate limit, CORS (the door answers requests without an Origin), then res.send's type, statement
+    // count, weak ETag of the body and its length. A string body is written as it is: a
     // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
     const head: string[] = ['x-request-id', req.requestId!];

@@ -99,7 +99,7 @@ export function memoryBuckets(): BucketStore {
   const takeNow = (key: string, capacity: number, durationMs: number, now = Date.now()): TakeResult => {
     const stored = buckets.get(key);
     const { bucket, ...result } = takeToken(stored, now, capacity, durationMs);
-    // The stored bucket changes in place: a request's only allocations are its result's.
+    // The stored bucket changes in place: no new bucket object per request.
     if (stored) {
       stored.level = bucket.level;
       stored.at = bucket.at;
