@@ -1080,8 +1080,6 @@ class RequestBuild implements Build {
   }
 }
 
-const newBuild = (variables: Record<string, unknown>): Build => new RequestBuild(variables);
-
 /**
  * A plan's last statement text. A plan builds its text anew on every request, almost always the same: given
  * back the string it had before, the statement's name is found without hashing the new one (V8 keeps a
@@ -1121,7 +1119,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
   if (options.restText && roots.length === 1 && stream) {
     return {
       async run(context, variables) {
-        const b = newBuild(variables);
+        const b = new RequestBuild(variables);
         const planned = stream(b);
         if (!planned) return undefined;
         const body = planned.assemble(await readStatement(context, text.same(planned.sql), b.p.values, { textAsBytes: true }));
@@ -1136,7 +1134,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
     const rowsOf = rowsRoot.rows;
     return {
       async run(context, variables) {
-        const b = newBuild(variables);
+        const b = new RequestBuild(variables);
         const form = rowsOf(b);
         if (!form) return undefined;
         const value = form.read(await readStatement(context, text.same(form.sql), b.p.values));
@@ -1149,7 +1147,7 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
   }
   return {
     async run(context, variables) {
-      const b = newBuild(variables);
+      const b = new RequestBuild(variables);
       const values: string[] = [];
       const reads: (((value: unknown) => unknown) | undefined)[] = [];
       for (const root of roots) {

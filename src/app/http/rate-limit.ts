@@ -54,10 +54,14 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
   const IP_BUCKET = Symbol('rateLimitIpBucket');
   const durationMs = settings.durationS * 1000;
 
+  /** The RateLimit headers of a token taken, added to `head` as name, value pairs (the door's and the middleware's). */
+  const pushHeaders = (head: string[], limit: number, result: TakeResult) => {
+    head.push('RateLimit-Limit', String(limit), 'RateLimit-Remaining', String(result.remaining), 'RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
+  };
   const setHeaders = (res: ServerResponse, limit: number, result: TakeResult) => {
-    res.setHeader('RateLimit-Limit', String(limit));
-    res.setHeader('RateLimit-Remaining', String(result.remaining));
-    res.setHeader('RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
+    const head: string[] = [];
+    pushHeaders(head, limit, result);
+    for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
   };
   const takenBy = (req: IncomingMessage) => (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN];
 
@@ -121,8 +125,7 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     headers(req, head) {
       const taken = takenBy(req);
       if (!taken?.result?.allowed) return;
-      const { limit, result } = taken;
-      head.push('RateLimit-Limit', String(limit), 'RateLimit-Remaining', String(result.remaining), 'RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
+      pushHeaders(head, taken.limit, taken.result);
     },
     async close() {
       store.close();
