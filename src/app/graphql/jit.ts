@@ -1,5 +1,5 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { DocumentNode, execute, ExecutionResult, FieldNode, GraphQLSchema, Kind, locatedError, OperationDefinitionNode, printSchema } from 'graphql';
+import { DocumentNode, execute, ExecutionResult, FieldNode, GraphQLSchema, Kind, locatedError, OperationDefinitionNode, printSchema, valueFromASTUntyped } from 'graphql';
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
@@ -57,9 +57,35 @@ export async function runOperation(
     }
     if (data) return { data };
     return compiled
-      ? compiled.query(undefined, context, variables)
+      ? compiled.query(undefined, context, withDefaults(operation, variables))
       : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value });
   });
+}
+
+/** Per operation: its variables' default values as a client would send them (JSON), or null when none has one. */
+const defaultsOf = new WeakMap<OperationDefinitionNode, [string, unknown][] | null>();
+
+/**
+ * The request's variables with the operation's defaults filled in for those it leaves out, in their
+ * JSON form (an enum by its name). graphql-js applies a default itself; graphql-jit does not, and refuses
+ * an absent `Int! = 3` by a throw (an INTERNAL error on every use after the first), so the compiled query
+ * is given what graphql-js would have used. Variables were coerced by graphql-js before: nothing here can
+ * be refused.
+ */
+function withDefaults(operation: OperationDefinitionNode, variables: Record<string, unknown>): Record<string, unknown> {
+  let defaults = defaultsOf.get(operation);
+  if (defaults === undefined) {
+    const found = (operation.variableDefinitions ?? []).filter((d) => d.defaultValue).map((d): [string, unknown] => [d.variable.name.value, valueFromASTUntyped(d.defaultValue!)]);
+    defaultsOf.set(operation, (defaults = found.length ? found : null));
+  }
+  if (!defaults) return variables;
+  let filled: Record<string, unknown> | undefined;
+  for (const [name, value] of defaults) {
+    if (Object.prototype.hasOwnProperty.call(variables, name)) continue;
+    filled ??= { ...variables };
+    filled[name] = value;
+  }
+  return filled ?? variables;
 }
 
 /** A query operation Apollo has validated and graphql-jit compiled. */
