@@ -1,5 +1,7 @@
 import { startServer, TestServer } from './setup/server';
+import { clock } from '../src/common/clock';
 import { saveAsset, saveCollection } from './factories/marketplace';
+import { saveListing, saveOwnedAsset, saveSiblingAsset } from './factories/market';
 
 /**
  * One path for every standard request (issue #26): whatever the client's spelling (Accept, extensions,
@@ -7,28 +9,121 @@ import { saveAsset, saveCollection } from './factories/marketplace';
  * the same body, and after its first uses on the fast road.
  */
 let server: TestServer;
+/** The same app without SQL plans: the resolvers' answer to every question. */
+let resolvers: TestServer;
 beforeAll(async () => {
   server = await startServer();
+  resolvers = await startServer({ sqlPlans: false });
 });
-afterAll(() => server.close());
+afterAll(() => Promise.all([server.close(), resolvers.close()]));
 
-async function post(body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: res.status, headers: res.headers, text: await res.text() };
+async function post(body: unknown, headers: Record<string, string> = {}, to: TestServer = server) {
+  const res = await fetch(`${to.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, headers: res.headers, text: withoutRequestIds(await res.text()) };
 }
+
+/** A body without its errors' request ids (new per request). */
+const withoutRequestIds = (text: string) => text.replace(/"requestId":"[^"]*"/g, '"requestId":"-"');
+
+/**
+ * Sends `body` five times to the server, and once to the resolvers' server: every answer must be the
+ * resolvers' own, byte for byte. Returns the last answer (by then on the fast road).
+ */
+async function sameAsResolvers(body: unknown, headers: Record<string, string> = {}) {
+  // A Dutch auction's price moves with time: both answers at one moment.
+  clock.set(new Date());
+  try {
+    const expected = await post(body, headers, resolvers);
+    let last = expected;
+    for (let i = 0; i < 5; i += 1) {
+      last = await post(body, headers);
+      expect({ status: last.status, text: last.text }).toEqual({ status: expected.status, text: expected.text });
+    }
+    return last;
+  } finally {
+    clock.reset();
+  }
+}
+
+/** A collection of three assets, two of them listed (one a Dutch auction), as a frontend's page shows it. */
+async function listedCollection() {
+  const owned = await saveOwnedAsset(server, [{ address: '0x' + '1'.repeat(40), basisPoints: 250 }]);
+  const second = await saveSiblingAsset(server, owned);
+  await saveSiblingAsset(server, owned);
+  await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: '1.5' });
+  await saveListing(server, owned.owner.key, second.asset.id, {
+    orderType: 'DUTCH_AUCTION',
+    startPrice: 3,
+    acceptPrice: 1,
+    expirationTime: { durationSeconds: 3600 },
+  });
+  return owned;
+}
+
+/** The collection page of an Apollo Client app: named fragments, `__typename` in every selection, ids. */
+const COLLECTION_PAGE = `query CollectionPage($owner: Address!, $limit: Int = 24) {
+  collections(ownerAddress: $owner) {
+    __typename
+    result { __typename ...CollectionHeader assets(limit: $limit, orderBy: TOKEN_ID, direction: ASC) { __typename result { __typename ...AssetCard } remaining } }
+  }
+}
+fragment CollectionHeader on Collection { __typename id name slug chain { __typename id name } fees { __typename address basisPoints } }
+fragment AssetCard on Asset { __typename id tokenId name imageUrl ... on Asset { listing { __typename ...ListingPrice } } status }
+fragment ListingPrice on Listing { __typename id orderType currentPrice currentPriceDecimal closingDate }`;
 
 describe('variables with defaults', () => {
   test('when a query with a defaulted variable is sent without it again and again, then every answer is the first one', async () => {
     const { key, address } = await server.key();
     const collection = await saveCollection(server, key);
     await saveAsset(server, key, collection, address);
-    const query = `query ($l: Int! = 3) { assets(limit: $l) { remaining result { __typename } } }`;
+    await saveAsset(server, key, collection, address);
+    const query = `query ($c: String, $l: Int! = 1) { assets(collectionId: $c, limit: $l) { remaining result { __typename } } }`;
     const answers = [];
-    for (let i = 0; i < 5; i += 1) answers.push(await post({ query }));
+    for (let i = 0; i < 5; i += 1) answers.push(await post({ query, variables: { c: collection.id } }));
     for (const answer of answers) {
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.text).errors).toBeUndefined();
       expect(answer.text).toBe(answers[0].text);
     }
+    expect(JSON.parse(answers[0].text).data.assets.remaining).toBe(1);
+  });
+});
+
+describe('fragments and __typename', () => {
+  test('when an Apollo Client page with named and inline fragments is sent again and again, then it is the resolvers\' answer and runs as one statement', async () => {
+    const owned = await listedCollection();
+    const body = { operationName: 'CollectionPage', query: COLLECTION_PAGE, variables: { owner: owned.owner.address } };
+    const last = await sameAsResolvers(body);
+    expect(last.headers.get('x-sql-statements')).toBe('1');
+    const page = JSON.parse(last.text).data.collections.result[0];
+    expect(page.assets.result).toHaveLength(3);
+    expect(page.assets.result.filter((a: { listing: unknown }) => a.listing).length).toBe(2);
+  });
+
+  test('when one field is selected under two aliases with different selections, then each alias answers its own selection', async () => {
+    const owned = await listedCollection();
+    const query = `query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { status a: listing { id } b: listing { seller startPriceDecimal } } }`;
+    const last = await sameAsResolvers({ query, variables: { a: owned.collection.contractAddress, t: owned.asset.tokenId } });
+    const asset = JSON.parse(last.text).data.asset;
+    expect(Object.keys(asset.a)).toEqual(['id']);
+    expect(asset.b).toEqual({ seller: owned.owner.address, startPriceDecimal: '1.5' });
+  });
+
+  test('when a field is selected twice, once in a fragment with more sub-fields, then the selections are merged in the first one\'s order', async () => {
+    const owned = await listedCollection();
+    const query = `query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { listing { id } ...More collection { name } } }
+      fragment More on Asset { name listing { seller id } collection { id } }`;
+    const last = await sameAsResolvers({ query, variables: { a: owned.collection.contractAddress, t: owned.asset.tokenId } });
+    expect(last.headers.get('x-sql-statements')).toBe('1');
+    const asset = JSON.parse(last.text).data.asset;
+    expect(Object.keys(asset)).toEqual(['listing', 'name', 'collection']);
+    expect(Object.keys(asset.listing)).toEqual(['id', 'seller']);
+    expect(Object.keys(asset.collection)).toEqual(['id', 'name']);
+  });
+
+  test('when a selection carries @include or @skip, then the resolvers answer it, as they would', async () => {
+    const owned = await listedCollection();
+    const query = `query ($a: Address!, $t: TokenId!, $more: Boolean!) { asset(tokenAddress: $a, tokenId: $t) { name listing @include(if: $more) { id } } }`;
+    for (const more of [true, false]) await sameAsResolvers({ query, variables: { a: owned.collection.contractAddress, t: owned.asset.tokenId, more } });
   });
 });

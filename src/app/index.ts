@@ -1,4 +1,4 @@
-import type { OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import express, { NextFunction, Request, Response } from 'express';
@@ -177,7 +177,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const limit = options.jsonBodyLimit ?? '1mb';
   const production = options.production ?? false;
   const plans =
-    options.sqlPlans ?? true ? (operation: OperationDefinitionNode, restText?: { restText: boolean }) => planOperation(schema, ds, operation, restText) : undefined;
+    options.sqlPlans ?? true
+      ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, ds, operation, planOptions)
+      : undefined;
   const compiledOperations = new CompiledOperations(plans);
   const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
   const apollo = new ApolloServer<Context>({

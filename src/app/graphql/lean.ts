@@ -7,7 +7,7 @@ import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
 import { byteLengthOf, bytesOf, weakEtagOf, type ResponseText } from '../http/chunked-text';
-import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
@@ -28,7 +28,7 @@ export class CompiledOperations implements OperationMemory {
   private size = 0;
 
   /** `plan`: the SQL plan of an operation (sql-plan.ts), made once when it is remembered; none when absent. */
-  constructor(private readonly plan?: (operation: OperationDefinitionNode) => SqlPlan | undefined) {}
+  constructor(private readonly plan?: (operation: OperationDefinitionNode, options: { document: DocumentNode }) => SqlPlan | undefined) {}
 
   remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void {
     if (query === undefined || known.operation.operation !== 'query') return;
@@ -36,7 +36,7 @@ export class CompiledOperations implements OperationMemory {
     let byName = this.byText.get(query);
     if (byName?.has(name) || this.size >= MAX_KNOWN) return;
     if (!byName) this.byText.set(query, (byName = new Map()));
-    byName.set(name, { ...known, plan: this.plan?.(known.operation) });
+    byName.set(name, { ...known, plan: this.plan?.(known.operation, { document: known.document }) });
     this.size += 1;
   }
 

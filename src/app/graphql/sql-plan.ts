@@ -1,4 +1,5 @@
 import {
+  DocumentNode,
   FieldNode,
   getNamedType,
   getNullableType,
@@ -19,6 +20,7 @@ import { MAX_LIMIT, orderBySql, SortDirection, SortKey } from '../../common/pagi
 import { Params } from '../../common/sql';
 import { readStatement } from '../../db/read-statement';
 import { argumentReader } from './variables';
+import { flattenOperation } from './flatten';
 import type { ResponseText } from '../http/chunked-text';
 import { UUID } from '../../common/validate';
 import { clock } from '../../common/clock';
@@ -48,7 +50,7 @@ import { currentPriceSql, isActiveListingSql } from '../../modules/listing/listi
  * - `asset.collection`, `collection.assets(limit, orderBy, direction)`, the chain, category and fees of
  *   both, an asset's traits, status and active listing (every Listing field but `asset`; prices and
  *   status at the statement's `now`), nested in the statement;
- * - aliases and `__typename`; no fragments, no directives.
+ * - aliases, `__typename`, fragments (named and inline, put in place by flatten.ts); no directives.
  * A plan also steps aside at run time, before any byte is sent, whenever the resolvers would answer an
  * error or need another statement to decide: an asset that is not found (or is on several chains), an
  * empty page of a collection given by id (which may not exist), an out-of-range limit, a `page`, a
@@ -463,7 +465,7 @@ class Planner {
     this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection), Chain: ds.getMetadata(Chain), Category: ds.getMetadata(Category) };
   }
 
-  /** The fields of a selection with their response keys; undefined for fragments, directives or a key given twice. */
+  /** The fields of a selection with their response keys (flattened by flatten.ts: fields only, keys distinct; else undefined). */
   private fields(selectionSet: SelectionSetNode | undefined): { key: string; node: FieldNode }[] | undefined {
     if (!selectionSet || selectionSet.selections.length > MAX_FIELDS) return undefined;
     const out: { key: string; node: FieldNode }[] = [];
@@ -492,7 +494,8 @@ class Planner {
       const field = type.getFields()[name];
       let part: Part | undefined;
       if (name === '__typename') part = constant(typeName);
-      else if (shared && name === 'listing') part = { ...shared, render: sharedValue, text: sharedValue };
+      // Only the selection the shared value was built for: another alias of `listing` selects other fields.
+      else if (shared && node === listingNode) part = { ...shared, render: sharedValue, text: sharedValue };
       else if (shared && name === 'status' && !node.selectionSet && !node.arguments?.length) part = this.assetStatus(field, true);
       else part = field && this.field(typeName, field, node, key);
       if (!part) return undefined;
@@ -1101,8 +1104,15 @@ class LastText {
  * by row_to_json, REST's enum values and exact numbers; a page's items one row each, with the text around
  * them from Node): the root's value is a RawJson.
  */
-export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: OperationDefinitionNode, options: { restText?: boolean } = {}): SqlPlan | undefined {
-  const roots = new Planner(schema, ds).roots(operation);
+export function planOperation(
+  schema: GraphQLSchema,
+  ds: DataSource,
+  operation: OperationDefinitionNode,
+  options: { restText?: boolean; document?: DocumentNode } = {},
+): SqlPlan | undefined {
+  // Fragments in place and a key's fields merged (flatten.ts): the planner reads fields only.
+  const flat = flattenOperation(schema, options.document ?? { kind: Kind.DOCUMENT, definitions: [operation] }, operation);
+  const roots = flat && new Planner(schema, ds).roots(flat);
   if (!roots) return undefined;
   const text = new LastText();
   const [only] = roots;
