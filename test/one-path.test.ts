@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { startServer, TestServer } from './setup/server';
 import { clock } from '../src/common/clock';
 import { saveAsset, saveCollection } from './factories/marketplace';
@@ -125,5 +126,133 @@ describe('fragments and __typename', () => {
     const owned = await listedCollection();
     const query = `query ($a: Address!, $t: TokenId!, $more: Boolean!) { asset(tokenAddress: $a, tokenId: $t) { name listing @include(if: $more) { id } } }`;
     for (const more of [true, false]) await sameAsResolvers({ query, variables: { a: owned.collection.contractAddress, t: owned.asset.tokenId, more } });
+  });
+});
+
+/** gateway_request_roads_total as /metrics shows it, by `entry/executor`, for the GraphQL door. */
+async function roads(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const [, entry, executor, value] of text.matchAll(/^gateway_request_roads_total\{door="graphql",entry="(\w+)",executor="([\w-]+)"\} (\d+)/gm)) {
+    out[`${entry}/${executor}`] = Number(value);
+  }
+  return out;
+}
+
+const delta = (after: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+
+/** How real clients send one query (issue #26): each must take the same road and get the same body. */
+const APOLLO_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
+const URQL_ACCEPT = 'application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed';
+
+describe('one road for every spelling of a request', () => {
+  let owned: Awaited<ReturnType<typeof listedCollection>>;
+  let variables: Record<string, unknown>;
+  let expected: string;
+  /** One moment for every answer: the page's Dutch auction moves its price with time. */
+  const frozen = new Date();
+  beforeAll(async () => {
+    owned = await listedCollection();
+    variables = { owner: owned.owner.address };
+    clock.set(frozen);
+    // The resolvers' answer, as a bare fetch gets it.
+    expected = (await post({ query: COLLECTION_PAGE, variables }, {}, resolvers)).text;
+    clock.reset();
+  });
+  beforeEach(() => clock.set(frozen));
+  afterEach(() => clock.reset());
+
+  /** Sends one request six times; returns the answers and the roads the last four took. */
+  async function sendSix(send: () => Promise<{ status: number; headers: Headers; text: string }>) {
+    const answers = [await send(), await send()];
+    const before = await roads();
+    for (let i = 0; i < 4; i += 1) answers.push(await send());
+    return { answers, roads: delta(await roads(), before) };
+  }
+
+  const shapes: [string, () => { url?: string; init: RequestInit }][] = [
+    ['a bare fetch', () => ({ init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: COLLECTION_PAGE, variables }) } })],
+    [
+      'Apollo Client 4',
+      () => ({
+        init: {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: APOLLO_ACCEPT },
+          body: JSON.stringify({ operationName: 'CollectionPage', variables, extensions: { clientLibrary: { name: '@apollo/client', version: '4.0.7' } }, query: COLLECTION_PAGE }),
+        },
+      }),
+    ],
+    ['urql', () => ({ init: { method: 'POST', headers: { 'content-type': 'application/json', accept: URQL_ACCEPT }, body: JSON.stringify({ operationName: 'CollectionPage', query: COLLECTION_PAGE, variables }) } })],
+    [
+      'a browser page on another origin',
+      () => ({ init: { method: 'POST', headers: { 'content-type': 'application/json', accept: APOLLO_ACCEPT, origin: 'https://shop.example' }, body: JSON.stringify({ query: COLLECTION_PAGE, variables }) } }),
+    ],
+    [
+      'a GET (useGETForQueries)',
+      () => ({
+        url: `/graphql?${new URLSearchParams({ operationName: 'CollectionPage', query: COLLECTION_PAGE, variables: JSON.stringify(variables) })}`,
+        init: { method: 'GET', headers: { accept: APOLLO_ACCEPT, 'apollo-require-preflight': 'true' } },
+      }),
+    ],
+  ];
+
+  test.each(shapes)('when %s sends the collection page, then from its third use it is answered by the lean door with one SQL plan, and the body is the resolvers\'', async (_name, shape) => {
+    const { answers, roads: taken } = await sendSix(async () => {
+      const { url, init } = shape();
+      const res = await fetch(`${server.url}${url ?? '/graphql'}`, init);
+      return { status: res.status, headers: res.headers, text: withoutRequestIds(await res.text()) };
+    });
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe(expected);
+    }
+    expect(taken).toEqual({ 'lean/plan': 4 });
+    const prefersGraphqlResponse = shape().init.headers && (shape().init.headers as Record<string, string>).accept !== undefined;
+    for (const answer of answers) {
+      expect(answer.headers.get('content-type')).toBe(prefersGraphqlResponse ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8');
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  test('when a client sends only a persisted query\'s hash, after registering it, then it takes the same road', async () => {
+    const hash = createHash('sha256').update(COLLECTION_PAGE).digest('hex');
+    const persisted = { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } };
+    const headers = { 'content-type': 'application/json', accept: APOLLO_ACCEPT };
+    await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ operationName: 'CollectionPage', variables, query: COLLECTION_PAGE, ...persisted }) });
+    const { answers, roads: taken } = await sendSix(async () => {
+      const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ operationName: 'CollectionPage', variables, ...persisted }) });
+      return { status: res.status, headers: res.headers, text: withoutRequestIds(await res.text()) };
+    });
+    for (const answer of answers) expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: expected });
+    expect(taken).toEqual({ 'lean/plan': 4 });
+    // A hash that is not the text's is Apollo's to refuse, on every use.
+    const wrong = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query: COLLECTION_PAGE, variables, extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }),
+    });
+    expect(wrong.status).toBe(400);
+  });
+
+  test('when a client sends the page with its API key, then it is a read like any other; an unknown key is refused every time', async () => {
+    const { key } = await server.key();
+    const headers = { 'content-type': 'application/json', accept: APOLLO_ACCEPT, 'access-token': key };
+    const { answers, roads: taken } = await sendSix(async () => {
+      const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: COLLECTION_PAGE, variables }) });
+      return { status: res.status, headers: res.headers, text: withoutRequestIds(await res.text()) };
+    });
+    for (const answer of answers) {
+      expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: expected });
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+    }
+    // The key's lookup is the request's second statement.
+    expect(answers[5].headers.get('x-sql-statements')).toBe('2');
+    expect(taken).toEqual({ 'lean/plan': 4 });
+    for (let i = 0; i < 3; i += 1) {
+      const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { ...headers, 'access-token': 'nftgw_not-a-key' }, body: JSON.stringify({ query: COLLECTION_PAGE, variables }) });
+      expect(res.status).toBe(401);
+      expect((await res.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    }
   });
 });

@@ -291,7 +291,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope) => createContext(ds, scope, undefined, { policy }) };
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, { policy }) };
 
   app.use(
     '/graphql',
@@ -356,7 +356,16 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
   const listener = leanDoor(
-    { ...lean, inFlight, rateLimit, observe, compression: compress && { middleware: compress as never, threshold: compressionThreshold }, requestIdOf, rest },
+    {
+      ...lean,
+      inFlight,
+      rateLimit,
+      observe,
+      compression: compress && { middleware: compress as never, threshold: compressionThreshold },
+      requestIdOf,
+      rest,
+      trustedOrigins: new Set(options.corsOrigins ?? []),
+    },
     (req, res) => void app(req, res),
   );
 

@@ -25,6 +25,13 @@ export const httpDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+export const requestRoads = new Counter({
+  name: 'gateway_request_roads_total',
+  help: 'GraphQL and REST requests by the road they took: entry (lean: the door in front of express; express: a known query inside express; apollo: Apollo\'s pipeline or the REST router) and executor (plan: one SQL statement; compiled: graphql-jit; graphql-js)',
+  labelNames: ['door', 'entry', 'executor'] as const,
+  registers: [metricsRegistry],
+});
+
 export const sqlStatementsPerRequest = new Histogram({
   name: 'gateway_sql_statements_per_request',
   help: 'SQL statements one request issued, by door',

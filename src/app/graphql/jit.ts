@@ -55,7 +55,11 @@ export async function runOperation(
       // Any other failure steps aside to the resolvers; logged, since it is a plan's own mistake.
       logger.warn('SQL plan stepped aside after an error', { requestId: context.scope.requestId, error: (err as Error).message });
     }
-    if (data) return { data };
+    if (data) {
+      context.scope.executor = 'plan';
+      return { data };
+    }
+    context.scope.executor = compiled ? 'compiled' : 'graphql-js';
     return compiled
       ? compiled.query(undefined, context, withDefaults(operation, variables))
       : execute({ schema, document, variableValues: variables, contextValue: context, operationName: operation.name?.value });
@@ -97,7 +101,7 @@ export interface KnownOperation {
 
 /** Where the gateway reports such operations with their text (lean.ts's CompiledOperations). */
 export interface OperationMemory {
-  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void;
+  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation, hash?: string): void;
 }
 
 interface Seen {
@@ -141,7 +145,10 @@ export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate, known
           const { compiled, result } = run(request.document, request.operation, request.request.variables ?? {}, request.context as Context);
           const answer = await result;
           // Validated by Apollo and compiled: later requests with this text may take the lean path (lean.ts).
-          if (compiled && known && !answer.errors) known.remember(request.request.query, request.request.operationName, { document: request.document, operation: request.operation, compiled });
+          // The text Apollo resolved (a persisted query's by its hash, too), and its hash.
+          if (compiled && known && !answer.errors) {
+            known.remember(request.source ?? request.request.query, request.request.operationName, { document: request.document, operation: request.operation, compiled }, request.queryHash);
+          }
           return answer as never;
         },
       };

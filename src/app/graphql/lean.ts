@@ -12,6 +12,8 @@ import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
 import { KnownOperation, OperationMemory, runOperation } from './jit';
+import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, queryHashOf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from './http-request';
+import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import type { SqlPlan } from './sql-plan';
 import type { RestRoutes } from '../rest/v1/router';
 
@@ -24,83 +26,103 @@ const MAX_KNOWN = 1000;
  */
 export class CompiledOperations implements OperationMemory {
   /** By the query's text, then its operation name ('' when none is given): no key is built per request. */
-  private readonly byText = new Map<string, Map<string, KnownOperation & { plan?: SqlPlan }>>();
+  private readonly byText = new Map<string, Map<string, Known>>();
+  /** By a persisted query's hash (sha256 of the text), then its operation name: requests that send only the hash. */
+  private readonly byHash = new Map<string, Map<string, Known>>();
   private size = 0;
 
   /** `plan`: the SQL plan of an operation (sql-plan.ts), made once when it is remembered; none when absent. */
   constructor(private readonly plan?: (operation: OperationDefinitionNode, options: { document: DocumentNode }) => SqlPlan | undefined) {}
 
-  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation): void {
+  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation, hash?: string): void {
     if (query === undefined || known.operation.operation !== 'query') return;
     const name = operationName ?? '';
     let byName = this.byText.get(query);
     if (byName?.has(name) || this.size >= MAX_KNOWN) return;
     if (!byName) this.byText.set(query, (byName = new Map()));
-    byName.set(name, { ...known, plan: this.plan?.(known.operation, { document: known.document }) });
+    const entry: Known = { ...known, plan: this.plan?.(known.operation, { document: known.document }), hash: hash ?? queryHashOf(query) };
+    byName.set(name, entry);
+    let sameHash = this.byHash.get(entry.hash);
+    if (!sameHash) this.byHash.set(entry.hash, (sameHash = new Map()));
+    sameHash.set(name, entry);
     this.size += 1;
   }
 
-  find(query: string, operationName: string | null | undefined): (KnownOperation & { plan?: SqlPlan }) | undefined {
+  find(query: string, operationName: string | null | undefined): Known | undefined {
     return this.byText.get(query)?.get(operationName ?? '');
+  }
+
+  /**
+   * The operation of a request: by its text, whose persisted hash, when one is given, must be the text's
+   * (else Apollo refuses it); by the hash alone when the text is left out.
+   */
+  of(request: GraphQLHttpRequest): Known | undefined {
+    if (request.query === undefined) return this.byHash.get(request.persistedHash!)?.get(request.operationName ?? '');
+    const found = this.find(request.query, request.operationName);
+    return found && (request.persistedHash === undefined || request.persistedHash === found.hash) ? found : undefined;
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A remembered operation: compiled, with its plan (if any) and its text's persisted-query hash. */
+type Known = KnownOperation & { plan?: SqlPlan; hash: string };
+
 
 /** What the lean path needs of the app. */
 export interface LeanDeps {
   known: CompiledOperations;
   schema: GraphQLSchema;
   largeQueries: QueryGate;
-  newContext: (scope: RequestScope) => Context;
+  /** A request's context, with the API key it carries. */
+  newContext: (scope: RequestScope, apiKey?: string) => Context;
 }
 
 /**
- * Runs a known query from a parsed JSON body: the response body as Apollo writes it (prettyJSONStringify
- * of { data }), or undefined when the request is not for the lean path or its result has errors (then
- * the request's statement count is reset, and Apollo answers it as always).
+ * Runs a known query (a GraphQL request read as Apollo reads it, http-request.ts): the response body as
+ * Apollo writes it (prettyJSONStringify of { data }), or undefined when the request is not for the lean
+ * path, its API key is not valid, or its result has errors (then the request's statement count is reset,
+ * and Apollo answers it as always, errors and their status included). A request with an API key is a
+ * read like any other once its key is found valid, as Apollo's plugin finds it (one statement).
  */
-async function runKnown(body: unknown, scope: RequestScope, deps: LeanDeps): Promise<string | undefined> {
-  if (!isPlainObject(body) || typeof body.query !== 'string' || body.extensions !== undefined) return undefined;
-  const { operationName, variables } = body;
-  if (operationName != null && typeof operationName !== 'string') return undefined;
-  if (variables != null && !isPlainObject(variables)) return undefined;
-  const found = deps.known.find(body.query, operationName);
+async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps): Promise<string | undefined> {
+  const found = request && deps.known.of(request);
   if (!found) return undefined;
   // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.
   scope.operation = found.operation.name?.value;
-  const vars = (variables ?? {}) as Record<string, unknown>;
-  const result = await runOperation(deps.schema, deps.largeQueries, found.document, found.operation, vars, deps.newContext(scope), found.compiled, found.plan);
-  if (result.errors?.length) {
+  const context = deps.newContext(scope, apiKey);
+  const result = await answer(context, found, request, apiKey);
+  if (!result || result.errors?.length) {
     scope.sqlStatements = 0;
     scope.readFrom = undefined;
     scope.operation = undefined;
+    scope.executor = undefined;
     return undefined;
   }
   return `${JSON.stringify({ data: result.data })}\n`;
-}
 
-/** An Accept that takes application/json (the lean path answers with nothing else). */
-const acceptsJson = (accept: string | undefined) => accept === undefined || accept === '*/*' || accept.startsWith('application/json');
+  async function answer(context: Context, known: Known, req: GraphQLHttpRequest, key: string | undefined) {
+    if (key !== undefined && !(await context.caller())) return undefined;
+    return runOperation(deps.schema, deps.largeQueries, known.document, known.operation, req.variables, context, known.compiled, known.plan);
+  }
+}
 
 /**
  * POST /graphql for a query document already validated and compiled (CompiledOperations), inside
- * express: the compiled function runs at once, without Apollo's per-request pipeline (request parsing
- * into its own objects, document cache lookup, plugins' hooks, response assembly). It answers only what
- * it can answer as Apollo would: a JSON body with `query` (no persisted-query extensions), no API key
- * (whose check Apollo's plugin runs), an Accept that takes application/json, and a result without
- * errors. Anything else returns false before a byte is written: Apollo then handles the request as
- * always, errors, their formatting and request ids included.
+ * express, for the requests the lean door leaves to express (an Idempotency-Key, an x-min-lsn, a body
+ * too large for the door, a trusted Origin): the compiled function runs at once, without Apollo's
+ * per-request pipeline. It answers only what it can answer as Apollo would (see runKnown); anything
+ * else returns false before a byte is written: Apollo then handles the request as always.
  */
 export async function answerCompiled(req: Request, res: Response, deps: LeanDeps): Promise<boolean> {
-  if (req.method !== 'POST' || req.headers['access-token'] !== undefined || req.headers.authorization !== undefined) return false;
-  if (!acceptsJson(req.headers.accept)) return false;
+  if (req.method !== 'POST') return false;
+  const type = responseTypeFor(req.headers.accept);
+  if (!type) return false;
   const contentType = req.headers['content-type'];
   if (typeof contentType !== 'string' || !contentType.startsWith('application/json')) return false;
-  const text = await runKnown(req.body, req.scope, deps);
+  const text = await runKnown(readPostBody(req.body), keyFromHeaders(req.headers), req.scope, deps);
   if (text === undefined) return false;
+  req.scope.entry = 'express';
   res.status(200);
-  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-type', type);
   res.setHeader('x-sql-statements', String(req.scope.sqlStatements));
   res.send(text);
   return true;
@@ -120,6 +142,8 @@ export interface LeanDoorDeps extends LeanDeps {
   requestIdOf: (req: IncomingMessage) => string;
   /** The GET routes of /v1 (rest/v1/router.ts). */
   rest: Pick<RestRoutes, 'matchGet' | 'answerGet'>;
+  /** The browser origins that may send an API key (CORS_ORIGINS): their requests get their own CORS headers, from express. */
+  trustedOrigins: ReadonlySet<string>;
 }
 
 /** A response body this large is written after its head, not joined to it (see respond). */
@@ -130,7 +154,14 @@ const MAX_DOOR_BODY = 64 * 1024;
 const BAD_JSON = Symbol('leanDoorBadJson');
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
-type DoorRequest = IncomingMessage & { requestId?: string; scope?: RequestScope; body?: unknown; [BAD_JSON]?: boolean };
+type DoorRequest = IncomingMessage & {
+  requestId?: string;
+  scope?: RequestScope;
+  body?: unknown;
+  [BAD_JSON]?: boolean;
+  /** The content type of a GraphQL answer (http-request.ts's negotiation); REST's is JSON. */
+  responseType?: string;
+};
 
 /**
  * In front of express, on node:http, two kinds of request are answered without express's per-request
@@ -165,9 +196,11 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
     const head: string[] = ['x-request-id', req.requestId!];
+    // An answer for an API key is the key's own: no cache keeps it.
+    if (hasKey(req)) head.push('Cache-Control', 'no-store');
     deps.rateLimit?.headers(req, head);
     for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
-    head.push('Content-Type', 'application/json; charset=utf-8', 'x-sql-statements', String(scope.sqlStatements), 'ETag', weakEtagOf(text, length), 'Content-Length', String(length));
+    head.push('Content-Type', req.responseType ?? APPLICATION_JSON, 'x-sql-statements', String(scope.sqlStatements), 'ETag', weakEtagOf(text, length), 'Content-Length', String(length));
     if (mayCompress) {
       // Compression decides the head when it is written (it may drop the length and add an encoding).
       deps.compression!.middleware(req, res, () => {});
@@ -197,7 +230,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
    * The request leaves the in-flight count once its answer is written or handed to express.
    */
   const serve = (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<ResponseText | undefined>): Promise<void> => {
-    const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0 };
+    const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0, entry: 'lean' };
     deps.inFlight.enter();
     const finish = (text: ResponseText | undefined) => {
       try {
@@ -229,14 +262,18 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
   return (request: IncomingMessage, res: ServerResponse): void => {
     const req = request as DoorRequest;
     const h = req.headers;
-    if (h.origin !== undefined || h['access-token'] !== undefined || h.authorization !== undefined || h['idempotency-key'] !== undefined) return pass(req, res);
-    if (h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
+    // An Origin that is not trusted gets the headers a request without one gets (CORS: any origin reads);
+    // a trusted one (CORS_ORIGINS) gets its own, from express.
+    if (h.origin !== undefined && deps.trustedOrigins.has(h.origin)) return pass(req, res);
+    if (h['idempotency-key'] !== undefined || h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
     const started = performance.now();
     const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
     if (req.method === 'GET' && url.startsWith('/v1/')) {
+      if (h['access-token'] !== undefined || h.authorization !== undefined) return pass(req, res);
       if (h['content-length'] !== undefined || h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) return pass(req, res);
-      const q = url.indexOf('?');
-      const match = deps.rest.matchGet(q === -1 ? url : url.slice(0, q));
+      const match = deps.rest.matchGet(path);
       if (!match) return pass(req, res);
       const query = q === -1 ? {} : parseQueryString(url.slice(q + 1));
       void (async () => {
@@ -248,9 +285,31 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
       });
       return;
     }
-    if (req.method !== 'POST' || url !== '/graphql') return pass(req, res);
+    if (path !== '/graphql') return pass(req, res);
+    const type = responseTypeFor(h.accept);
+    if (!type) return pass(req, res);
+    const apiKey = keyFromHeaders(h);
+    if (req.method === 'GET') {
+      // A query by GET (Apollo Client's useGETForQueries, persisted queries by hash): as Apollo takes it.
+      const contentType = h['content-type'];
+      if (q === -1 || h['content-length'] !== undefined || getPrefersHtml(h.accept) || !passesCsrf(h)) return pass(req, res);
+      if (contentType !== undefined && !contentType.startsWith('application/json')) return pass(req, res);
+      const read = readGetParams(url.slice(q + 1));
+      if (!read || !deps.known.of(read)) return pass(req, res);
+      req.responseType = type;
+      void (async () => {
+        const opened = open(req);
+        if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
+        await serve(req, res, started, (scope) => runKnown(read, apiKey, scope, deps));
+      })().catch(() => {
+        if (!res.headersSent) res.destroy();
+      });
+      return;
+    }
+    if (req.method !== 'POST') return pass(req, res);
     const length = Number(h['content-length']);
-    if (!JSON_TYPE.test(h['content-type'] ?? '') || !acceptsJson(h.accept) || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
+    if (!JSON_TYPE.test(h['content-type'] ?? '') || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
+    req.responseType = type;
     void (async () => {
       const opened = open(req);
       if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
@@ -265,12 +324,15 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
         req[BAD_JSON] = true;
         return pass(req, res);
       }
-      await serve(req, res, started, (scope) => runKnown(req.body, scope, deps));
+      await serve(req, res, started, (scope) => runKnown(readPostBody(req.body), apiKey, scope, deps));
     })().catch(() => {
       if (!res.headersSent) res.destroy();
     });
   };
 }
+
+/** Whether the request carries an API key. */
+const hasKey = (req: IncomingMessage) => req.headers['access-token'] !== undefined || req.headers.authorization !== undefined;
 
 /** The body of a request that announced `length` bytes, or undefined when it ended otherwise. */
 function readBody(req: IncomingMessage, length: number): Promise<string | undefined> {

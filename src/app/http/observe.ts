@@ -1,6 +1,6 @@
 import { NextFunction, Request, Response } from 'express';
 import { logger } from '../../common/logger';
-import { Door, httpDuration, httpRequests, sqlStatementsPerRequest } from '../../common/metrics';
+import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
 
 /** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
@@ -63,6 +63,8 @@ export function observeRequest(req: Request, res: Response, options: ObserveOpti
       httpRequests.inc({ door, route, status: res.statusCode });
       httpDuration.observe({ door, route }, durationMs / 1000);
       if (sqlStatements !== undefined) sqlStatementsPerRequest.observe({ door }, sqlStatements);
+      const executor = req.scope?.executor;
+      if (executor) requestRoads.inc({ door, entry: req.scope.entry ?? (door === 'rest' ? 'express' : 'apollo'), executor });
     }
     const slow = durationMs >= options.slowRequestMs;
     if (!slow && !logger.enabled('info')) return;

@@ -13,6 +13,13 @@ export interface RequestScope {
   minLsn?: bigint;
   /** The replica chosen for this request on its first read (null: the primary), so all its reads see one snapshot source. */
   readFrom?: unknown;
+  /**
+   * The road a request took, for /metrics: where it came in (`lean`: the lean door in front of express;
+   * `express`: a known query answered inside express; else Apollo) and what answered it (`plan`: one SQL
+   * statement; `compiled`: graphql-jit over the resolvers; `graphql-js`: graphql-js over the resolvers).
+   */
+  entry?: 'lean' | 'express';
+  executor?: 'plan' | 'compiled' | 'graphql-js';
 }
 
 /**
