@@ -900,6 +900,7 @@ class Planner {
       let root: Omit<Root, 'key'> | undefined;
       if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
       else if (name === 'asset') root = this.assetRoot(field, node);
+      else if (name === 'collection') root = this.collectionRoot(field, node);
       else if (name === 'assets') root = this.assetsRoot(field, node);
       else if (name === 'collections') root = this.collectionsRoot(field, node);
       if (!root) return undefined;
@@ -909,31 +910,59 @@ class Planner {
   }
 
   private assetRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    const asset = this.object('Asset', node.selectionSet);
-    if (!asset) return undefined;
-    const argumentsOf = argumentReader(field, node);
-    /** The asset's rows (at most 2: more than one is the resolver's error) as `json(alias)`, in the chains' order. */
-    const rows = (b: Build, json: Render) => {
-      const args = argumentsOf(b.variables);
-      const a = nextAlias(b);
+    return this.oneRow(field, node, 'Asset', 'assets', (b, args, a) => {
       const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
       if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
-      const sql = json(b, a);
-      return sql && `SELECT ${sql} AS v FROM assets ${a} WHERE ${where.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2`;
+      return where;
+    });
+  }
+
+  /** `collection(address, chainId, includeAssets)`: as collection.service.ts's getCollection finds it. */
+  private collectionRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.oneRow(field, node, 'Collection', 'collections', (b, args, a) => {
+      if (typeof args.includeAssets !== 'boolean' || typeof args.address !== 'string') return undefined;
+      // includeAssets: false answers its `assets` with null.
+      if (!args.includeAssets) b.withoutAssets.add(a);
+      const where = [`${a}.contract_address = ${b.p.add(args.address.toLowerCase())}`];
+      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
+      return where;
+    });
+  }
+
+  /**
+   * A root of one row of `table` found by `where` (undefined: the resolver answers). Not found, or found
+   * on several chains (the rows are read in the chains' order, at most 2): the resolver's error, so the
+   * resolver answers.
+   */
+  private oneRow(
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    typeName: Planned,
+    table: string,
+    where: (b: Build, args: Record<string, unknown>, alias: string) => string[] | undefined,
+  ): Omit<Root, 'key'> | undefined {
+    const object = this.object(typeName, node.selectionSet);
+    if (!object) return undefined;
+    const argumentsOf = argumentReader(field, node);
+    /** The rows as `json(alias)`. */
+    const rows = (b: Build, json: Render) => {
+      const a = nextAlias(b);
+      const conditions = where(b, argumentsOf(b.variables), a);
+      const sql = conditions && json(b, a);
+      return sql && `SELECT ${sql} AS v FROM ${table} ${a} WHERE ${conditions!.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2`;
     };
-    const text = asset.text;
+    const text = object.text;
     return {
-      shape: asset.shape,
+      shape: object.shape,
       render: (b) => {
-        const found = rows(b, asset.render!);
+        const found = rows(b, object.render!);
         if (!found) return undefined;
         return {
           sql: `array_to_json(ARRAY(SELECT x.v FROM (${found}) x))`,
-          // Not found, or on several chains: the resolver's error.
           read: (value) => (Array.isArray(value) && value.length === 1 ? value[0] : STEP_ASIDE),
         };
       },
-      // Null (the resolver answers) unless exactly one asset is found.
+      // Null (the resolver answers) unless exactly one row is found.
       text: text && ((b) => {
         const found = rows(b, text);
         return found && `(SELECT CASE WHEN count(*) = 1 THEN min(x.v::text) END FROM (${found}) x)`;
