@@ -60,7 +60,14 @@ const { values: opts } = parseArgs({
 });
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const shapes = parseShapes(opts.shapes);
+const shapes = (() => {
+  try {
+    return parseShapes(opts.shapes);
+  } catch (err) {
+    log((err as Error).message);
+    return process.exit(2);
+  }
+})();
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const uuidOf = (s: string) => md5(s).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 const addressOf = (label: string) => `0x${(md5(label) + md5(`x${label}`)).slice(0, 40)}`;
