@@ -400,7 +400,7 @@ export function anchorTable(rows: AnchorRow[]): string {
     'shape spread % (gw / PG)',
     'peak RSS MB (gw / PG)',
     'errors',
-    ...(withBaseline ? ['baseline req/s', 'gateway/baseline'] : []),
+    ...(withBaseline ? ['baseline req/s', 'baseline CPU ms/req', 'gateway/baseline'] : []),
   ];
   const ratio = (x: number | null) => (x === null ? '' : x.toFixed(2));
   const pct = (x: number | null) => (x === null ? '-' : x.toFixed(0));
@@ -425,7 +425,7 @@ export function anchorTable(rows: AnchorRow[]): string {
       spread,
       `${r.gateway.peakRssMb} / ${pg?.peakRssMb ?? '-'}`,
       String(r.gateway.errors + (pg?.errors ?? 0) + (first ? (r.floor?.errors ?? 0) : 0) + (r.baseline?.errors ?? 0)),
-      ...(withBaseline ? [r.baseline?.reqPerSec.toLocaleString('en') ?? '', ratio(r.vsBaseline)] : []),
+      ...(withBaseline ? [r.baseline?.reqPerSec.toLocaleString('en') ?? '', r.baseline?.cpuMsPerRequest.toFixed(2) ?? '', ratio(r.vsBaseline)] : []),
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
