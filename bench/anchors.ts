@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from './free-port';
+import { frontendWorkloads, GraphqlCall } from './frontend';
+import { Shape, shapedRequest } from './shapes';
 
 /**
  * `npm run bench -- --anchors`: the gateway side by side with two reference servers on the same
@@ -23,53 +25,70 @@ export interface AnchorOptions {
   connections: number;
   pool: number;
   only?: RegExp;
+  shapes: Shape[];
   /** W2's contract and W3's collection. */
   contract: string;
   collectionId: string;
   log: (line: string) => void;
 }
 
-type Server = 'gateway' | 'gateway REST' | 'baseline' | 'baseline REST' | 'PostGraphile' | 'floor';
+type Server = 'gateway' | 'baseline' | 'PostGraphile' | 'floor';
 
+/** One server asked one way: a GraphQL shape (shapes.ts), the gateway's REST route, or the floor's GET. */
 interface Door {
+  server: Server;
+  shape: Shape | 'REST' | 'floor';
   method: 'GET' | 'POST';
   path: string;
+  headers: Record<string, string>;
   body?: string;
-  /** The response as comparable data (null: not compared, another shape). */
+  /** The response as comparable data (absent: not compared, another shape of answer). */
   normalize?: (body: any) => unknown;
 }
 
 interface AnchorWorkload {
   name: string;
-  doors: Partial<Record<Server, Door>>;
+  gateway: GraphqlCall;
+  postGraphile: GraphqlCall;
+  /** The gateway's documented /v1 route for the workload (another shape of answer: not compared). */
+  rest?: string;
+  /** The floor's GET path, answering the gateway's GraphQL data. */
+  floor?: string;
 }
 
-export interface AnchorRow {
-  workload: string;
-  server: Server;
+/** What one door measured over the rounds. */
+export interface Measure {
   reqPerSec: number;
   p99Ms: number;
   cpuMsPerRequest: number;
   peakRssMb: number;
   errors: number;
-  vsPostGraphile: number | null;
-  vsFloor: number | null;
-  /** With --baseline: this build against the baseline build, on the same door. */
-  vsBaseline: number | null;
+  bytesPerResponse: number;
 }
 
-const post = (query: string, variables: Record<string, unknown>, normalize: (body: any) => unknown): Door => ({
-  method: 'POST',
-  path: '/graphql',
-  body: JSON.stringify({ query, variables }),
-  normalize,
-});
+/** One workload in one request shape (or REST): the gateway beside PostGraphile in that shape and the floor. */
+export interface AnchorRow {
+  workload: string;
+  shape: Shape | 'REST';
+  gateway: Measure;
+  /** In the same shape; for the REST row, PostGraphile's bare-fetch run. */
+  postGraphile: Measure | null;
+  floor: Measure | null;
+  /** With --baseline: the baseline build in the same shape. */
+  baseline: Measure | null;
+  vsPostGraphile: number | null;
+  vsFloor: number | null;
+  vsBaseline: number | null;
+  /** Between the GraphQL shapes of this workload: max/min - 1 of req/s, in % (null with one shape). */
+  gatewaySpreadPct: number | null;
+  postGraphileSpreadPct: number | null;
+}
 
 type AssetRow = { tokenId: string; name: string; owner: string };
 const assetTuple = (a: AssetRow) => [a.tokenId, a.name, a.owner];
 
-/** W1–W3 with lean selections serving the same fields on the three servers. */
-export function anchorWorkloads(contract: string, collectionId: string): AnchorWorkload[] {
+/** W1–W3 with lean selections serving the same fields on the three servers, then F1–F3 (frontend.ts). */
+function anchorWorkloads(contract: string, collectionId: string): AnchorWorkload[] {
   const w1 = (d: any) => d.data.collections.result.map((c: any) => [c.name, c.assets.result.map(assetTuple)]);
   const w2 = (d: any) => {
     const a = d.data.asset;
@@ -79,56 +98,78 @@ export function anchorWorkloads(contract: string, collectionId: string): AnchorW
   return [
     {
       name: 'W1 collections x assets',
-      doors: {
-        gateway: post('{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }', {}, w1),
-        'gateway REST': { method: 'GET', path: '/v1/collections?limit=20&include_assets=true' },
-        PostGraphile: post(
+      gateway: { query: '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }', variables: {}, normalize: w1 },
+      postGraphile: {
+        query:
           '{ allCollections(first: 20, orderBy: [CREATED_AT_DESC, PRIMARY_KEY_DESC]) { nodes { name assetsByCollectionId(first: 20, orderBy: [CREATED_AT_DESC, PRIMARY_KEY_DESC]) { nodes { tokenId name owner } } } } }',
-          {},
-          (d) => d.data.allCollections.nodes.map((c: any) => [c.name, c.assetsByCollectionId.nodes.map(assetTuple)]),
-        ),
-        floor: { method: 'GET', path: '/w1', normalize: w1 },
+        variables: {},
+        normalize: (d) => d.data.allCollections.nodes.map((c: any) => [c.name, c.assetsByCollectionId.nodes.map(assetTuple)]),
       },
+      rest: '/v1/collections?limit=20&include_assets=true',
+      floor: '/w1',
     },
     {
       name: 'W2 one asset',
-      doors: {
-        gateway: post(
-          'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }',
-          { a: contract, t: '1' },
-          w2,
-        ),
-        'gateway REST': { method: 'GET', path: `/v1/assets/${contract}/1` },
-        PostGraphile: post(
-          'query ($a: String!, $t: BigFloat!) { allAssets(condition: { tokenAddress: $a, tokenId: $t }, first: 1) { nodes { rowId name tokenId owner collectionByCollectionId { name contractAddress } } } }',
-          { a: contract, t: '1' },
-          (d) => {
-            const a = d.data.allAssets.nodes[0];
-            return [a.rowId, a.name, a.tokenId, a.owner, a.collectionByCollectionId.name, a.collectionByCollectionId.contractAddress];
-          },
-        ),
-        floor: { method: 'GET', path: `/w2?a=${contract}&t=1`, normalize: w2 },
+      gateway: {
+        query: 'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }',
+        variables: { a: contract, t: '1' },
+        normalize: w2,
       },
+      postGraphile: {
+        query:
+          'query ($a: String!, $t: BigFloat!) { allAssets(condition: { tokenAddress: $a, tokenId: $t }, first: 1) { nodes { rowId name tokenId owner collectionByCollectionId { name contractAddress } } } }',
+        variables: { a: contract, t: '1' },
+        normalize: (d) => {
+          const a = d.data.allAssets.nodes[0];
+          return [a.rowId, a.name, a.tokenId, a.owner, a.collectionByCollectionId.name, a.collectionByCollectionId.contractAddress];
+        },
+      },
+      rest: `/v1/assets/${contract}/1`,
+      floor: `/w2?a=${contract}&t=1`,
     },
     {
       name: 'W3 assets by token id',
-      doors: {
-        gateway: post(
-          'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }',
-          { c: collectionId },
-          w3,
-        ),
-        'gateway REST': { method: 'GET', path: `/v1/assets?collection_id=${collectionId}&order_by=token_id&direction=asc&limit=50` },
-        PostGraphile: post(
-          'query ($c: UUID!) { allAssets(condition: { collectionId: $c }, orderBy: [TOKEN_ID_ASC], first: 50) { nodes { tokenId name owner } } }',
-          { c: collectionId },
-          (d) => d.data.allAssets.nodes.map(assetTuple),
-        ),
-        floor: { method: 'GET', path: `/w3?c=${collectionId}`, normalize: w3 },
+      gateway: {
+        query: 'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }',
+        variables: { c: collectionId },
+        normalize: w3,
       },
+      postGraphile: {
+        query: 'query ($c: UUID!) { allAssets(condition: { collectionId: $c }, orderBy: [TOKEN_ID_ASC], first: 50) { nodes { tokenId name owner } } }',
+        variables: { c: collectionId },
+        normalize: (d) => d.data.allAssets.nodes.map(assetTuple),
+      },
+      rest: `/v1/assets?collection_id=${collectionId}&order_by=token_id&direction=asc&limit=50`,
+      floor: `/w3?c=${collectionId}`,
     },
+    ...frontendWorkloads(contract),
   ];
 }
+
+/** The doors of a workload: each server in each shape, the gateway's REST route, the floor. */
+function doorsOf(w: AnchorWorkload, shapes: Shape[], withBaseline: boolean): Door[] {
+  const graphql = (server: Server, shape: Shape, call: GraphqlCall): Door => ({
+    server,
+    shape,
+    method: 'POST',
+    path: '/graphql',
+    ...shapedRequest(shape, call.query, call.variables, w.name),
+    normalize: call.normalize,
+  });
+  const own: Server[] = withBaseline ? ['gateway', 'baseline'] : ['gateway'];
+  const doors: Door[] = [];
+  for (const shape of shapes) {
+    for (const server of own) doors.push(graphql(server, shape, w.gateway));
+    doors.push(graphql('PostGraphile', shape, w.postGraphile));
+  }
+  // The GETs carry the content-type the bench has always sent, so that their rows stay comparable with earlier runs.
+  const headers = { 'content-type': 'application/json' };
+  if (w.rest) for (const server of own) doors.push({ server, shape: 'REST', method: 'GET', path: w.rest, headers });
+  if (w.floor) doors.push({ server: 'floor', shape: 'floor', method: 'GET', path: w.floor, headers, normalize: w.gateway.normalize });
+  return doors;
+}
+
+const doorName = (d: Door) => (d.shape === 'floor' ? 'floor' : `${d.server} ${d.shape}`);
 
 /** Installs the anchors' own packages (bench/anchors/package-lock.json) unless they are there. */
 function ensureInstalled(log: (line: string) => void): void {
@@ -196,35 +237,57 @@ export function resetPeakRss(pid: number): void {
   }
 }
 
-async function fetchDoor(base: string, door: Door): Promise<{ status: number; text: string }> {
-  const res = await fetch(base + door.path, { method: door.method, headers: { 'content-type': 'application/json' }, body: door.body });
-  return { status: res.status, text: await res.text() };
+/**
+ * Every door must answer its workload with the same data before anything is measured (REST: HTTP 200),
+ * and no error. A baseline build that cannot (an older schema) is left out of the workload; any other
+ * door that cannot stops the run. Gives the doors kept and each one's response size in bytes.
+ */
+async function checkEquivalent(w: AnchorWorkload, doors: Door[], bases: Record<Server, string>, log: (line: string) => void): Promise<{ kept: Door[]; bytes: number[] }> {
+  let reference: { door: string; value: string } | undefined;
+  const kept: Door[] = [];
+  const bytes: number[] = [];
+  for (const door of doors) {
+    const res = await fetch(bases[door.server] + door.path, { method: door.method, headers: door.headers, body: door.body });
+    const text = await res.text();
+    const { problem, value } = judge(res.status, text, door, reference);
+    if (problem && door.server === 'baseline') {
+      log(`${w.name}: the baseline is left out of ${doorName(door)}: ${problem}`);
+      continue;
+    }
+    if (problem) throw new Error(`${w.name}: ${doorName(door)} ${problem}`);
+    if (value !== undefined && !reference) reference = { door: doorName(door), value };
+    kept.push(door);
+    bytes.push(Buffer.byteLength(text));
+  }
+  return { kept, bytes };
 }
 
-/** The three servers must answer each workload with the same data before anything is measured. */
-async function checkEquivalent(w: AnchorWorkload, bases: Record<Server, string>): Promise<void> {
-  let reference: { server: Server; value: string } | undefined;
-  for (const [server, door] of Object.entries(w.doors) as [Server, Door][]) {
-    const { status, text } = await fetchDoor(bases[server], door);
-    if (status !== 200) throw new Error(`${w.name}: ${server} answered HTTP ${status}: ${text.slice(0, 300)}`);
-    if (!door.normalize) continue;
-    let value: string;
-    try {
-      value = JSON.stringify(door.normalize(JSON.parse(text)));
-    } catch (err) {
-      throw new Error(`${w.name}: ${server} answered an unexpected body (${(err as Error).message}): ${text.slice(0, 300)}`);
-    }
-    if (value.length < 50) throw new Error(`${w.name}: ${server} answered almost nothing: ${value}`);
-    if (!reference) reference = { server, value };
-    else if (value !== reference.value) {
-      throw new Error(`${w.name}: ${server} and ${reference.server} answer different data:\n${value.slice(0, 400)}\n${reference.value.slice(0, 400)}`);
-    }
+/** A door's answer as comparable data, or what is wrong with it (against the first answer's data). */
+function judge(status: number, text: string, door: Door, reference: { door: string; value: string } | undefined): { problem?: string; value?: string } {
+  if (status !== 200) return { problem: `answered HTTP ${status}: ${text.slice(0, 300)}` };
+  if (!door.normalize) return {};
+  let value: string;
+  try {
+    const body = JSON.parse(text);
+    if (body.errors) return { problem: `answered errors: ${JSON.stringify(body.errors).slice(0, 300)}` };
+    value = JSON.stringify(door.normalize(body));
+  } catch (err) {
+    return { problem: `answered an unexpected body (${(err as Error).message}): ${text.slice(0, 300)}` };
   }
+  if (value.length < 50) return { problem: `answered almost nothing: ${value}` };
+  if (reference && value !== reference.value) return { problem: `and ${reference.door} answer different data:\n${value.slice(0, 400)}\n${reference.value.slice(0, 400)}` };
+  return { value };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** Starts PostGraphile and the floor next to the running gateway and measures W1–W3 interleaved. */
+/** max/min - 1 of the rates, in %; null for fewer than two. */
+function spreadPct(rates: number[]): number | null {
+  if (rates.length < 2) return null;
+  return (Math.max(...rates) / Math.min(...rates) - 1) * 100;
+}
+
+/** Starts PostGraphile and the floor next to the running gateway and measures each workload's doors interleaved. */
 export async function runAnchors(
   gateway: { pid: number; base: string },
   baseline: { pid: number; base: string } | undefined,
@@ -233,75 +296,51 @@ export async function runAnchors(
   ensureInstalled(o.log);
   const pgl = await startAnchor('postgraphile.mjs', { DATABASE_URL: o.url, POOL: '5' }, o.log);
   const floor = await startAnchor('floor.mjs', { DATABASE_URL: o.url, POOL: String(o.pool) }, o.log);
-  const other = baseline ?? gateway;
-  const bases: Record<Server, string> = {
-    gateway: gateway.base,
-    'gateway REST': gateway.base,
-    baseline: other.base,
-    'baseline REST': other.base,
-    PostGraphile: pgl.base,
-    floor: floor.base,
-  };
-  const pids: Record<Server, number> = {
-    gateway: gateway.pid,
-    'gateway REST': gateway.pid,
-    baseline: other.pid,
-    'baseline REST': other.pid,
-    PostGraphile: pgl.child.pid!,
-    floor: floor.child.pid!,
-  };
+  const bases: Record<Server, string> = { gateway: gateway.base, baseline: baseline?.base ?? '', PostGraphile: pgl.base, floor: floor.base };
+  const pids: Record<Server, number> = { gateway: gateway.pid, baseline: baseline?.pid ?? 0, PostGraphile: pgl.child.pid!, floor: floor.child.pid! };
   const rows: AnchorRow[] = [];
   try {
     for (const w of anchorWorkloads(o.contract, o.collectionId).filter((x) => !o.only || o.only.test(x.name))) {
-      // The baseline build answers the gateway's requests.
-      if (baseline) Object.assign(w.doors, { baseline: w.doors.gateway, 'baseline REST': w.doors['gateway REST'] });
-      await checkEquivalent(w, bases);
-      const servers = Object.keys(w.doors) as Server[];
-      const options = (s: Server, duration: number) => {
-        const door = w.doors[s]!;
-        return { url: bases[s] + door.path, method: door.method, body: door.body, headers: { 'content-type': 'application/json' }, connections: o.connections, duration };
-      };
-      o.log(`${w.name}: warming up ${servers.join(', ')}`);
-      for (const s of servers) await autocannon(options(s, o.warmup));
-      const runs: Record<string, { result: autocannon.Result; cpu: number }[]> = {};
-      const peak: Record<string, number> = {};
-      for (const s of servers) {
-        runs[s] = [];
-        peak[s] = 0;
-      }
+      const { kept: doors, bytes } = await checkEquivalent(w, doorsOf(w, o.shapes, Boolean(baseline)), bases, o.log);
+      const options = (d: Door, duration: number) => ({
+        url: bases[d.server] + d.path,
+        method: d.method,
+        body: d.body,
+        headers: d.headers,
+        connections: o.connections,
+        duration,
+      });
+      o.log(`${w.name}: warming up ${doors.map(doorName).join(', ')}`);
+      for (const d of doors) await autocannon(options(d, o.warmup));
+      const runs: { result: autocannon.Result; cpu: number }[][] = doors.map(() => []);
+      const peak = doors.map(() => 0);
       for (let round = 0; round < o.rounds; round += 1) {
-        // Round-robin, and each round starts with the next server, so no one always follows the same neighbour.
-        const order = servers.map((_, i) => servers[(i + round) % servers.length]);
-        for (const s of order) {
-          o.log(`  round ${round + 1}: ${s}`);
-          resetPeakRss(pids[s]);
-          const before = cpuMs(pids[s]);
-          const result = await autocannon(options(s, o.duration));
-          runs[s].push({ result, cpu: cpuMs(pids[s]) - before });
-          peak[s] = Math.max(peak[s], peakRssMb(pids[s]));
+        // Round-robin, and each round starts with the next door, so no one always follows the same neighbour.
+        for (let k = 0; k < doors.length; k += 1) {
+          const i = (k + round) % doors.length;
+          const pid = pids[doors[i].server];
+          o.log(`  round ${round + 1}: ${doorName(doors[i])}`);
+          resetPeakRss(pid);
+          const before = cpuMs(pid);
+          const result = await autocannon(options(doors[i], o.duration));
+          runs[i].push({ result, cpu: cpuMs(pid) - before });
+          peak[i] = Math.max(peak[i], peakRssMb(pid));
         }
       }
-      const rate: Record<string, number> = {};
-      for (const s of servers) rate[s] = median(runs[s].map((r) => r.result.requests.average));
-      for (const s of servers) {
-        const sorted = [...runs[s]].sort((a, b) => a.result.requests.average - b.result.requests.average);
-        const mid = sorted[Math.floor(sorted.length / 2)].result;
-        const requests = runs[s].reduce((n, r) => n + r.result.requests.total, 0);
-        const cpu = runs[s].reduce((n, r) => n + r.cpu, 0);
-        const own = s !== 'PostGraphile' && s !== 'floor';
-        rows.push({
-          workload: w.name,
-          server: s,
-          reqPerSec: Math.round(rate[s]),
-          p99Ms: mid.latency.p99,
+      const measures = doors.map((_, i): Measure => {
+        const sorted = [...runs[i]].sort((a, b) => a.result.requests.average - b.result.requests.average);
+        const requests = runs[i].reduce((n, r) => n + r.result.requests.total, 0);
+        const cpu = runs[i].reduce((n, r) => n + r.cpu, 0);
+        return {
+          reqPerSec: Math.round(median(runs[i].map((r) => r.result.requests.average))),
+          p99Ms: sorted[Math.floor(sorted.length / 2)].result.latency.p99,
           cpuMsPerRequest: requests ? cpu / requests : 0,
-          peakRssMb: peak[s],
-          errors: runs[s].reduce((n, r) => n + r.result.errors + r.result.non2xx + r.result.timeouts, 0),
-          vsPostGraphile: own ? rate[s] / rate.PostGraphile : null,
-          vsFloor: own ? rate[s] / rate.floor : null,
-          vsBaseline: (s === 'gateway' || s === 'gateway REST') && rate[`baseline${s.slice('gateway'.length)}`] ? rate[s] / rate[`baseline${s.slice('gateway'.length)}`] : null,
-        });
-      }
+          peakRssMb: peak[i],
+          errors: runs[i].reduce((n, r) => n + r.result.errors + r.result.non2xx + r.result.timeouts, 0),
+          bytesPerResponse: bytes[i],
+        };
+      });
+      rows.push(...workloadRows(w.name, doors, measures, o.shapes));
     }
   } finally {
     pgl.child.kill('SIGTERM');
@@ -310,21 +349,85 @@ export async function runAnchors(
   return rows;
 }
 
+/** The rows of one workload: one per shape, then REST, each with its ratios. */
+function workloadRows(workload: string, doors: Door[], measures: Measure[], shapes: Shape[]): AnchorRow[] {
+  const find = (server: Server, shape: Door['shape']) => {
+    const i = doors.findIndex((d) => d.server === server && d.shape === shape);
+    return i < 0 ? null : measures[i];
+  };
+  const rate = (m: Measure | null) => m?.reqPerSec ?? null;
+  const ratio = (a: Measure | null, b: Measure | null) => (a && b && b.reqPerSec ? a.reqPerSec / b.reqPerSec : null);
+  const floor = find('floor', 'floor');
+  const spread = (server: Server) => spreadPct(shapes.map((s) => rate(find(server, s))).filter((r): r is number => r !== null));
+  const rows: AnchorRow[] = [];
+  for (const shape of [...shapes, 'REST' as const]) {
+    const gateway = find('gateway', shape);
+    if (!gateway) continue;
+    const postGraphile = find('PostGraphile', shape === 'REST' ? 'fetch' : shape);
+    const baseline = find('baseline', shape);
+    rows.push({
+      workload,
+      shape,
+      gateway,
+      postGraphile,
+      floor,
+      baseline,
+      vsPostGraphile: ratio(gateway, postGraphile),
+      vsFloor: ratio(gateway, floor),
+      vsBaseline: ratio(gateway, baseline),
+      gatewaySpreadPct: shape === 'REST' ? null : spread('gateway'),
+      postGraphileSpreadPct: shape === 'REST' ? null : spread('PostGraphile'),
+    });
+  }
+  return rows;
+}
+
 export function anchorTable(rows: AnchorRow[]): string {
-  const header = ['workload', 'server', 'req/s', 'p99 ms', 'CPU ms/req', 'peak RSS MB', 'errors', 'gateway/PostGraphile', 'gateway/floor', 'gateway/baseline'];
+  const withBaseline = rows.some((r) => r.baseline);
+  const header = [
+    'workload',
+    'shape',
+    'req/s',
+    'CPU ms/req',
+    'p99 ms',
+    'bytes/resp',
+    'PostGraphile req/s',
+    'PG CPU ms/req',
+    'PG bytes/resp',
+    'gateway/PostGraphile',
+    'floor req/s',
+    'gateway/floor',
+    'shape spread % (gw / PG)',
+    'peak RSS MB (gw / PG)',
+    'errors',
+    ...(withBaseline ? ['baseline req/s', 'baseline CPU ms/req', 'gateway/baseline'] : []),
+  ];
   const ratio = (x: number | null) => (x === null ? '' : x.toFixed(2));
-  const cells = rows.map((r) => [
-    r.workload,
-    r.server,
-    r.reqPerSec.toLocaleString('en'),
-    String(r.p99Ms),
-    r.cpuMsPerRequest.toFixed(2),
-    String(r.peakRssMb),
-    String(r.errors),
-    ratio(r.vsPostGraphile),
-    ratio(r.vsFloor),
-    ratio(r.vsBaseline),
-  ]);
+  const pct = (x: number | null) => (x === null ? '-' : x.toFixed(0));
+  const cells = rows.map((r, i) => {
+    // The spread is the workload's: printed on its first row.
+    const first = i === 0 || rows[i - 1].workload !== r.workload;
+    const spread = first && r.gatewaySpreadPct !== null ? `${pct(r.gatewaySpreadPct)} / ${pct(r.postGraphileSpreadPct)}` : '';
+    const pg = r.shape === 'REST' ? null : r.postGraphile;
+    return [
+      r.workload,
+      r.shape,
+      r.gateway.reqPerSec.toLocaleString('en'),
+      r.gateway.cpuMsPerRequest.toFixed(2),
+      String(r.gateway.p99Ms),
+      r.gateway.bytesPerResponse.toLocaleString('en'),
+      pg?.reqPerSec.toLocaleString('en') ?? '',
+      pg?.cpuMsPerRequest.toFixed(2) ?? '',
+      pg?.bytesPerResponse.toLocaleString('en') ?? '',
+      ratio(r.vsPostGraphile),
+      r.floor?.reqPerSec.toLocaleString('en') ?? '',
+      ratio(r.vsFloor),
+      spread,
+      `${r.gateway.peakRssMb} / ${pg?.peakRssMb ?? '-'}`,
+      String(r.gateway.errors + (pg?.errors ?? 0) + (first ? (r.floor?.errors ?? 0) : 0) + (r.baseline?.errors ?? 0)),
+      ...(withBaseline ? [r.baseline?.reqPerSec.toLocaleString('en') ?? '', r.baseline?.cpuMsPerRequest.toFixed(2) ?? '', ratio(r.vsBaseline)] : []),
+    ];
+  });
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) => `| ${c.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');

@@ -16,6 +16,8 @@ import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
 import { benchEvents } from './events';
 import { anchorTable, runAnchors } from './anchors';
+import { frontendWorkloads } from './frontend';
+import { parseShapes, shapedRequest } from './shapes';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -42,7 +44,10 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '32' },
     pool: { type: 'string', default: '8' },
     json: { type: 'string' },
+    // A regular expression over the workloads' names: `--only 'W1|F2'`.
     only: { type: 'string' },
+    // The request shapes of the GraphQL workloads (bench/shapes.ts): `--shapes apollo,urql,fetch` (all by default).
+    shapes: { type: 'string' },
     'import-rows': { type: 'string', default: '100000' },
     'skip-import': { type: 'boolean', default: false },
     /** Server processes (WORKERS); more than 1 needs DATABASE_URL. */
@@ -55,6 +60,14 @@ const { values: opts } = parseArgs({
 });
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const shapes = (() => {
+  try {
+    return parseShapes(opts.shapes);
+  } catch (err) {
+    log((err as Error).message);
+    return process.exit(2);
+  }
+})();
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const uuidOf = (s: string) => md5(s).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 const addressOf = (label: string) => `0x${(md5(label) + md5(`x${label}`)).slice(0, 40)}`;
@@ -256,17 +269,26 @@ async function startServer(env: Record<string, string>, pool: number, dir = '.')
 
 interface Workload {
   name: string;
-  /** `GraphQL (REST)`: the REST route's own GraphQL document sent to /graphql, the like-for-like twin. */
-  door: 'GraphQL' | 'GraphQL (REST)' | 'REST' | 'REST gzip' | 'REST br';
+  /**
+   * `GraphQL <shape>`: the workload's document as a client sends it (bench/shapes.ts); `GraphQL (REST)`:
+   * the REST route's own GraphQL document sent to /graphql by a bare fetch, the like-for-like twin.
+   */
+  door: string;
   method: 'GET' | 'POST';
   path: string;
+  /** The request's headers; Accept-Encoding comes from `encoding`. */
+  headers?: Record<string, string>;
   body?: string;
   /** Accept-Encoding of the compressed variants: their bytes/resp are the bytes on the wire. */
   encoding?: 'gzip' | 'br';
 }
 
-function gql(name: string, query: string, variables: Record<string, unknown> = {}): Workload {
-  return { name, door: 'GraphQL', method: 'POST', path: '/graphql', body: JSON.stringify({ query, variables }) };
+/** What the bench has always sent with a REST GET (kept so that its rows stay comparable with earlier runs). */
+const LEGACY_HEADERS = { 'content-type': 'application/json' };
+
+/** A GraphQL workload in each request shape of --shapes: one row each. */
+function gql(name: string, query: string, variables: Record<string, unknown> = {}): Workload[] {
+  return shapes.map((shape) => ({ name, door: `GraphQL ${shape}`, method: 'POST', path: '/graphql', ...shapedRequest(shape, query, variables, name) }));
 }
 
 /**
@@ -283,44 +305,47 @@ function restShaped(name: string, path: string, variables: Record<string, unknow
       .replace(new RegExp(`\\$${variable}: \\w+!?(, )?`), '')
       .replace(new RegExp(`\\$${variable}\\b`, 'g'), String(value));
   }
-  return { ...gql(name, document, variables), door: 'GraphQL (REST)' };
+  const body = JSON.stringify({ query: document, variables });
+  return { name, door: 'GraphQL (REST)', method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body };
 }
 
 function workloads(): Workload[] {
   const collectionId = uuidOf('c1');
   const contract = addressOf('contract2');
   return [
-    gql('W1 collections x assets', '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }'),
+    ...gql('W1 collections x assets', '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }'),
     { name: 'W1 collections x assets', door: 'REST', method: 'GET', path: '/v1/collections?limit=20&include_assets=true' },
     // The same 411 KB response compressed: what the CPU of compressing costs in req/s, and saves in bytes.
     { name: 'W1 collections x assets', door: 'REST gzip', method: 'GET', path: '/v1/collections?limit=20&include_assets=true', encoding: 'gzip' },
     { name: 'W1 collections x assets', door: 'REST br', method: 'GET', path: '/v1/collections?limit=20&include_assets=true', encoding: 'br' },
     restShaped('W1 collections x assets', '/v1/collections', { include_assets: true }, { limit: 20, assets_limit: 20 }),
-    gql('W2 one asset', 'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }', {
+    ...gql('W2 one asset', 'query ($a: Address!, $t: TokenId!) { asset(tokenAddress: $a, tokenId: $t) { id name tokenId owner collection { name contractAddress } } }', {
       a: contract,
       t: '1',
     }),
     { name: 'W2 one asset', door: 'REST', method: 'GET', path: `/v1/assets/${contract}/1` },
     restShaped('W2 one asset', '/v1/assets/:token_address/:token_id', { token_address: contract, token_id: '1' }),
-    gql('W3 assets by token id', 'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }', {
+    ...gql('W3 assets by token id', 'query ($c: String!) { assets(collectionId: $c, orderBy: TOKEN_ID, direction: ASC, limit: 50) { result { tokenId name owner } } }', {
       c: collectionId,
     }),
     { name: 'W3 assets by token id', door: 'REST', method: 'GET', path: `/v1/assets?collection_id=${collectionId}&order_by=token_id&direction=asc&limit=50` },
     restShaped('W3 assets by token id', '/v1/assets', { collection_id: collectionId, order_by: 'TOKEN_ID', direction: 'ASC', limit: 50 }),
-    gql('W4 offers of an asset', 'query ($a: Address!, $t: TokenId!) { offers(tokenAddress: $a, tokenId: $t, limit: 20) { result { id price taker assets { result { name tokenId } } } } }', {
+    ...gql('W4 offers of an asset', 'query ($a: Address!, $t: TokenId!) { offers(tokenAddress: $a, tokenId: $t, limit: 20) { result { id price taker assets { result { name tokenId } } } } }', {
       a: contract,
       t: '1',
     }),
     { name: 'W4 offers of an asset', door: 'REST', method: 'GET', path: `/v1/offers?token_address=${contract}&token_id=1&limit=20` },
     restShaped('W4 offers of an asset', '/v1/offers', { token_address: contract, token_id: '1', limit: 20 }),
-    gql('W5 statistics 24h', '{ statistics(period: H24, limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
+    ...gql('W5 statistics 24h', '{ statistics(period: H24, limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
     restShaped('W5 statistics 24h', '/v1/statistics', { period: 'H24', limit: 20 }),
+    // The pages of a frontend (GraphQL only; beside PostGraphile with --anchors).
+    ...frontendWorkloads(contract).flatMap((f) => gql(f.name, f.gateway.query, f.gateway.variables)),
   ];
 }
 
 async function probe(base: string, w: Workload): Promise<{ sql: number | null; bytes: number; ok: boolean }> {
-  const res = await fetch(base + w.path, { method: w.method, headers: { 'content-type': 'application/json' }, body: w.body });
+  const res = await fetch(base + w.path, { method: w.method, headers: w.headers ?? LEGACY_HEADERS, body: w.body });
   const text = await res.text();
   const ok = res.ok && !text.includes('"errors"');
   if (!ok) log(`  ${w.door} ${w.name}: HTTP ${res.status} ${text.slice(0, 200)}`);
@@ -338,7 +363,7 @@ async function drive(base: string, pid: number, w: Workload): Promise<Row> {
   const options = {
     url: base + w.path,
     method: w.method,
-    headers: { 'content-type': 'application/json', ...(w.encoding ? { 'accept-encoding': w.encoding } : {}) },
+    headers: { ...(w.headers ?? LEGACY_HEADERS), ...(w.encoding ? { 'accept-encoding': w.encoding } : {}) },
     body: w.body,
     connections: Number(opts.connections),
   };
@@ -503,6 +528,7 @@ async function anchors(env: Record<string, string>, url: string, settings: strin
         connections: Number(opts.connections),
         pool: Number(opts.pool),
         only: opts.only ? new RegExp(opts.only, 'i') : undefined,
+        shapes,
         contract: addressOf('contract2'),
         collectionId: uuidOf('c1'),
         log,
