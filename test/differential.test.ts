@@ -1,5 +1,8 @@
 import http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
+import type { Pool } from 'pg';
+import { QueryFailedError } from 'typeorm';
+import { readStatement, StatementContext } from '../src/db/read-statement';
 import { clock } from '../src/common/clock';
 import { buildAppSchema } from '../src/app/graphql/schema';
 import { startServer, TestServer } from './setup/server';
@@ -228,6 +231,44 @@ describe('generated requests: plans on and off answer the same bytes', () => {
 });
 
 describe('regressions the generated requests found', () => {
+  /** New connections the pool of `server` opens while `work` runs. */
+  async function connectionsOpenedBy(server: TestServer, work: () => Promise<unknown>): Promise<number> {
+    const pool = (server.ds.driver as unknown as { master: Pool }).master;
+    let opened = 0;
+    const count = () => (opened += 1);
+    pool.on('connect', count);
+    try {
+      await work();
+    } finally {
+      pool.removeListener('connect', count);
+    }
+    return opened;
+  }
+
+  test('when a page of collections is read for its __typename alone, then every use answers it, and no connection is dropped', async () => {
+    const query = `{ collections(ownerAddress: "${market.owners[0]}") { __typename } }`;
+    const answers: Answer[] = [];
+    const opened = await connectionsOpenedBy(planned, async () => {
+      for (let i = 0; i < 5; i += 1) answers.push(await post(planned, query));
+    });
+    expect(answers.map((a) => a.text)).toEqual(Array(5).fill(`{"data":{"collections":{"__typename":"CollectionPage"}}}\n`));
+    expect(opened).toBe(0);
+  });
+
+  test('when a statement fails on its own (a bind of more values than it names, 08P01), then it is its error, and no connection is dropped', async () => {
+    const context = { scope: { requestId: 'statement-error', sqlStatements: 0 }, ds: planned.ds, rootDs: planned.ds } as unknown as StatementContext;
+    const codes: unknown[] = [];
+    const opened = await connectionsOpenedBy(planned, async () => {
+      for (let i = 0; i < 3; i += 1) {
+        const failure = await readStatement(context, 'SELECT 1 AS one', ['unused']).catch((err: unknown) => err);
+        expect(failure).toBeInstanceOf(QueryFailedError);
+        codes.push((failure as { driverError: { code: string } }).driverError.code);
+      }
+    });
+    expect(codes).toEqual(['08P01', '08P01', '08P01']);
+    expect(opened).toBe(0);
+  });
+
   // The lead fixes this in jit.ts (issue #26): from its second use the compiled document answered
   // INTERNAL_SERVER_ERROR. Flip to `test` once that lands.
   test.failing('when a variable with a default is left out of a known document, then every use answers with the default', async () => {

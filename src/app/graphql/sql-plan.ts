@@ -1080,18 +1080,42 @@ class RequestBuild implements Build {
   }
 }
 
+/** A parameter's place in a statement's text: `$n`. */
+const PARAM = /\$(\d+)/g;
+
 /**
- * A plan's last statement text. A plan builds its text anew on every request, almost always the same: given
- * back the string it had before, the statement's name is found without hashing the new one (V8 keeps a
- * string's hash on it; named-statements.ts looks names up by text), an equality check instead.
+ * A plan's last statement, and the parameters its text names. A part may add a parameter its final SQL
+ * leaves out (the filters of a page whose selection reads no row, `{ __typename }`; the page's filter
+ * beside a count read elsewhere): PostgreSQL refuses to bind more values than a prepared statement names
+ * (08P01), so such values are dropped and the others renumbered. A plan builds its text anew on every
+ * request, almost always the same: given back the string it had before, the statement's name is found
+ * without hashing the new one (V8 keeps a string's hash on it; named-statements.ts looks names up by
+ * text), an equality check instead, and the text is not searched for its parameters again.
  */
 class LastText {
   private last = '';
+  private count = 0;
+  private sql = '';
+  /** The values kept, by their index; undefined: all of them. */
+  private kept?: number[];
 
-  same(text: string): string {
-    if (text === this.last) return this.last;
-    this.last = text;
-    return text;
+  bind(text: string, values: unknown[]): { sql: string; values: unknown[] } {
+    if (text !== this.last || values.length !== this.count) {
+      this.last = text;
+      this.count = values.length;
+      const used = new Set<number>();
+      for (const [, n] of text.matchAll(PARAM)) used.add(Number(n));
+      if (used.size === values.length) {
+        this.sql = text;
+        this.kept = undefined;
+      } else {
+        const kept = values.map((_, i) => i).filter((i) => used.has(i + 1));
+        const renumbered = new Map(kept.map((i, k) => [i + 1, k + 1]));
+        this.sql = text.replace(PARAM, (_, n: string) => `$${renumbered.get(Number(n))}`);
+        this.kept = kept;
+      }
+    }
+    return { sql: this.sql, values: this.kept ? this.kept.map((i) => values[i]) : values };
   }
 }
 
@@ -1122,7 +1146,8 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = new RequestBuild(variables);
         const planned = stream(b);
         if (!planned) return undefined;
-        const body = planned.assemble(await readStatement(context, text.same(planned.sql), b.p.values, { textAsBytes: true }));
+        const statement = text.bind(planned.sql, b.p.values);
+        const body = planned.assemble(await readStatement(context, statement.sql, statement.values, { textAsBytes: true }));
         return body === undefined ? undefined : { [only.key]: new RawJson(body) };
       },
     };
@@ -1137,7 +1162,8 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         const b = new RequestBuild(variables);
         const form = rowsOf(b);
         if (!form) return undefined;
-        const value = form.read(await readStatement(context, text.same(form.sql), b.p.values));
+        const statement = text.bind(form.sql, b.p.values);
+        const value = form.read(await readStatement(context, statement.sql, statement.values));
         if (value === STEP_ASIDE) return undefined;
         const data: Record<string, unknown> = {};
         for (const root of roots) data[root.key] = decode(root.shape, root === rowsRoot ? value : undefined);
@@ -1157,7 +1183,8 @@ export function planOperation(schema: GraphQLSchema, ds: DataSource, operation: 
         values.push(rendered.sql);
         reads.push(rendered.read);
       }
-      const rows: { data: unknown[] }[] = await readStatement(context, text.same(`SELECT json_build_array(${values.join(', ')}) AS data`), b.p.values);
+      const statement = text.bind(`SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
+      const rows: { data: unknown[] }[] = await readStatement(context, statement.sql, statement.values);
       const sent = rows[0].data;
       const data: Record<string, unknown> = {};
       let next = 0;
