@@ -269,6 +269,32 @@ describe('regressions the generated requests found', () => {
     expect(opened).toBe(0);
   });
 
+  test('when one root reads collections without their assets, then another root\'s collection (the same rows, through a loader) keeps its assets', async () => {
+    const owner = market.collectionOwner;
+    const art = { tokenAddress: market.contracts[0], tokenId: market.tokenIds.includes('1') ? '1' : market.tokenIds[0] };
+    const other = `asset(tokenAddress: $a, tokenId: $t) { collection { name assets(limit: 1) { remaining } } }`;
+    const documents = [
+      `query ($o: Address!, $a: Address!, $t: TokenId!) { without: collections(ownerAddress: $o, includeAssets: false) { result { name } } ${other} }`,
+      `query ($a: Address!, $t: TokenId!) { without: collection(address: $a, includeAssets: false) { name } ${other} }`,
+      `query ($o: Address!, $a: Address!, $t: TokenId!) {
+        without: collections(ownerAddress: $o, includeAssets: false, orderBy: NAME) { result { name assets(limit: 1) { remaining } } }
+        with: collections(ownerAddress: $o, orderBy: NAME) { result { name assets(limit: 1) { remaining } } }
+        ${other}
+      }`,
+    ];
+    for (const query of documents) {
+      for (const server of [resolved, resolved, resolved, planned, planned, planned]) {
+        const variables = query.includes('$o') ? { o: owner, a: art.tokenAddress, t: art.tokenId } : { a: art.tokenAddress, t: art.tokenId };
+        const answer = JSON.parse((await post(server, query, variables)).text);
+        expect(answer.errors).toBeUndefined();
+        const { without, with: withAssets, asset } = answer.data;
+        for (const c of without.result ?? [without]) expect(c.assets ?? null).toBeNull();
+        for (const c of withAssets?.result ?? []) expect(c.assets).not.toBeNull();
+        expect(asset.collection.assets).not.toBeNull();
+      }
+    }
+  });
+
   // The lead fixes this in jit.ts (issue #26): from its second use the compiled document answered
   // INTERNAL_SERVER_ERROR. Flip to `test` once that lands.
   test.failing('when a variable with a default is left out of a known document, then every use answers with the default', async () => {
