@@ -295,6 +295,17 @@ describe('regressions the generated requests found', () => {
     }
   });
 
+  test('when an asset\'s trait is rarer than 1 in 10,000, then REST writes its rarity as JavaScript does, with or without plans', async () => {
+    const path = `/v1/assets/${market.bigAsset.tokenAddress}/${market.bigAsset.tokenId}`;
+    const rarity = JSON.stringify(1 / BIG_COLLECTION);
+    expect(rarity).toBe('0.00009998000399920016');
+    for (const server of [planned, planned, resolved]) {
+      const answer = await send(server, 'GET', path);
+      expect(answer.status).toBe(200);
+      expect(answer.text).toContain(`"rarity":${rarity}`);
+    }
+  });
+
   // The lead fixes this in jit.ts (issue #26): from its second use the compiled document answered
   // INTERNAL_SERVER_ERROR. Flip to `test` once that lands.
   test.failing('when a variable with a default is left out of a known document, then every use answers with the default', async () => {

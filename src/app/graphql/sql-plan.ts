@@ -445,6 +445,20 @@ const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
   rarity: (ct, size) => `${ct}.asset_count::float8 / GREATEST(${size}, 1)`,
 };
 
+/**
+ * A float8 of at most 1 in REST's text, a JSON number as JSON.stringify writes it. PostgreSQL writes the
+ * same shortest digits, but with an exponent below 1e-4 (`9.998e-05`), where JavaScript writes one only
+ * below 1e-6 (`9.998e-7`) and plain decimals above (`0.00009998`).
+ */
+const jsFloatSql = (value: string) =>
+  `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
+  ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;
+
+/** REST's text of a Trait's fields where it is not their SQL value's: rarity as JavaScript spells it. */
+const TRAIT_TEXT: Record<string, (ct: string, size: string) => string> = {
+  rarity: (ct, size) => jsFloatSql(TRAIT_SQL.rarity(ct, size)),
+};
+
 /** A Fee's fields in SQL over a stored fee `u.f` of type `u.t` (fees' text form). */
 const FEE_SQL: Record<string, string> = {
   __typename: `'Fee'`,
@@ -567,6 +581,7 @@ class Planner {
     }
     const keys = fields.map((f) => f.key);
     const valued = columns.filter((_, i) => shapes[i][1].kind !== 'constant');
+    const texts = fields.map((f, i) => TRAIT_TEXT[f.node.name.value] ?? columns[i]);
     const traits =
       (item: (values: string[]) => string, chosen: typeof columns): Render =>
       (b, a) => {
@@ -579,7 +594,7 @@ class Planner {
     return {
       shape: { kind: 'list', item: objectShape(shapes) },
       render: traits((values) => `json_build_array(${values.join(', ')})`, valued),
-      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), columns) : undefined,
+      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), texts) : undefined,
     };
   }
 
