@@ -14,9 +14,9 @@ const FAULT_MESSAGES = /^(Connection terminated|Client has encountered a connect
 export const POOL_WAIT = /^timeout exceeded when trying to connect/;
 const NOT_SENT = /^Client has encountered a connection error/;
 
-export function driverErrorOf(err: unknown): { code?: unknown; message?: unknown } | undefined {
+export function driverErrorOf(err: unknown): { code?: unknown; message?: unknown; severity?: unknown } | undefined {
   const e = err as { driverError?: unknown } | undefined;
-  return (e?.driverError ?? err) as { code?: unknown; message?: unknown } | undefined;
+  return (e?.driverError ?? err) as { code?: unknown; message?: unknown; severity?: unknown } | undefined;
 }
 
 /** True when `err` (a pg error, or TypeORM's QueryFailedError around one) is a connection-level failure. */
@@ -24,6 +24,10 @@ export function isConnectionFailure(err: unknown): boolean {
   if (err instanceof UnavailableError) return true;
   const e = driverErrorOf(err);
   if (!e) return false;
+  // PostgreSQL's ERROR (not FATAL): the statement failed and the session goes on, whatever the code. A
+  // protocol violation (08P01) such as a bind of more values than the statement names is one of them;
+  // taken for a lost connection, it dropped every pooled connection it was retried on.
+  if (e.severity === 'ERROR') return false;
   const code = typeof e.code === 'string' ? e.code : '';
   return FAULT_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && FAULT_MESSAGES.test(e.message));
 }

@@ -4,16 +4,15 @@ import { createDataSource } from '../../src/db/data-source';
 import { startEmbedded } from '../../src/db/embedded';
 
 /**
- * One database for the whole run: a fresh database on the server of DATABASE_URL (dropped at the end),
- * or one in-memory PGlite served on a loopback port. Migrations run once here; test files share the
- * database and keep to rows they create themselves.
+ * A fresh database with the migrations run: on the server of DATABASE_URL (named after `prefix`), or one
+ * in-memory PGlite served on a loopback port. `drop` drops (or stops) it.
  */
-export default async function globalSetup(): Promise<void> {
-  const g = globalThis as Record<string, unknown>;
+export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; drop: () => Promise<void> }> {
   let url: string;
+  let drop: () => Promise<void>;
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
-    const name = `gw_test_${process.pid}_${Date.now().toString(36)}`;
+    const name = `${prefix}_${process.pid}_${Date.now().toString(36)}`;
     const admin = new Client({ connectionString: serverUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE "${name}"`);
@@ -21,7 +20,7 @@ export default async function globalSetup(): Promise<void> {
     const parsed = new URL(serverUrl);
     parsed.pathname = `/${name}`;
     url = parsed.toString();
-    g.__dropTestDatabase = async () => {
+    drop = async () => {
       const c = new Client({ connectionString: serverUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -30,11 +29,21 @@ export default async function globalSetup(): Promise<void> {
   } else {
     const embedded = await startEmbedded('', { purpose: 'test', maxConnections: 64, memory: true });
     url = embedded.url;
-    g.__stopEmbedded = embedded.stop;
+    drop = embedded.stop;
   }
   const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 30000 });
   await ds.initialize();
   await ds.runMigrations({ transaction: 'each' });
   await ds.destroy();
+  return { url, drop };
+}
+
+/**
+ * One database for the whole run (see freshDatabase). Migrations run once here; test files share the
+ * database and keep to rows they create themselves.
+ */
+export default async function globalSetup(): Promise<void> {
+  const { url, drop } = await freshDatabase();
+  (globalThis as Record<string, unknown>).__dropTestDatabase = drop;
   process.env.TEST_DATABASE_URL = url;
 }

@@ -447,6 +447,20 @@ const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
   rarity: (ct, size) => `${ct}.asset_count::float8 / GREATEST(${size}, 1)`,
 };
 
+/**
+ * A float8 of at most 1 in REST's text, a JSON number as JSON.stringify writes it. PostgreSQL writes the
+ * same shortest digits, but with an exponent below 1e-4 (`9.998e-05`), where JavaScript writes one only
+ * below 1e-6 (`9.998e-7`) and plain decimals above (`0.00009998`).
+ */
+const jsFloatSql = (value: string) =>
+  `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
+  ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;
+
+/** REST's text of a Trait's fields where it is not their SQL value's: rarity as JavaScript spells it. */
+const TRAIT_TEXT: Record<string, (ct: string, size: string) => string> = {
+  rarity: (ct, size) => jsFloatSql(TRAIT_SQL.rarity(ct, size)),
+};
+
 /** A Fee's fields in SQL over a stored fee `u.f` of type `u.t` (fees' text form). */
 const FEE_SQL: Record<string, string> = {
   __typename: `'Fee'`,
@@ -570,6 +584,7 @@ class Planner {
     }
     const keys = fields.map((f) => f.key);
     const valued = columns.filter((_, i) => shapes[i][1].kind !== 'constant');
+    const texts = fields.map((f, i) => TRAIT_TEXT[f.node.name.value] ?? columns[i]);
     const traits =
       (item: (values: string[]) => string, chosen: typeof columns): Render =>
       (b, a) => {
@@ -582,7 +597,7 @@ class Planner {
     return {
       shape: { kind: 'list', item: objectShape(shapes) },
       render: traits((values) => `json_build_array(${values.join(', ')})`, valued),
-      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), columns) : undefined,
+      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), texts) : undefined,
     };
   }
 
@@ -1112,18 +1127,42 @@ class RequestBuild implements Build {
   }
 }
 
+/** A parameter's place in a statement's text: `$n`. */
+const PARAM = /\$(\d+)/g;
+
 /**
- * A plan's last statement text. A plan builds its text anew on every request, almost always the same: given
- * back the string it had before, the statement's name is found without hashing the new one (V8 keeps a
- * string's hash on it; named-statements.ts looks names up by text), an equality check instead.
+ * A plan's last statement, and the parameters its text names. A part may add a parameter its final SQL
+ * leaves out (the filters of a page whose selection reads no row, `{ __typename }`; the page's filter
+ * beside a count read elsewhere): PostgreSQL refuses to bind more values than a prepared statement names
+ * (08P01), so such values are dropped and the others renumbered. A plan builds its text anew on every
+ * request, almost always the same: given back the string it had before, the statement's name is found
+ * without hashing the new one (V8 keeps a string's hash on it; named-statements.ts looks names up by
+ * text), an equality check instead, and the text is not searched for its parameters again.
  */
 class LastText {
   private last = '';
+  private count = 0;
+  private sql = '';
+  /** The values kept, by their index; undefined: all of them. */
+  private kept?: number[];
 
-  same(text: string): string {
-    if (text === this.last) return this.last;
-    this.last = text;
-    return text;
+  bind(text: string, values: unknown[]): { sql: string; values: unknown[] } {
+    if (text !== this.last || values.length !== this.count) {
+      this.last = text;
+      this.count = values.length;
+      const used = new Set<number>();
+      for (const [, n] of text.matchAll(PARAM)) used.add(Number(n));
+      if (used.size === values.length) {
+        this.sql = text;
+        this.kept = undefined;
+      } else {
+        const kept = values.map((_, i) => i).filter((i) => used.has(i + 1));
+        const renumbered = new Map(kept.map((i, k) => [i + 1, k + 1]));
+        this.sql = text.replace(PARAM, (_, n: string) => `$${renumbered.get(Number(n))}`);
+        this.kept = kept;
+      }
+    }
+    return { sql: this.sql, values: this.kept ? this.kept.map((i) => values[i]) : values };
   }
 }
 
@@ -1161,7 +1200,8 @@ export function planOperation(
         const b = new RequestBuild(variables);
         const planned = stream(b);
         if (!planned) return undefined;
-        const body = planned.assemble(await readStatement(context, text.same(planned.sql), b.p.values, { textAsBytes: true }));
+        const statement = text.bind(planned.sql, b.p.values);
+        const body = planned.assemble(await readStatement(context, statement.sql, statement.values, { textAsBytes: true }));
         return body === undefined ? undefined : { [only.key]: new RawJson(body) };
       },
     };
@@ -1176,7 +1216,8 @@ export function planOperation(
         const b = new RequestBuild(variables);
         const form = rowsOf(b);
         if (!form) return undefined;
-        const value = form.read(await readStatement(context, text.same(form.sql), b.p.values));
+        const statement = text.bind(form.sql, b.p.values);
+        const value = form.read(await readStatement(context, statement.sql, statement.values));
         if (value === STEP_ASIDE) return undefined;
         const data: Record<string, unknown> = {};
         for (const root of roots) data[root.key] = decode(root.shape, root === rowsRoot ? value : undefined);
@@ -1196,7 +1237,8 @@ export function planOperation(
         values.push(rendered.sql);
         reads.push(rendered.read);
       }
-      const rows: { data: unknown[] }[] = await readStatement(context, text.same(`SELECT json_build_array(${values.join(', ')}) AS data`), b.p.values);
+      const statement = text.bind(`SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
+      const rows: { data: unknown[] }[] = await readStatement(context, statement.sql, statement.values);
       const sent = rows[0].data;
       const data: Record<string, unknown> = {};
       let next = 0;

@@ -19,10 +19,14 @@ export const COLLECTION_SORTS: Record<CollectionOrderBy, SortKey> = {
 
 /** Collections marked this way answer `assets` with null (REST include_assets=false, GraphQL includeAssets: false). */
 export const OMIT_ASSETS = Symbol('omitAssets');
-type ListedCollection = Collection & { [OMIT_ASSETS]?: boolean };
 
-function markAssets(collections: Collection[], include: boolean): void {
-  if (!include) for (const c of collections) (c as ListedCollection)[OMIT_ASSETS] = true;
+/**
+ * The collections a root answers, marked when it omits their assets. Marked copies: the rows also stand in
+ * the request's loader (collectionById), where another root of the same document (an asset's collection)
+ * finds the same object, whose assets it must still answer.
+ */
+function markAssets(collections: Collection[], include: boolean): Collection[] {
+  return include ? collections : collections.map((c) => ({ ...c, [OMIT_ASSETS]: true }));
 }
 
 export async function assertChainExists(ctx: Context, problems: Problems, field: string, chainId: string): Promise<boolean> {
@@ -79,8 +83,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   }
   // Only whole rows may stand in the loader's cache: asset.collection may ask for any field.
   if (columns.complete) for (const c of page.result) ctx.loaders.collectionById.prime(c.id, c);
-  markAssets(page.result, args.includeAssets);
-  return page;
+  return { ...page, result: markAssets(page.result, args.includeAssets) };
 }
 
 /** The collection with this contract address; `chainId` decides when the address exists on several chains. */
@@ -122,8 +125,7 @@ export async function findCollectionByRef(ctx: Context, ref: string): Promise<Co
 }
 
 export async function getCollection(ctx: Context, address: string, chainId: string | null | undefined, includeAssets: boolean) {
-  const collection = await findCollectionByAddress(ctx, address, chainId);
-  markAssets([collection], includeAssets);
+  const [collection] = markAssets([await findCollectionByAddress(ctx, address, chainId)], includeAssets);
   return collection;
 }
 
