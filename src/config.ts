@@ -63,7 +63,7 @@ export interface Config {
   maxAliases: number;
   /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
   compression: boolean;
-  /** Known queries that PostgreSQL can answer whole run as one JSON-building statement (app/graphql/sql-plan.ts). */
+  /** Known queries that PostgreSQL can answer whole run as one JSON-building statement (app/graphql/sql-plan/). */
   sqlPlans: boolean;
   /** A request (or a single SQL statement) slower than this is logged at warn, with its time. */
   slowRequestMs: number;

@@ -11,7 +11,7 @@ import { BIG_COLLECTION, RichMarket, saveRichMarket } from './factories/rich-mar
 import { DocumentGenerator, GeneratedDocument, Pools, Random, restPath } from './setup/request-generator';
 
 /**
- * Issue #26: SQL plans (src/app/graphql/sql-plan.ts) and REST text plans must answer exactly as the
+ * Issue #26: SQL plans (src/app/graphql/sql-plan/) and REST text plans must answer exactly as the
  * resolvers do. Two servers on one database, one with plans (the default) and one without
  * (`sqlPlans: false`), are sent the same generated requests at the same frozen moment: each GraphQL
  * document three times to the first (its third use runs compiled, with its plan when there is one) and

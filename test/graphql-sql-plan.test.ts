@@ -1,8 +1,11 @@
+import { buildASTSchema, DocumentNode, GraphQLSchema, ObjectTypeDefinitionNode, OperationDefinitionNode, parse, printSchema, visit } from 'graphql';
+import { buildAppSchema } from '../src/app/graphql/schema';
+import { planOperation } from '../src/app/graphql/sql-plan';
 import { startServer, TestServer } from './setup/server';
 import { saveAsset, saveCollection, CollectionRow } from './factories/marketplace';
 
 /**
- * SQL plans (src/app/graphql/sql-plan.ts): from its third use, a known query whose selection PostgreSQL
+ * SQL plans (src/app/graphql/sql-plan/): from its third use, a known query whose selection PostgreSQL
  * can answer whole runs as one statement that builds the JSON. The first answer of each document here
  * comes from the resolvers (graphql-js), the third from the plan: they must be the same bytes. Each
  * planned document reads a nested relation, which the resolvers need a second statement for, so an
@@ -207,5 +210,41 @@ describe('where the resolvers must answer, the plan steps aside', () => {
       expect(ids.length).toBeGreaterThanOrEqual(4);
       expect([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))).toEqual(ids);
     }
+  });
+});
+
+describe('plans by an allow-list of arguments', () => {
+  /**
+   * The app's schema as SDL, with one more argument on a field when asked: a schema change that the planner
+   * has not learned. Both are built from the same text, so only the argument tells them apart.
+   */
+  async function schemaFromSdl(change?: { typeName: string; fieldName: string }): Promise<GraphQLSchema> {
+    let document = parse(printSchema(await buildAppSchema()));
+    if (change) {
+      let typeName = '';
+      document = visit(document, {
+        ObjectTypeDefinition: { enter: (node) => void (typeName = node.name.value) },
+        FieldDefinition: (node) => {
+          if (typeName !== change.typeName || node.name.value !== change.fieldName) return undefined;
+          const argument = parse('type X { f(nameContains: String): Int }') as DocumentNode;
+          const added = (argument.definitions[0] as ObjectTypeDefinitionNode).fields![0].arguments![0];
+          return { ...node, arguments: [...(node.arguments ?? []), added] };
+        },
+      });
+    }
+    return buildASTSchema(document);
+  }
+
+  const operationOf = (text: string) => parse(text).definitions[0] as OperationDefinitionNode;
+
+  test.each([
+    ['Query', 'assets', '{ assets(limit: 2) { result { tokenId } } }'],
+    ['Query', 'collections', '{ collections(limit: 2) { result { name } } }'],
+    ['Query', 'asset', '{ asset(tokenAddress: "0x0000000000000000000000000000000000000001", tokenId: "1") { name } }'],
+    ['Collection', 'assets', '{ collections(limit: 2) { result { assets(limit: 2) { result { tokenId } } } } }'],
+    ['Asset', 'listing', '{ assets(limit: 2) { result { listing { id } } } }'],
+  ])('when %s.%s takes an argument the planner does not read, then its documents get no plan (the resolvers answer)', async (typeName, fieldName, text) => {
+    expect(planOperation(await schemaFromSdl(), server.ds, operationOf(text))).toBeDefined();
+    expect(planOperation(await schemaFromSdl({ typeName, fieldName }), server.ds, operationOf(text))).toBeUndefined();
   });
 });

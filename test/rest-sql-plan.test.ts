@@ -4,7 +4,7 @@ import { CollectionRow, saveAsset, saveCollection } from './factories/marketplac
 import { Party, saveListing, saveOffer } from './factories/market';
 
 /**
- * SQL plans on the REST door (src/app/graphql/sql-plan.ts, src/app/rest/v1/router.ts): a documented
+ * SQL plans on the REST door (src/app/graphql/sql-plan/, src/app/rest/v1/router.ts): a documented
  * /v1 read that PostgreSQL can answer whole is one statement that builds the JSON, from the first request
  * on. Two servers share the database, one with plans and one without (`sqlPlans: false`): for the same
  * request at the same moment (the clock is held still: a dutch auction's price moves with it) their

@@ -61,7 +61,7 @@ describe('SQL statements per request', () => {
     expect(forMany.body.result).toHaveLength(20);
     for (const collection of forMany.body.result) expect(collection.assets.result).toHaveLength(3);
     expect(forMany.body.result.every((c: { chain: { name: string } }) => c.chain.name === 'Ethereum')).toBe(true);
-    // One statement builds the collections, their chains and categories, their assets and listings (sql-plan.ts).
+    // One statement builds the collections, their chains and categories, their assets and listings (sql-plan/).
     expect(forFew.sql).toBe(1);
     expect(forMany.sql).toBe(forFew.sql);
 

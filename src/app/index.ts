@@ -62,7 +62,7 @@ export interface AppOptions {
   compression?: boolean;
   /**
    * Known queries whose whole selection PostgreSQL can answer run as one statement that builds their JSON
-   * (SQL_PLANS=off: false; app/graphql/sql-plan.ts). Default true.
+   * (SQL_PLANS=off: false; app/graphql/sql-plan/). Default true.
    */
   sqlPlans?: boolean;
   /** Rate limits of /graphql and /v1; none when absent (main.ts passes the configured ones). */

@@ -78,7 +78,7 @@ export interface ReadOptions {
 
 /**
  * One read statement of a request straight on a pooled connection of the primary: the rows, as the
- * request's `ds.query` gives them. For SQL plans (sql-plan.ts), whose requests are one statement each:
+ * request's `ds.query` gives them. For SQL plans (sql-plan/), whose requests are one statement each:
  * TypeORM's query runner (its objects, the fault guard's closures, its events and result wrapping) and
  * the request's view of the data source cost more of such a request's CPU than pg itself.
  *

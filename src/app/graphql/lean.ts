@@ -31,7 +31,7 @@ export class CompiledOperations implements OperationMemory {
   private readonly byHash = new Map<string, Map<string, Known>>();
   private size = 0;
 
-  /** `plan`: the SQL plan of an operation (sql-plan.ts), made once when it is remembered; none when absent. */
+  /** `plan`: the SQL plan of an operation (sql-plan/), made once when it is remembered; none when absent. */
   constructor(private readonly plan?: (operation: OperationDefinitionNode, options: { document: DocumentNode }) => SqlPlan | undefined) {}
 
   remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation, hash?: string): void {

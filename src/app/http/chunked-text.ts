@@ -2,7 +2,7 @@ import crypto, { createHash } from 'node:crypto';
 
 /**
  * A response body as text: one string, or pieces in order, each a string or the UTF-8 bytes of one (a
- * streamed REST text plan sends a page as one piece per item, see sql-plan.ts's TextStream). Pieces are
+ * streamed REST text plan sends a page as one piece per item, see sql-plan/page.ts's TextStream). Pieces are
  * written one by one and never joined: joining hundreds of KB makes a string V8 allocates in fresh memory,
  * and the same again for its UTF-8 copy when it is written, on every request.
  */

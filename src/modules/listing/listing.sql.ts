@@ -28,9 +28,14 @@ export function isActiveListingSql(l: string, now: string): string {
   return `(${l}.status = 'active' AND (${l}.closing_date IS NULL OR ${l}.closing_date > ${now}::timestamptz))`;
 }
 
+/** A listing's status as read now: an active listing whose closing date has passed reads as expired. */
+export function listingStatusSql(l: string, now: string): string {
+  return `(CASE WHEN ${l}.status = 'active' AND ${l}.closing_date <= ${now}::timestamptz THEN 'expired' ELSE ${l}.status END)`;
+}
+
 export function listingColumns(now: string): string {
   return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
-    CASE WHEN l.status = 'active' AND l.closing_date <= ${now}::timestamptz THEN 'expired' ELSE l.status END AS status,
+    ${listingStatusSql('l', now)} AS status,
     l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice", ${currentPriceSql('l', now)}::text AS "currentPrice",
     l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature,
     a.name, a.token_address AS "tokenAddress", a.token_id::text AS "tokenId", a.chain_id AS "chainId",

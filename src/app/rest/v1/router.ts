@@ -35,7 +35,7 @@ import { requestErrors, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 
-/** Plans an operation (sql-plan.ts's planOperation with the app's schema and database). */
+/** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
 type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
 
 interface CompiledRoute {
@@ -50,7 +50,7 @@ interface CompiledRoute {
   enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
   numberPaths: string[][];
-  /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan.ts). */
+  /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan/). */
   plan?: SqlPlan;
 }
 

@@ -1,0 +1,321 @@
+import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, isLeafType, Kind, SelectionSetNode } from 'graphql';
+import type { DataSource, EntityMetadata } from 'typeorm';
+import { Asset } from '../../../modules/asset/asset.entity';
+import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
+import { Category } from '../../../modules/catalog/category.entity';
+import { Chain } from '../../../modules/chain/chain.entity';
+import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
+import { feesOf } from '../../../modules/collection/fee.type';
+import { isActiveListingSql } from '../../../modules/listing/listing.sql';
+import { argumentReader } from '../variables';
+import {
+  Build,
+  columnKey,
+  constant,
+  isFirstPage,
+  limitFits,
+  MAX_FIELDS,
+  nextAlias,
+  nowOf,
+  objectPart,
+  objectShape,
+  PAGE_ARGUMENTS,
+  readsEveryArgument,
+  Part,
+  Planned,
+  Render,
+  rowJson,
+  Shape,
+  sharedValue,
+  VALUE,
+  wrapped,
+} from './parts';
+import { assetCountSql, columnPart, FEE_SQL, listingRender, TRAIT_SQL, TRAIT_TEXT } from './leaves';
+import { PagePlan, planPage, Selected } from './page';
+
+/**
+ * The objects of SQL plans: a selection on Asset, Collection, Listing, Chain or Category as one row's
+ * JSON, with the relations a plan follows inside its statement (roots.ts plans the operation's roots).
+ */
+export class ObjectPlanner {
+  protected readonly entities: Partial<Record<Planned, EntityMetadata>>;
+
+  constructor(
+    protected readonly schema: GraphQLSchema,
+    ds: DataSource,
+  ) {
+    this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection), Chain: ds.getMetadata(Chain), Category: ds.getMetadata(Category) };
+  }
+
+  /** The fields of a selection with their response keys (flattened by flatten.ts: fields only, keys distinct; else undefined). */
+  protected fields(selectionSet: SelectionSetNode | undefined): Selected[] | undefined {
+    if (!selectionSet || selectionSet.selections.length > MAX_FIELDS) return undefined;
+    const out: Selected[] = [];
+    const keys = new Set<string>();
+    for (const node of selectionSet.selections) {
+      if (node.kind !== Kind.FIELD || node.directives?.length) return undefined;
+      const key = node.alias?.value ?? node.name.value;
+      if (keys.has(key)) return undefined;
+      keys.add(key);
+      out.push({ key, node });
+    }
+    return out;
+  }
+
+  /** One row of a planned type for this selection. */
+  object(typeName: Planned, selectionSet: SelectionSetNode | undefined): Part | undefined {
+    const type = this.schema.getType(typeName) as GraphQLObjectType;
+    const fields = this.fields(selectionSet);
+    if (!fields) return undefined;
+    // An asset's status and listing both come from its active listing: looked up once, when both are asked.
+    const listingNode = typeName === 'Asset' ? fields.find((f) => f.node.name.value === 'listing' && !f.node.arguments?.length)?.node : undefined;
+    const shared = listingNode && fields.some((f) => f.node.name.value === 'status') ? this.assetListing(listingNode) : undefined;
+    const parts: [string, Part][] = [];
+    for (const { key, node } of fields) {
+      const name = node.name.value;
+      const field = type.getFields()[name];
+      let part: Part | undefined;
+      if (name === '__typename') part = constant(typeName);
+      // Only the selection the shared value was built for: another alias of `listing` selects other fields.
+      else if (shared && node === listingNode) part = { ...shared, render: sharedValue, text: sharedValue };
+      else if (shared && name === 'status' && !node.selectionSet && !node.arguments?.length) part = this.assetStatus(field, true);
+      else part = field && this.field(typeName, field, node, key);
+      if (!part) return undefined;
+      parts.push([key, part]);
+    }
+    return objectPart(parts, shared);
+  }
+
+  private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
+    if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
+    // A field that takes arguments (given or by default) is planned only where its arguments are read.
+    if (node.arguments?.length || field.args.length) return undefined;
+    const leaf = !node.selectionSet;
+    switch (`${typeName}.${field.name}`) {
+      case 'Asset.collection':
+        return this.assetCollection(node);
+      case 'Collection.chain':
+        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
+      case 'Asset.chain':
+        // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
+        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => b.collectionOf.get(row));
+      case 'Listing.chain':
+        // Its asset's chain; inside collection.assets, the collection's (read once per collection) when it is the asset's.
+        return this.byId(
+          'Chain',
+          'chains',
+          node,
+          (b, row) => `${b.assetOf.get(row) ?? row}.chain_id`,
+          (b, l) => b.collectionOf.get(b.assetOf.get(l)!),
+        );
+      case 'Collection.category':
+        return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
+      case 'Collection.fees':
+        return this.fees(node, (_b, c) => [`${c}.fees`]);
+      case 'Asset.fees':
+        return this.fees(node, (b, a) => [this.collectionFees(b, a)]);
+      case 'Listing.fees':
+        // The collection's royalty fees, then the listing's maker fees.
+        return this.fees(node, (b, l) => {
+          const collection = `(SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id)`;
+          const parent = b.collectionOf.get(b.assetOf.get(l)!);
+          return [parent ? `CASE WHEN ${l}.collection_id = ${parent}.id THEN ${parent}.fees ELSE ${collection} END` : collection, `${l}.maker_fees`];
+        });
+      case 'Asset.status':
+        return leaf ? this.assetStatus(field) : undefined;
+      case 'Asset.listing':
+        return this.assetListing(node);
+      case 'Asset.traits':
+        return this.assetTraits(node);
+    }
+    if (typeName === 'Listing') return leaf ? listingRender(field, key) : undefined;
+    if (field.resolve || !leaf) return undefined;
+    return columnPart(this.entities[typeName]!, field);
+  }
+
+  /**
+   * An asset's traits with their counts and rarity, in asset.traits.ts's order (traitsByAssetId): its
+   * asset_traits rows with their collection_traits counts; rarity = count / the collection's assets.
+   */
+  private assetTraits(node: FieldNode): Part | undefined {
+    const type = this.schema.getType('Trait') as GraphQLObjectType;
+    const fields = this.fields(node.selectionSet);
+    if (!fields) return undefined;
+    const columns: ((ct: string, size: string) => string)[] = [];
+    const shapes: [string, Shape][] = [];
+    for (const { key, node: child } of fields) {
+      const name = child.name.value;
+      if (child.arguments?.length || child.selectionSet || (name !== '__typename' && (!type.getFields()[name] || type.getFields()[name].resolve))) return undefined;
+      const sql = TRAIT_SQL[name];
+      if (!sql) return undefined;
+      columns.push(sql);
+      shapes.push([key, name === '__typename' ? { kind: 'constant', value: 'Trait' } : VALUE]);
+    }
+    const keys = fields.map((f) => f.key);
+    const valued = columns.filter((_, i) => shapes[i][1].kind !== 'constant');
+    const texts = fields.map((f, i) => TRAIT_TEXT[f.node.name.value] ?? columns[i]);
+    const traits =
+      (item: (values: string[]) => string, chosen: typeof columns): Render =>
+      (b, a) => {
+        // Inside collection.assets, the parent collection's count (read once per collection).
+        const size = assetCountSql(b.collectionOf.get(a) ? `${b.collectionOf.get(a)}.id` : `${a}.collection_id`);
+        const t = nextAlias(b);
+        const values = chosen.map((column) => column(t, size));
+        return `array_to_json(ARRAY(SELECT ${item(values)} FROM asset_traits ${t}_a JOIN collection_traits ${t} ON ${t}.collection_id = ${t}_a.collection_id AND ${t}.trait_type = ${t}_a.trait_type AND ${t}.value = ${t}_a.value WHERE ${t}_a.asset_id = ${a}.id ORDER BY ${t}.trait_type, ${t}.value))`;
+      };
+    return {
+      shape: { kind: 'list', item: objectShape(shapes) },
+      render: traits((values) => `json_build_array(${values.join(', ')})`, valued),
+      text: keys.every(columnKey) ? traits((values) => rowJson(values, keys), texts) : undefined,
+    };
+  }
+
+  /** An asset's collection's stored fees: the collection row's own when it is in the statement. */
+  private collectionFees(b: Build, asset: string): string {
+    const c = b.collectionOf.get(asset);
+    return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${asset}.collection_id)`;
+  }
+
+  /**
+   * A row of `table` by its id (`key`), as the object of `typeName`; null when there is none. With
+   * `parent` (a row in scope with the same key column, e.g. the collection of an asset in its page), the
+   * parent's object stands in when the keys agree: PostgreSQL builds it once per parent, not per row.
+   */
+  private byId(typeName: Planned, table: string, node: FieldNode, key: Render, parent?: (b: Build, row: string) => string | undefined): Part | undefined {
+    const object = this.object(typeName, node.selectionSet);
+    if (!object) return undefined;
+    return wrapped(object, (json) => (b, row) => {
+      const of = (source: string) => {
+        const x = nextAlias(b);
+        const sql = json(b, x);
+        return sql && `(SELECT ${sql} FROM ${table} ${x} WHERE ${x}.id = ${key(b, source)})`;
+      };
+      const own = of(row);
+      const up = parent?.(b, row);
+      if (!own || !up) return own;
+      const shared = of(up);
+      return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
+    });
+  }
+
+  /**
+   * Fees from their stored JSON (collections.fees: royalty; listings.maker_fees: maker): PostgreSQL sends
+   * the stored arrays (`stored`: [royalty] or [royalty, maker]), Node types them as fee.type.ts's feesOf
+   * does; in REST's text PostgreSQL writes them.
+   */
+  private fees(node: FieldNode, stored: (b: Build, row: string) => string[]): Part | undefined {
+    const type = this.schema.getType('Fee') as GraphQLObjectType;
+    const fields = this.fields(node.selectionSet);
+    if (!fields) return undefined;
+    const picks: [string, (fee: Record<string, unknown>) => unknown][] = [];
+    for (const { key, node: child } of fields) {
+      const name = child.name.value;
+      if (name === '__typename') {
+        picks.push([key, () => 'Fee']);
+        continue;
+      }
+      const field = type.getFields()[name];
+      const leaf = field && getNamedType(field.type);
+      if (!field || field.resolve || child.arguments?.length || child.selectionSet || !leaf || !isLeafType(leaf)) return undefined;
+      picks.push([key, (fee) => (fee[name] === null || fee[name] === undefined ? null : leaf.serialize(fee[name]))]);
+    }
+    const pick = (fee: Record<string, unknown>) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of picks) out[key] = value(fee);
+      return out;
+    };
+    const map = (value: unknown) => {
+      const [royalty, maker] = value as [StoredFee[] | null, StoredFee[] | undefined];
+      const fees = [...feesOf(royalty, 'royalty'), ...(maker === undefined ? [] : feesOf(maker, 'maker'))];
+      return fees.map((fee) => pick(fee as unknown as Record<string, unknown>));
+    };
+    const keys = fields.map((f) => f.key);
+    const columns = fields.map((f) => FEE_SQL[f.node.name.value]);
+    const text: Render | undefined =
+      keys.every(columnKey) && columns.every((c) => c !== undefined)
+        ? (b, row) => {
+            const sources = stored(b, row).map(
+              (sql, k) => `SELECT f, ${k} AS k, i, '${k === 0 ? 'royalty' : 'maker'}'::text AS t FROM jsonb_array_elements(${sql}) WITH ORDINALITY e(f, i)`,
+            );
+            return `array_to_json(ARRAY(SELECT ${rowJson(columns, keys)} FROM (${sources.join(' UNION ALL ')}) u ORDER BY u.k, u.i))`;
+          }
+        : undefined;
+    return { shape: { kind: 'map', map }, render: (b, row) => `json_build_array(${stored(b, row).join(', ')})`, text };
+  }
+
+  /**
+   * listed while the asset has an active listing now (the resolver asks activeListingByAsset); `fromShared`:
+   * the asset's listing, selected too, is the object's shared value (null without one).
+   */
+  private assetStatus(field: GraphQLField<unknown, unknown>, fromShared = false): Part | undefined {
+    const type = getNamedType(field.type);
+    if (!isEnumType(type)) return undefined;
+    const listed = type.getValues().find((v) => v.value === 'listed');
+    const unlisted = type.getValues().find((v) => v.value === 'unlisted');
+    if (!listed || !unlisted || !/^[A-Z_]+$/.test(listed.name + unlisted.name)) return undefined;
+    // A correlated scalar subquery probes ux_listings_one_active_per_asset per asset; EXISTS was planned
+    // as a hashed subplan that reads every listing.
+    const status =
+      (yes: string, no: string): Render =>
+      (b, a) => {
+        if (fromShared) return `CASE WHEN ${b.shared.get(a)}.v IS NULL THEN '${no}' ELSE '${yes}' END`;
+        const l = nextAlias(b);
+        return `COALESCE((SELECT '${yes}' FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))} LIMIT 1), '${no}')`;
+      };
+    return { shape: VALUE, render: status(listed.name, unlisted.name), text: status('listed', 'unlisted') };
+  }
+
+  /** The asset's active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset). */
+  private assetListing(node: FieldNode): Part | undefined {
+    const listing = this.object('Listing', node.selectionSet);
+    if (!listing) return undefined;
+    return wrapped(listing, (json) => (b, a) => {
+      const l = nextAlias(b);
+      b.assetOf.set(l, a);
+      const sql = json(b, l);
+      return sql && `(SELECT ${sql} FROM listings ${l} WHERE ${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, nowOf(b))})`;
+    });
+  }
+
+  private assetCollection(node: FieldNode): Part | undefined {
+    const collection = this.object('Collection', node.selectionSet);
+    if (!collection) return undefined;
+    return wrapped(collection, (json) => (b, row) => {
+      // Inside collection.assets the collection is the page's own parent row.
+      const parent = b.collectionOf.get(row);
+      if (parent) return json(b, parent);
+      const c = nextAlias(b);
+      const sql = json(b, c);
+      return sql && `(SELECT ${sql} FROM collections ${c} WHERE ${c}.id = ${row}.collection_id)`;
+    });
+  }
+
+
+  /** Nested `collection.assets(limit, orderBy, direction)`: the first page, in the collection's own row. */
+  private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
+    if (!readsEveryArgument(field, PAGE_ARGUMENTS)) return undefined;
+    const page = this.page('AssetPage', 'Asset', node);
+    if (!page) return undefined;
+    const argumentsOf = argumentReader(field, node);
+    const within =
+      (json: PagePlan['render'] | undefined): Render | undefined =>
+      json &&
+      ((b, row) => {
+        if (b.withoutAssets.has(row)) return 'NULL';
+        const args = argumentsOf(b.variables);
+        const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
+        if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
+        const a = nextAlias(b);
+        b.collectionOf.set(a, row);
+        return json(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });
+      });
+    return { shape: page.shape, render: within(page.render), text: within(page.text) };
+  }
+
+
+  /** A first page of `itemType` (page.ts) for this selection. */
+  protected page(pageType: string, itemType: Planned, node: FieldNode): PagePlan | undefined {
+    const fields = this.fields(node.selectionSet);
+    return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet));
+  }
+}

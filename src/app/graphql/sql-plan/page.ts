@@ -1,0 +1,246 @@
+import type { FieldNode } from 'graphql';
+import { orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import {
+  base64urlSql,
+  Build,
+  columnKey,
+  CURSOR,
+  literal,
+  nextAlias,
+  objectShape,
+  Part,
+  realias,
+  Render,
+  rowJson,
+  Shape,
+  sortValueSql,
+  VALUE,
+} from './parts';
+
+/**
+ * A list's first page in SQL plans: `{ cursor remaining result }` (and `__typename`), in the three forms a
+ * plan sends it (one JSON value, one row per item, REST's text one row per item).
+ */
+
+/** A field of a selection with its response key. */
+export interface Selected {
+  key: string;
+  node: FieldNode;
+}
+
+/** The rows of a first page: FROM `table` `alias` WHERE `where`, in the order of `sort`; `args` are the list's. */
+export interface PageRows {
+  table: string;
+  alias: string;
+  where: string[];
+  sort: SortKey;
+  args: Record<string, unknown>;
+  /**
+ * How many rows match, when something cheaper than counting them says it exactly. A function: it may add
+ * a parameter, which must be added only when used (a named statement has as many as its text names).
+   */
+  count?: () => string;
+}
+
+
+export interface PagePlan {
+  shape: Shape;
+  /** Where `result` is among the values sent (undefined: not selected). */
+  resultAt?: number;
+  render: (b: Build, rows: PageRows) => string | undefined;
+  text?: (b: Build, rows: PageRows) => string | undefined;
+  /** REST's text of the page as one row per item (see TextStream); only when `result` is selected. */
+  stream?: (b: Build, rows: PageRows) => TextStream | undefined;
+  /** The response's form as one row per item: the values `render` sends, read from the rows. */
+  rows?: (b: Build, rows: PageRows) => RowsForm | undefined;
+}
+
+/** A statement of one row per item and how the value `render` would send is read from its rows. */
+export interface RowsForm {
+  sql: string;
+  read: (rows: StreamRow<unknown>[]) => unknown;
+}
+
+/** Whether a shape holds a list (an item with lists of its own). */
+export const hasList = (shape: Shape): boolean =>
+  shape.kind === 'list' || (shape.kind === 'object' && shape.fields.some(hasList));
+
+/**
+ * A root page's REST text sent as one row per item, in the page's order, each item's JSON written by
+ * PostgreSQL; Node writes the page's other keys around them. One JSON value of the whole page would be
+ * copied whole at every level that nests it (the array, the page's row, the output): for the 418 KB of
+ * GET /v1/collections?include_assets=true, 2-3x the CPU of its rows, most of it faulting in fresh memory.
+ * The items come as the bytes of their text (readStatement's textAsBytes), and are sent as they came.
+ */
+export interface TextStream {
+  sql: string;
+  /** The page's JSON text, in pieces, from the rows: `t` an item's JSON, `n` the count, `s` and `i` the sort value's JSON and the id. */
+  assemble: (rows: StreamRow[]) => (string | Buffer)[];
+}
+
+export interface StreamRow<T = string | Buffer> {
+  t: T;
+  n?: string | number;
+  s?: string | null;
+  i?: string;
+}
+
+
+/**
+ * A first page `{ cursor remaining result }` (and `__typename`) of the rows the caller gives for the
+ * request's arguments. `remaining` and `cursor` follow from a count of all matching rows in the same
+ * statement, as pagination.ts's fetchPage counts them; the cursor is the last row's, when rows remain.
+ */
+export function planPage(pageType: string, fields: Selected[], itemOf: (node: FieldNode) => Part | undefined): PagePlan | undefined {
+  const shapes: [string, Shape][] = [];
+  const sent: ('result' | 'remaining' | 'cursor')[] = [];
+  let item: Part | undefined;
+  for (const { key, node: child } of fields) {
+    const name = child.name.value;
+    if (name === '__typename') {
+      shapes.push([key, { kind: 'constant', value: pageType }]);
+      continue;
+    }
+    if (child.arguments?.length || sent.includes(name as never)) return undefined;
+    if (name === 'result') {
+      item = itemOf(child);
+      if (!item) return undefined;
+      shapes.push([key, { kind: 'list', item: item.shape }]);
+    } else if (name === 'remaining' && !child.selectionSet) {
+      shapes.push([key, VALUE]);
+    } else if (name === 'cursor' && !child.selectionSet) {
+      shapes.push([key, CURSOR]);
+    } else {
+      return undefined;
+    }
+    sent.push(name as 'result' | 'remaining' | 'cursor');
+  }
+  const resultItem = item;
+  const counted = sent.includes('remaining') || sent.includes('cursor');
+
+  /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
+  const values = (b: Build, r: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
+    const limit = r.args.limit as number;
+    const sort = realias(r.sort, r.alias);
+    const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+    const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
+    const n = counted ? nextAlias(b) : '';
+    const out: string[] = [];
+    for (const { node: child } of fields) {
+      const name = child.name.value;
+      if (name === '__typename') {
+        if (constants) out.push(literal(pageType));
+      } else if (name === 'result') {
+        const sql = json!(b, r.alias);
+        if (!sql) return undefined;
+        out.push(`array_to_json(ARRAY(SELECT ${sql} FROM ${from} ORDER BY ${order} LIMIT ${limit}))`);
+      } else if (name === 'remaining') {
+        out.push(`GREATEST(0, ${n}.n - ${limit})`);
+      } else {
+        // The page's last row: its sort value and id, picked before anything is computed of it (OFFSET
+        // computes the select list of every row it skips).
+        const last = nextAlias(b);
+        const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), sortValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
+        // JSON.stringify([orderBy, direction, value, id]), as encodeCursor writes it, then base64url.
+        const cursor = cursorText
+          ? base64urlSql(`'[' || ${position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)).join(` || ',' || `)} || ']'`)
+          : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
+        const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
+        out.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${cursor} FROM (${lastRow}) ${last}) END`);
+      }
+    }
+    const countFrom = counted ? ` FROM (SELECT ${r.count ? `${r.count()} AS n` : `count(*) AS n FROM ${from}`}) ${n}` : '';
+    return { out, countFrom };
+  };
+  const keys = fields.map((f) => f.key);
+
+  /**
+ * The page's rows with their item (`t`), the count (`n`), and each row's sort value as JSON (`s`) and
+ * id (`i`) for the cursor; `textual`: the text forms (s and i as varchar, so only `t` is text).
+   */
+  const itemRows = (b: Build, r: PageRows, item: string | undefined, textual: boolean) => {
+    if (!item) return undefined;
+    const sort = realias(r.sort, r.alias);
+    const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+    const columns = [`${item}${textual ? '::text' : ''} AS t`];
+    // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
+    if (counted) columns.push(`(SELECT ${r.count ? r.count() : `count(*) FROM ${from}`}) AS n`);
+    if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})${textual ? '::varchar' : ''} AS s`, `${r.alias}.id::${textual ? 'varchar' : 'text'} AS i`);
+    return `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection)} LIMIT ${r.args.limit as number}`;
+  };
+
+  /** The page's values as `render` sends them (decode's input), from its rows. */
+  const rowsForm = (b: Build, r: PageRows): RowsForm | undefined => {
+    const sql = itemRows(b, r, resultItem!.render!(b, r.alias), false);
+    if (!sql) return undefined;
+    const limit = r.args.limit as number;
+    const read = (rows: StreamRow<unknown>[]) => {
+      // An empty first page: nothing matched, so the count is 0.
+      const total = rows.length ? Number(rows[0].n) : 0;
+      const last = rows[rows.length - 1];
+      const values: unknown[] = [];
+      for (const { node: child } of fields) {
+        const name = child.name.value;
+        if (name === 'result') values.push(rows.map((row) => row.t));
+        else if (name === 'remaining') values.push(Math.max(0, total - limit));
+        else if (name === 'cursor') values.push(total > limit ? [String(r.args.orderBy), String(r.args.direction), last.s, last.i] : null);
+      }
+      return values;
+    };
+    return { sql, read };
+  };
+
+  const stream = (b: Build, r: PageRows): TextStream | undefined => {
+    const limit = r.args.limit as number;
+    const sql = itemRows(b, r, resultItem!.text!(b, r.alias), true);
+    if (!sql) return undefined;
+    const head = [r.args.orderBy, r.args.direction].map((v) => JSON.stringify(String(v))).join(',');
+    const assemble = (rows: StreamRow[]) => {
+      // An empty first page: nothing matched, so the count is 0.
+      const total = rows.length ? Number(rows[0].n) : 0;
+      const last = rows[rows.length - 1];
+      // The items are pieces of their own; the text around them is gathered in `text`.
+      const pieces: (string | Buffer)[] = [];
+      let text = '{';
+      fields.forEach(({ key, node: child }, i) => {
+        const name = child.name.value;
+        text += `${i ? ',' : ''}"${key}":`;
+        if (name === '__typename') text += JSON.stringify(pageType);
+        else if (name === 'remaining') text += String(Math.max(0, total - limit));
+        // As encodeCursor writes [orderBy, direction, value, id], then base64url.
+        else if (name === 'cursor') text += total > limit ? `"${Buffer.from(`[${head},${last.s ?? 'null'},${JSON.stringify(last.i)}]`).toString('base64url')}"` : 'null';
+        else {
+          rows.forEach((row, k) => {
+            pieces.push(k ? text : `${text}[`, row.t);
+            text = ',';
+          });
+          text = rows.length ? ']' : `${text}[]`;
+        }
+      });
+      pieces.push(`${text}}`);
+      return pieces;
+    };
+    return { sql, assemble };
+  };
+  return {
+    stream: keys.every(columnKey) && resultItem?.text ? stream : undefined,
+    // Items with lists of their own (collections with their assets): as one value, the nested arrays
+    // cost PostgreSQL several times the rows (W1: 2.8 -> 0.75 ms); flat items gain nothing.
+    rows: resultItem?.render && hasList(resultItem.shape) ? rowsForm : undefined,
+    shape: objectShape(shapes),
+    resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
+    render: (b, r) => {
+      const page = values(b, r, resultItem?.render, false, false);
+      if (!page) return undefined;
+      const array = `json_build_array(${page.out.join(', ')})`;
+      return page.countFrom ? `(SELECT ${array}${page.countFrom})` : array;
+    },
+    text:
+      keys.every(columnKey) && (!resultItem || resultItem.text)
+        ? (b, r) => {
+            const page = values(b, r, resultItem?.text, true, true);
+            return page && rowJson(page.out, keys, page.countFrom);
+          }
+        : undefined,
+  };
+}

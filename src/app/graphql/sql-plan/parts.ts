@@ -1,0 +1,229 @@
+import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql';
+import { MAX_LIMIT, SortKey } from '../../../common/pagination';
+import { Params } from '../../../common/sql';
+import { clock } from '../../../common/clock';
+
+/**
+ * The vocabulary of SQL plans (see index.ts): a planned part of the response is a Shape (how the value
+ * PostgreSQL sends becomes the response's) and its SQL (a Render, per request, given the alias of the
+ * row it belongs to), in two forms: the response's values, and REST's final text.
+ */
+
+/** The types a plan reads rows of. */
+export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
+
+/** Per request: the statement's parameters, the coerced variables, fresh table aliases. */
+export interface Build {
+  p: Params;
+  variables: Record<string, unknown>;
+  aliases: number;
+  /** The statement's `now` (a listing's status and prices, an asset's status), added on first use. */
+  now?: string;
+  /** Rows whose related row is already in the statement: an asset's collection (collection.assets), a listing's asset. */
+  collectionOf: Map<string, string>;
+  assetOf: Map<string, string>;
+  /** Collections read with includeAssets: false, whose `assets` is null. */
+  withoutAssets: Set<string>;
+  /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
+  shared: Map<string, string>;
+}
+
+export const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
+
+/** A SQL expression for one value of the response, given the alias of the row it belongs to; undefined: step aside. */
+export type Render = (b: Build, row: string) => string | undefined;
+
+/**
+ * How a value PostgreSQL sends becomes the response's value. Objects travel as JSON arrays of their
+ * values in selection order (json_build_array costs PostgreSQL a fraction of json_build_object, which
+ * escapes every key of every row); their keys, and constants such as __typename, are put back here.
+ * `map`: a value Node finishes (a scalar's own serializer, fees from their stored JSON, a cursor).
+ */
+export type Shape =
+  | { kind: 'value' }
+  | { kind: 'constant'; value: string }
+  | { kind: 'map'; map: (value: unknown) => unknown }
+  | { kind: 'object'; keys: string[]; fields: Shape[] }
+  | { kind: 'list'; item: Shape };
+
+/**
+ * A planned part: its shape, and (unless constant) its SQL; `text`, when the part can say it, the SQL of
+ * its final JSON value as REST writes it (REST text plans, see planOperation): objects with their keys,
+ * enums by their values, exact decimals as numbers unless their key ends in `_decimal`.
+ */
+export interface Part {
+  shape: Shape;
+  render?: Render;
+  text?: Render;
+}
+
+export const VALUE: Shape = { kind: 'value' };
+/** A SQL string literal of a GraphQL name (type names, enum values: [_A-Za-z0-9]). */
+export const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+export const constant = (value: string): Part => ({ shape: { kind: 'constant', value }, text: () => literal(value) });
+/** The row's shared value (see objectPart). */
+export const sharedValue: Render = (b, row) => `${b.shared.get(row)}.v`;
+/** A part whose SQL is the same in both forms. */
+export const plain = (render: Render): Part => ({ shape: VALUE, render, text: render });
+
+export function decode(shape: Shape, value: unknown): unknown {
+  switch (shape.kind) {
+    case 'value':
+      return value;
+    case 'constant':
+      return shape.value;
+    case 'map':
+      return shape.map(value);
+    case 'list':
+      return (value as unknown[]).map((item) => decode(shape.item, item));
+    case 'object': {
+      if (value === null) return null;
+      const values = value as unknown[];
+      const out: Record<string, unknown> = {};
+      let next = 0;
+      for (let i = 0; i < shape.keys.length; i += 1) {
+        const field = shape.fields[i];
+        out[shape.keys[i]] = field.kind === 'constant' ? field.value : decode(field, values[next++]);
+      }
+      return out;
+    }
+  }
+}
+
+export const objectShape = (fields: [string, Shape][]): Shape => ({ kind: 'object', keys: fields.map(([key]) => key), fields: fields.map(([, shape]) => shape) });
+
+/** Each render's SQL, or undefined when one of them steps aside. */
+export function renderAll(b: Build, row: string, renders: Render[]): string[] | undefined {
+  const values: string[] = [];
+  for (const render of renders) {
+    const sql = render(b, row);
+    if (sql === undefined) return undefined;
+    values.push(sql);
+  }
+  return values;
+}
+
+/** A key PostgreSQL can carry as a column name unchanged (at most 63 bytes, no quoting). */
+export const columnKey = (key: string) => /^[_A-Za-z][_0-9A-Za-z]{0,62}$/.test(key);
+
+/**
+ * An object's final JSON: row_to_json of one row whose columns are the keys, in order. Unlike
+ * json_build_object (`{"a" : 1, "b" : 2}`) it writes no spaces, as JSON.stringify does.
+ */
+export const rowJson = (columns: string[], keys: string[], from = '') =>
+  `(SELECT row_to_json(r) FROM (SELECT ${columns.map((sql, i) => `${sql} AS "${keys[i]}"`).join(', ')}${from}) r)`;
+
+/**
+ * An object of planned parts: `json_build_array` of the values that are not constant. `shared`: a value
+ * several parts read (as `${b.shared.get(row)}.v`), computed once per row in the object's FROM.
+ */
+export function objectPart(parts: [string, Part][], shared?: Part): Part {
+  const shape = objectShape(parts.map(([key, part]) => [key, part.shape]));
+  const renders = parts.map(([, part]) => part.render).filter((r): r is Render => r !== undefined);
+  const keys = parts.map(([key]) => key);
+  const texts = parts.map(([, part]) => part.text);
+  const withText = keys.every(columnKey) && texts.every((t) => t !== undefined) && (!shared || shared.text);
+  /** ` FROM (SELECT <shared> AS v) x` for this row, or '' without a shared value; undefined: step aside. */
+  const sharedFrom = (b: Build, row: string, render: Render | undefined) => {
+    if (!shared) return '';
+    const sql = render!(b, row);
+    if (!sql) return undefined;
+    const x = nextAlias(b);
+    b.shared.set(row, x);
+    // OFFSET 0 keeps the subquery from being pulled up, which would compute the value once per reader.
+    return ` FROM (SELECT ${sql} AS v OFFSET 0) ${x}`;
+  };
+  return {
+    shape,
+    render: (b, row) => {
+      const from = sharedFrom(b, row, shared?.render);
+      const values = from === undefined ? undefined : renderAll(b, row, renders);
+      return values && (from ? `(SELECT json_build_array(${values.join(', ')})${from})` : `json_build_array(${values.join(', ')})`);
+    },
+    text: withText
+      ? (b, row) => {
+          const from = sharedFrom(b, row, shared?.text);
+          const values = from === undefined ? undefined : renderAll(b, row, texts as Render[]);
+          return values && rowJson(values, keys, from);
+        }
+      : undefined,
+  };
+}
+
+/** A part whose both forms (the response's and REST's text) are `object`'s, each put in the same SQL by `wrap`. */
+export function wrapped(object: Part, wrap: (json: Render) => Render): Part {
+  return { shape: object.shape, render: object.render && wrap(object.render), text: object.text && wrap(object.text) };
+}
+
+/**
+ * A leaf whose text PostgreSQL sends and whose GraphQL type serializes it in Node (prices, exact
+ * decimals). In REST's text an exact decimal is written by PostgreSQL: trim_scale gives exactDecimal's
+ * digits, a JSON number unless the key ends in `_decimal` (router.ts's rule); a Price (a double) has no text.
+ */
+export const serialized = (field: GraphQLField<unknown, unknown>, key: string, numeric: Render): Part | undefined => {
+  const type = getNamedType(field.type);
+  if (!isLeafType(type)) return undefined;
+  const render: Render = (b, row) => `${numeric(b, row)}::text`;
+  const decimal = type.name === 'Decimal';
+  return {
+    shape: { kind: 'map', map: (value) => (value === null || value === undefined ? null : type.serialize(value)) },
+    render,
+    text: decimal ? (b, row) => `trim_scale(${numeric(b, row)})${key.endsWith('_decimal') ? '::text' : ''}` : undefined,
+  };
+};
+
+/** base64url of a JSON text, without padding (Buffer#toString('base64url')); encode() breaks lines every 76 characters. */
+export const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
+
+/** A cursor as pagination.ts's encodeCursor writes it, from the `[orderBy, direction, sort value, id]` PostgreSQL sends. */
+export const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : Buffer.from(JSON.stringify(value)).toString('base64url')) };
+
+export const STEP_ASIDE = Symbol('stepAside');
+
+/** json_build_array takes at most 100 arguments. */
+export const MAX_FIELDS = 100;
+
+export const nextAlias = (b: Build) => `j${(b.aliases += 1)}`;
+
+/** The sort expressions name the list's table `t`; a plan names each table of its own. */
+export const realias = (sort: SortKey, alias: string): SortKey => ({ ...sort, expression: sort.expression.replace(/\bt\./g, `${alias}.`) });
+
+/** A timestamp(3) as Date#toISOString writes the value pg reads. */
+export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A row's sort value as the resolvers put it in a cursor: pg's reading of pagination.ts's `__sort` column. */
+export function sortValueSql(sort: SortKey): string {
+  if (sort.sqlType === 'timestamptz') return isoSql(sort.expression);
+  if (sort.sqlType === 'numeric' || sort.sqlType === 'bigint') return `${sort.expression}::text`;
+  return sort.expression;
+}
+
+/**
+ * A part of a stored enum: by its GraphQL name in the response, by its value in REST's text (REST spells
+ * enums by their values); a value the enum lacks reads as null. Undefined when the values or names
+ * cannot be written as SQL literals. The CASE arms are written once, not per request.
+ */
+export function enumPart(type: GraphQLEnumType, expression: Render): Part | undefined {
+  const values = type.getValues();
+  if (!values.every((v) => typeof v.value === 'string' && /^[a-z0-9_]+$/.test(v.value) && /^[A-Z0-9_]+$/.test(v.name))) return undefined;
+  const arms = (spelling: 'name' | 'value') => values.map((v) => `WHEN '${v.value}' THEN '${spelling === 'name' ? v.name : v.value}'`).join(' ');
+  const caseOf =
+    (whens: string): Render =>
+    (b, row) => {
+      const sql = expression(b, row);
+      return sql && `CASE ${sql} ${whens} END`;
+    };
+  return { shape: VALUE, render: caseOf(arms('name')), text: caseOf(arms('value')) };
+}
+
+/**
+ * Whether a plan reads every argument the field takes. Plans are made by an allow-list: an argument the
+ * schema gains later (a new filter) means no plan, and the resolvers answer, until the planner reads it.
+ */
+export const readsEveryArgument = (field: GraphQLField<unknown, unknown>, read: readonly string[]) => field.args.every((arg) => read.includes(arg.name));
+
+/** The arguments of every page: a first page is planned, in any order (`page` given: the resolvers answer). */
+export const PAGE_ARGUMENTS = ['limit', 'orderBy', 'direction', 'page'] as const;
+
+export const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
+export const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;

@@ -1,0 +1,230 @@
+import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
+import type { SortKey } from '../../../common/pagination';
+import { UUID } from '../../../common/validate';
+import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
+import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
+import { argumentReader } from '../variables';
+import { Build, isFirstPage, limitFits, nextAlias, PAGE_ARGUMENTS, Planned, readsEveryArgument, Render, Shape, STEP_ASIDE } from './parts';
+import { assetCountSql } from './leaves';
+import { ObjectPlanner } from './objects';
+import type { RowsForm, StreamRow } from './page';
+
+/**
+ * The roots of SQL plans: which root fields a plan answers, and with which arguments; objects.ts plans
+ * what they select.
+ */
+
+
+/** A root field: its shape, its SQL for the request's arguments, and how its value is read back. */
+export interface Root {
+  key: string;
+  shape: Shape;
+  render?: (b: Build) => { sql: string; read?: (value: unknown) => unknown } | undefined;
+  /** Its final JSON as REST writes it (see Part); only for a root whose value needs no reading back. */
+  text?: (b: Build) => string | undefined;
+  /** REST's text as rows (a list's first page, see TextStream); `assemble` answers undefined when the resolvers must. */
+  stream?: (b: Build) => { sql: string; assemble: (rows: StreamRow[]) => (string | Buffer)[] | undefined } | undefined;
+  /** `render` as one row per item (a list's first page, see PagePlan.rows); `read` may answer STEP_ASIDE. */
+  rows?: (b: Build) => RowsForm | undefined;
+}
+
+/**
+ * The arguments each planned root reads (each root's `where` below, and pages' own): any other argument
+ * of the field means no plan (readsEveryArgument). A root reads an argument by turning it into SQL or by
+ * stepping aside when it is given (a chain filter, a status of assets, traits).
+ */
+const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
+  asset: ['tokenAddress', 'tokenId', 'chainId'],
+  collection: ['address', 'chainId', 'includeAssets'],
+  assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
+  collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
+};
+
+export class Planner extends ObjectPlanner {
+  /** The operation's root fields, or undefined when one of them is not covered. */
+  roots(operation: OperationDefinitionNode): Root[] | undefined {
+    if (operation.operation !== 'query' || operation.directives?.length) return undefined;
+    const queryType = this.schema.getQueryType()!;
+    const fields = this.fields(operation.selectionSet);
+    if (!fields) return undefined;
+    const roots: Root[] = [];
+    for (const { key, node } of fields) {
+      const name = node.name.value;
+      const field = queryType.getFields()[name];
+      let root: Omit<Root, 'key'> | undefined;
+      if (field && !readsEveryArgument(field, ROOT_ARGUMENTS[name] ?? [])) return undefined;
+      if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
+      else if (name === 'asset') root = this.assetRoot(field, node);
+      else if (name === 'collection') root = this.collectionRoot(field, node);
+      else if (name === 'assets') root = this.assetsRoot(field, node);
+      else if (name === 'collections') root = this.collectionsRoot(field, node);
+      if (!root) return undefined;
+      roots.push({ key, ...root });
+    }
+    return roots;
+  }
+
+  private assetRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.oneRow(field, node, 'Asset', 'assets', (b, args, a) => {
+      const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
+      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
+      return where;
+    });
+  }
+
+  /** `collection(address, chainId, includeAssets)`: as collection.service.ts's getCollection finds it. */
+  private collectionRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.oneRow(field, node, 'Collection', 'collections', (b, args, a) => {
+      if (typeof args.includeAssets !== 'boolean' || typeof args.address !== 'string') return undefined;
+      // includeAssets: false answers its `assets` with null.
+      if (!args.includeAssets) b.withoutAssets.add(a);
+      const where = [`${a}.contract_address = ${b.p.add(args.address.toLowerCase())}`];
+      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
+      return where;
+    });
+  }
+
+  /**
+   * A root of one row of `table` found by `where` (undefined: the resolver answers). Not found, or found
+   * on several chains (the rows are read in the chains' order, at most 2): the resolver's error, so the
+   * resolver answers.
+   */
+  private oneRow(
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    typeName: Planned,
+    table: string,
+    where: (b: Build, args: Record<string, unknown>, alias: string) => string[] | undefined,
+  ): Omit<Root, 'key'> | undefined {
+    const object = this.object(typeName, node.selectionSet);
+    if (!object) return undefined;
+    const argumentsOf = argumentReader(field, node);
+    /** The rows as `json(alias)`. */
+    const rows = (b: Build, json: Render) => {
+      const a = nextAlias(b);
+      const conditions = where(b, argumentsOf(b.variables), a);
+      const sql = conditions && json(b, a);
+      return sql && `SELECT ${sql} AS v FROM ${table} ${a} WHERE ${conditions!.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2`;
+    };
+    const text = object.text;
+    return {
+      shape: object.shape,
+      render: (b) => {
+        const found = rows(b, object.render!);
+        if (!found) return undefined;
+        return {
+          sql: `array_to_json(ARRAY(SELECT x.v FROM (${found}) x))`,
+          read: (value) => (Array.isArray(value) && value.length === 1 ? value[0] : STEP_ASIDE),
+        };
+      },
+      // Null (the resolver answers) unless exactly one row is found.
+      text: text && ((b) => {
+        const found = rows(b, text);
+        return found && `(SELECT CASE WHEN count(*) = 1 THEN min(x.v::text) END FROM (${found}) x)`;
+      }),
+    };
+  }
+
+  /**
+   * A root list's first page: `filters` turns the request's arguments into WHERE conditions on the rows
+   * (alias `a`), or undefined when the resolver must answer; `checkEmpty`: an empty page steps aside.
+   */
+  private listRoot(
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey> },
+    filters: (
+      b: Build,
+      args: Record<string, unknown>,
+      a: string,
+    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string } | undefined,
+  ): Omit<Root, 'key'> | undefined {
+    const page = this.page(types.page, types.item, node);
+    if (!page) return undefined;
+    const resultAt = page.resultAt;
+    const argumentsOf = argumentReader(field, node);
+    /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
+    const rows = (b: Build, text: boolean, streamed = false) => {
+      const args = argumentsOf(b.variables);
+      const sort = types.sorts[args.orderBy as string];
+      if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
+      const a = nextAlias(b);
+      const filtered = filters(b, args, a);
+      // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
+      if (!filtered || (filtered.checkEmpty && !streamed && (text ? !filtered.exists : resultAt === undefined))) return undefined;
+      return { rows: { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count }, filtered };
+    };
+    const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
+    return {
+      shape: page.shape,
+      render: (b) => {
+        const found = rows(b, false);
+        const sql = found && page.render(b, found.rows);
+        if (!sql) return undefined;
+        return { sql, read: found!.filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
+      },
+      rows: page.rows
+        ? (b) => {
+            const found = rows(b, false);
+            const form = found && page.rows!(b, found.rows);
+            if (!form) return undefined;
+            const checkEmpty = found!.filtered.checkEmpty;
+            return { sql: form.sql, read: (sent) => (checkEmpty && !sent.length ? STEP_ASIDE : form.read(sent)) };
+          }
+        : undefined,
+      stream: page.stream
+        ? (b) => {
+            const found = rows(b, false, true);
+            const stream = found && page.stream!(b, found.rows);
+            if (!stream) return undefined;
+            // An empty page of what may not exist: the resolvers tell an empty one from an unknown one.
+            const checkEmpty = found!.filtered.checkEmpty;
+            return { sql: stream.sql, assemble: (sent) => (checkEmpty && !sent.length ? undefined : stream.assemble(sent)) };
+          }
+        : undefined,
+      text: page.text
+        ? (b) => {
+            const found = rows(b, true);
+            const sql = found && page.text!(b, found.rows);
+            // Null (the resolver answers) when what the page is of does not exist.
+            return sql && (found.filtered.checkEmpty ? `(CASE WHEN ${found.filtered.exists!()} THEN ${sql} END)` : sql);
+          }
+        : undefined,
+    };
+  }
+
+  private assetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.listRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets', sorts: ASSET_SORTS }, (b, args, a) => {
+      if (args.chainId != null || args.status != null || (args.trait as unknown[] | null)?.length) return undefined;
+      const where: string[] = [];
+      const byCollection = args.collectionId != null;
+      if (byCollection) {
+        // A contract address instead of an id: the resolver looks the collection up.
+        if (!UUID.test(args.collectionId as string)) return undefined;
+        where.push(`${a}.collection_id = ${b.p.add((args.collectionId as string).toLowerCase())}`);
+      }
+      if (args.assetContract != null) where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
+      if (args.ownerId != null) where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
+      // An empty page of a collection given by id: the resolver tells an empty collection from an unknown one.
+      const id = () => `${b.p.add((args.collectionId as string).toLowerCase())}::uuid`;
+      const count = byCollection && where.length === 1 ? () => assetCountSql(id()) : undefined;
+      // The resolver answers an empty page of a collection that exists, and an error for one that does not.
+      const exists = () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})`;
+      return { where, checkEmpty: byCollection, count, exists };
+    });
+  }
+
+  private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, (b, args, a) => {
+      // A chain filter checks that the chain exists.
+      if (args.chainId != null || typeof args.includeAssets !== 'boolean') return undefined;
+      // includeAssets: false answers `assets` of each collection with null.
+      if (!args.includeAssets) b.withoutAssets.add(a);
+      const where: string[] = [];
+      if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(args.categoryId)}`);
+      if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
+      if (args.status != null) where.push(`${a}.status = ${b.p.add(args.status)}`);
+      return { where };
+    });
+  }
+}
