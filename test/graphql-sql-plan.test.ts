@@ -3,6 +3,7 @@ import { buildAppSchema } from '../src/app/graphql/schema';
 import { planOperation } from '../src/app/graphql/sql-plan';
 import { startServer, TestServer } from './setup/server';
 import { saveAsset, saveCollection, CollectionRow } from './factories/marketplace';
+import { OwnedAsset, Party, saveAcceptedOffer, saveListing, saveOffer, saveOwnedAsset, saveSiblingAsset } from './factories/market';
 
 /**
  * SQL plans (src/app/graphql/sql-plan/): from its third use, a known query whose selection PostgreSQL
@@ -246,5 +247,72 @@ describe('plans by an allow-list of arguments', () => {
   ])('when %s.%s takes an argument the planner does not read, then its documents get no plan (the resolvers answer)', async (typeName, fieldName, text) => {
     expect(planOperation(await schemaFromSdl(), server.ds, operationOf(text))).toBeDefined();
     expect(planOperation(await schemaFromSdl({ typeName, fieldName }), server.ds, operationOf(text))).toBeUndefined();
+  });
+});
+
+const withoutRequestId = (text: string) => text.replace(/"requestId":"[^"]*"/g, '"requestId":""');
+
+describe("a frontend's pages as Apollo Client writes them (fragments, __typename, ids)", () => {
+  const HEADER = 'fragment CollectionHeader on Collection { __typename id name slug contractAddress chainId imageUrl owner }';
+  const LISTING = 'fragment ListingPrice on Listing { __typename id orderType currentPrice currentPriceDecimal seller closingDate }';
+  const OFFER = 'fragment OfferRow on Offer { __typename id kind price priceDecimal taker status quantity filled tokenId assetId startTime endTime createdAt }';
+  const SALE = `fragment SaleRow on Order { __typename id price priceDecimal buyer seller unit status listingId createdAt asset { __typename id tokenId name imageUrl status collection { ...CollectionHeader } } }`;
+  let market: { owned: OwnedAsset; taker: Party; sold: OwnedAsset };
+
+  beforeAll(async () => {
+    const owned = await saveOwnedAsset(server);
+    const taker = await server.key();
+    const bidder = await server.key();
+    await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: '2.000000000000000001' });
+    await saveOffer(server, taker.key, owned.asset.id, { price: '0.100000000000000001' });
+    await saveOffer(server, bidder.key, owned.asset.id, { price: 1.25 });
+    const sold = await saveSiblingAsset(server, owned);
+    await saveAcceptedOffer(server, sold, taker, 3);
+    market = { owned, taker, sold };
+  }, 60_000);
+
+  test('when an asset page reads the asset, its collection, its listing and its newest offers, then the planned answer is the same bytes in one statement', async () => {
+    const query = `query AssetPage($tokenAddress: Address!, $tokenId: TokenId!) {
+      asset(tokenAddress: $tokenAddress, tokenId: $tokenId) { __typename id tokenId name owner status collection { ...CollectionHeader } listing { ...ListingPrice } }
+      offers(tokenAddress: $tokenAddress, tokenId: $tokenId, orderBy: CREATED_AT, direction: DESC, limit: 10) { __typename cursor remaining result { ...OfferRow asset { id name } } }
+    }
+    ${HEADER} ${LISTING} ${OFFER}`;
+    const { first, third } = await firstAndThird(query, { tokenAddress: market.owned.asset.tokenAddress, tokenId: market.owned.asset.tokenId });
+    expect(first.status).toBe(200);
+    expect(first.sql).toBeGreaterThan(1);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const data = JSON.parse(third.text).data;
+    expect(data.offers.result.map((o: { priceDecimal: string }) => o.priceDecimal)).toEqual(['1.25', '0.100000000000000001']);
+    expect(data.asset.listing.currentPriceDecimal).toBe('2.000000000000000001');
+  });
+
+  test('when recent sales are read with their asset and its collection, then the planned answer is the same bytes in one statement', async () => {
+    const query = `query RecentSales($owner: Address!) { orders(ownerId: $owner, orderBy: CREATED_AT, direction: DESC, limit: 20) { __typename cursor result { ...SaleRow } } }
+    ${SALE} ${HEADER}`;
+    const { first, third } = await firstAndThird(query, { owner: market.taker.address });
+    expect(first.status).toBe(200);
+    expect(first.sql).toBeGreaterThan(1);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const [sale] = JSON.parse(third.text).data.orders.result;
+    expect([sale.priceDecimal, sale.buyer, sale.asset.id, sale.asset.collection.id]).toEqual(['3', market.taker.address, market.sold.asset.id, market.sold.collection.id]);
+  });
+
+  test('when offers are filtered by status, kind and collection, or the collection is unknown, then every use answers as the resolvers do', async () => {
+    const query = `query ($c: String, $status: OfferStatus, $kind: OfferKind) { offers(collectionId: $c, status: $status, kind: $kind, orderBy: PRICE, direction: ASC, limit: 1) { cursor remaining result { id price status } } }`;
+    const cases: Record<string, unknown>[] = [
+      { c: market.owned.collection.id, status: 'ACTIVE', kind: 'ITEM' },
+      { c: market.owned.collection.id, status: 'ACCEPTED' },
+      { c: market.owned.collection.id, status: 'EXPIRED' },
+      { c: '00000000-0000-4000-8000-000000000000' },
+    ];
+    for (const variables of cases) {
+      const { first, third } = await firstAndThird(query, variables);
+      expect(withoutRequestId(third.text)).toBe(withoutRequestId(first.text));
+    }
+    const { third } = await firstAndThird(query, cases[0]);
+    expect(JSON.parse(third.text).data.offers).toMatchObject({ remaining: 1, result: [{ price: 0.1, status: 'ACTIVE' }] });
+    expect(JSON.parse((await firstAndThird(query, cases[3])).third.text).errors[0].extensions.code).toBe('NOT_FOUND');
   });
 });

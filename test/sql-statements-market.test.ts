@@ -40,7 +40,7 @@ describe('SQL statements of marketplace lists', () => {
   beforeAll(async () => {
     few = await salesBetweenTwo(2);
     many = await salesBetweenTwo(20);
-  });
+  }, 180_000);
 
   test('when 2 or 20 offers are listed with their assets\' collections, then the statement count is the same', async () => {
     const collectionNames = (data: any) => data.offers.result.map((o: any) => o.assets.result[0].collection.name);

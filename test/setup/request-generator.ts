@@ -67,7 +67,7 @@ const UUID_NONE = '00000000-0000-4000-8000-000000000000';
 /** Object levels below a root, at most. */
 const MAX_DEPTH = 6;
 /** Roots a plan answers come more often than the others. */
-const PLANNED_ROOTS = ['asset', 'assets', 'collections'];
+const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers'];
 
 function literal(value: unknown): string {
   if (value === null) return 'null';

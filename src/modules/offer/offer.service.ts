@@ -20,7 +20,8 @@ import { EventLog, withEvents } from '../event/event.log';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy } from './offer.types';
 
-const SORT: Record<OfferOrderBy, SortKey> = {
+/** The sorts of offers over their row `o` (SQL plans read them too). */
+export const OFFER_SORTS: Record<OfferOrderBy, SortKey> = {
   [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },
   [OfferOrderBy.PRICE]: { expression: 'o.price', sqlType: 'numeric' },
   [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz' },
@@ -44,7 +45,7 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
     idExpression: 'o.id',
     where,
     params: p,
-    sort: SORT[args.orderBy],
+    sort: OFFER_SORTS[args.orderBy],
     orderBy: args.orderBy,
     args,
   });

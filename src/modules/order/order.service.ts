@@ -11,7 +11,8 @@ export const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "li
   r.collection_id AS "collectionId", r.chain_id AS "chainId", r.token_address AS "tokenAddress", r.token_id::text AS "tokenId",
   r.price::text AS price, r.seller, r.buyer, r.status, r.unit, r.created_at AS "createdAt", r.updated_at AS "updatedAt"`;
 
-const SORT: Record<OrderOrderBy, SortKey> = {
+/** The sorts of orders over their row `r` (SQL plans read them too). */
+export const ORDER_SORTS: Record<OrderOrderBy, SortKey> = {
   [OrderOrderBy.CREATED_AT]: { expression: 'r.created_at', sqlType: 'timestamptz' },
   [OrderOrderBy.PRICE]: { expression: 'r.price', sqlType: 'numeric' },
 };
@@ -39,7 +40,7 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
     idExpression: 'r.id',
     where,
     params: p,
-    sort: SORT[args.orderBy],
+    sort: ORDER_SORTS[args.orderBy],
     orderBy: args.orderBy,
     args,
   });

@@ -30,11 +30,11 @@ import {
   VALUE,
   wrapped,
 } from './parts';
-import { assetCountSql, columnPart, FEE_SQL, listingRender, TRAIT_SQL, TRAIT_TEXT } from './leaves';
+import { assetCountSql, columnPart, FEE_SQL, listingRender, tradeRender, TRAIT_SQL, TRAIT_TEXT } from './leaves';
 import { PagePlan, planPage, Selected } from './page';
 
 /**
- * The objects of SQL plans: a selection on Asset, Collection, Listing, Chain or Category as one row's
+ * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain or Category as one row's
  * JSON, with the relations a plan follows inside its statement (roots.ts plans the operation's roots).
  */
 export class ObjectPlanner {
@@ -127,8 +127,13 @@ export class ObjectPlanner {
         return this.assetListing(node);
       case 'Asset.traits':
         return this.assetTraits(node);
+      case 'Order.asset':
+      case 'Offer.asset':
+        // An order's asset; an item offer's (null for collection and trait offers, whose asset_id is null).
+        return this.byId('Asset', 'assets', node, (_b, row) => `${row}.asset_id`);
     }
     if (typeName === 'Listing') return leaf ? listingRender(field, key) : undefined;
+    if (typeName === 'Order' || typeName === 'Offer') return leaf ? tradeRender(typeName, field, key) : undefined;
     if (field.resolve || !leaf) return undefined;
     return columnPart(this.entities[typeName]!, field);
   }

@@ -10,7 +10,7 @@ import { clock } from '../../../common/clock';
  */
 
 /** The types a plan reads rows of. */
-export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing';
+export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing' | 'Order' | 'Offer';
 
 /** Per request: the statement's parameters, the coerced variables, fresh table aliases. */
 export interface Build {
@@ -185,8 +185,15 @@ export const MAX_FIELDS = 100;
 
 export const nextAlias = (b: Build) => `j${(b.aliases += 1)}`;
 
-/** The sort expressions name the list's table `t`; a plan names each table of its own. */
-export const realias = (sort: SortKey, alias: string): SortKey => ({ ...sort, expression: sort.expression.replace(/\bt\./g, `${alias}.`) });
+const TABLE_T = /\bt\./g;
+/**
+ * The sort expressions name the list's table `t` (or `from`: orders' `r`, offers' `o`, renamed once per
+ * plan); a plan names each table of its own.
+ */
+export const realias = (sort: SortKey, alias: string, from?: string): SortKey => ({
+  ...sort,
+  expression: sort.expression.replace(from ? new RegExp(`\\b${from}\\.`, 'g') : TABLE_T, `${alias}.`),
+});
 
 /** A timestamp(3) as Date#toISOString writes the value pg reads. */
 export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

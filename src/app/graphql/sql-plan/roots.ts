@@ -3,8 +3,11 @@ import type { SortKey } from '../../../common/pagination';
 import { UUID } from '../../../common/validate';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
+import { offerStatusSql } from '../../../modules/offer/offer.sql';
+import { OFFER_SORTS } from '../../../modules/offer/offer.service';
+import { ORDER_SORTS } from '../../../modules/order/order.service';
 import { argumentReader } from '../variables';
-import { Build, isFirstPage, limitFits, nextAlias, PAGE_ARGUMENTS, Planned, readsEveryArgument, Render, Shape, STEP_ASIDE } from './parts';
+import { Build, isFirstPage, limitFits, nextAlias, nowOf, PAGE_ARGUMENTS, Planned, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
 import { ObjectPlanner } from './objects';
 import type { RowsForm, StreamRow } from './page';
@@ -38,6 +41,8 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   collection: ['address', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
+  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status'],
+  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind'],
 };
 
 export class Planner extends ObjectPlanner {
@@ -58,6 +63,8 @@ export class Planner extends ObjectPlanner {
       else if (name === 'collection') root = this.collectionRoot(field, node);
       else if (name === 'assets') root = this.assetsRoot(field, node);
       else if (name === 'collections') root = this.collectionsRoot(field, node);
+      else if (name === 'orders') root = this.ordersRoot(field, node);
+      else if (name === 'offers') root = this.offersRoot(field, node);
       if (!root) return undefined;
       roots.push({ key, ...root });
     }
@@ -132,7 +139,7 @@ export class Planner extends ObjectPlanner {
   private listRoot(
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
-    types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey> },
+    types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey>; sortTable?: string },
     filters: (
       b: Build,
       args: Record<string, unknown>,
@@ -141,12 +148,14 @@ export class Planner extends ObjectPlanner {
   ): Omit<Root, 'key'> | undefined {
     const page = this.page(types.page, types.item, node);
     if (!page) return undefined;
+    // Sorts that name their table otherwise (orders `r`, offers `o`) name it `t`, as page.ts reads them.
+    const sorts = types.sortTable ? Object.fromEntries(Object.entries(types.sorts).map(([k, sort]) => [k, realias(sort, 't', types.sortTable)])) : types.sorts;
     const resultAt = page.resultAt;
     const argumentsOf = argumentReader(field, node);
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
     const rows = (b: Build, text: boolean, streamed = false) => {
       const args = argumentsOf(b.variables);
-      const sort = types.sorts[args.orderBy as string];
+      const sort = sorts[args.orderBy as string];
       if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
       const a = nextAlias(b);
       const filtered = filters(b, args, a);
@@ -196,21 +205,42 @@ export class Planner extends ObjectPlanner {
   private assetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets', sorts: ASSET_SORTS }, (b, args, a) => {
       if (args.chainId != null || args.status != null || (args.trait as unknown[] | null)?.length) return undefined;
-      const where: string[] = [];
-      const byCollection = args.collectionId != null;
-      if (byCollection) {
-        // A contract address instead of an id: the resolver looks the collection up.
-        if (!UUID.test(args.collectionId as string)) return undefined;
-        where.push(`${a}.collection_id = ${b.p.add((args.collectionId as string).toLowerCase())}`);
-      }
+      const byCollection = collectionFilter(b, args, a);
+      if (!byCollection) return undefined;
+      const where = byCollection.where;
       if (args.assetContract != null) where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
       if (args.ownerId != null) where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
-      // An empty page of a collection given by id: the resolver tells an empty collection from an unknown one.
-      const id = () => `${b.p.add((args.collectionId as string).toLowerCase())}::uuid`;
-      const count = byCollection && where.length === 1 ? () => assetCountSql(id()) : undefined;
-      // The resolver answers an empty page of a collection that exists, and an error for one that does not.
-      const exists = () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})`;
-      return { where, checkEmpty: byCollection, count, exists };
+      // A collection's own assets are counted in collection_asset_counts.
+      const count = byCollection.checkEmpty && where.length === 1 ? () => assetCountSql(byCollection.id()) : undefined;
+      return { ...byCollection, count };
+    });
+  }
+
+  /** `orders(...)`: as order.service.ts's listOrders filters them. */
+  private ordersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.listRoot(field, node, { page: 'OrderPage', item: 'Order', table: 'orders', sorts: ORDER_SORTS, sortTable: 'r' }, (b, args, a) => {
+      const filter = args.chainId == null && collectionFilter(b, args, a);
+      if (!filter) return undefined;
+      tokenFilters(b, args, a, filter.where);
+      if (args.ownerId != null) {
+        const owner = b.p.add(args.ownerId);
+        filter.where.push(`(${a}.seller = ${owner} OR ${a}.buyer = ${owner})`);
+      }
+      if (args.status != null) filter.where.push(`${a}.status = ${b.p.add(args.status)}`);
+      return filter;
+    });
+  }
+
+  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now). */
+  private offersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.listRoot(field, node, { page: 'OfferPage', item: 'Offer', table: 'offers', sorts: OFFER_SORTS, sortTable: 'o' }, (b, args, a) => {
+      const filter = args.chainId == null && collectionFilter(b, args, a);
+      if (!filter) return undefined;
+      tokenFilters(b, args, a, filter.where);
+      if (args.ownerId != null) filter.where.push(`${a}.taker = ${b.p.add(args.ownerId)}`);
+      if (args.status != null) filter.where.push(`${offerStatusSql(a, nowOf(b))} = ${b.p.add(args.status)}`);
+      if (args.kind != null) filter.where.push(`${a}.kind = ${b.p.add(args.kind)}`);
+      return filter;
     });
   }
 
@@ -227,4 +257,27 @@ export class Planner extends ObjectPlanner {
       return { where };
     });
   }
+}
+
+/**
+ * A list's `collectionId` filter (rows of `a` whose collection_id is it), or undefined when the resolver
+ * must answer (a contract address instead of an id: the resolver looks the collection up). The resolver
+ * answers an empty page of a collection that exists and an error for one that does not: given an id, the
+ * page is checked for emptiness (`checkEmpty`, `exists`). `id` adds its parameter when it is used.
+ */
+function collectionFilter(b: Build, args: Record<string, unknown>, a: string) {
+  const where: string[] = [];
+  const given = args.collectionId;
+  if (given == null) return { where, checkEmpty: false, id: () => '', exists: undefined };
+  if (typeof given !== 'string' || !UUID.test(given)) return undefined;
+  const collectionId = given.toLowerCase();
+  where.push(`${a}.collection_id = ${b.p.add(collectionId)}`);
+  const id = () => `${b.p.add(collectionId)}::uuid`;
+  return { where, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
+}
+
+/** The token filters of offers and orders (common/token-args.ts's tokenAddress and tokenId). */
+function tokenFilters(b: Build, args: Record<string, unknown>, a: string, where: string[]): void {
+  if (args.tokenAddress != null) where.push(`${a}.token_address = ${b.p.add(args.tokenAddress)}`);
+  if (args.tokenId != null) where.push(`${a}.token_id = ${b.p.add(args.tokenId)}::numeric`);
 }
