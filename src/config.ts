@@ -95,7 +95,7 @@ export interface Config {
    * (rounded up to the 18th decimal; 0: any amount above it). Default 5.
    */
   auctionMinIncrementPercent: number;
-  /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events (other processes may). */
+  /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events and settles no auction (other processes may). */
   expirySweeper: boolean;
   /** EVENTS_POLL_MS: live subscriptions check the event log's head this often, besides LISTEN/NOTIFY. */
   eventsPollMs: number;

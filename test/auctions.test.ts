@@ -2,6 +2,7 @@ import { clock } from '../src/common/clock';
 import { sweepExpired } from '../src/modules/event/expiry.sweeper';
 import { OwnedAsset, Party, saveOwnedAsset } from './factories/market';
 import { HttpResult, startServer, TestServer } from './setup/server';
+import { HOUR, later, SECOND, sleep, wholeSecond } from './setup/time';
 
 /**
  * The auction rules of docs/api.md "Auctions", through both doors. Tests that move the clock never sweep
@@ -14,13 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(() => clock.reset());
-
-const SECOND = 1000;
-const HOUR = 3600 * SECOND;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const later = (from: Date, ms: number) => new Date(from.getTime() + ms);
-/** A whole second, so that timestamps stored with millisecond precision come back equal. */
-const wholeSecond = () => new Date(Math.floor(Date.now() / SECOND) * SECOND);
 
 const assetPath = (owned: OwnedAsset) => `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}`;
 

@@ -67,8 +67,9 @@ export interface ExpirySweeper {
 }
 
 /**
- * Writes `listing.expired` / `offer.expired` within a second of the expiry. Every gateway process runs one;
- * they share the work through row locks and the `expiry_swept` mark, so each expiry is written once.
+ * Writes `listing.expired` / `offer.expired` within a second of the expiry, and settles english auctions as
+ * they close. Every gateway process runs one; they share the work through row locks and the `expiry_swept`
+ * mark, so each expiry is written once.
  * Between sweeps it sleeps until the next due expiry, at most SWEEP_MAX_SLEEP_MS (expiries created by other
  * processes meanwhile are not known here). The time is the real one, never the test clock: a sweep writes
  * for every process on the database.
