@@ -37,12 +37,8 @@ export async function lockAsset(m: EntityManager, events: EventLog, assetId: str
   );
   if (!row) throw new NotFoundError(`no asset with id ${assetId}`);
   const { auctionDue, ...asset } = row;
-  return settle(m, events, { ...asset, settled: null }, now, Boolean(auctionDue));
-}
-
-async function settle(m: EntityManager, events: EventLog, asset: LockedAsset, now: Date, due: boolean): Promise<LockedAsset> {
-  const settled = due ? await settleAuction(m, events, asset, now) : null;
-  return settled ? { ...asset, owner: settled.buyer, settled } : asset;
+  const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
+  return { ...asset, owner: settled?.buyer ?? asset.owner, settled };
 }
 
 /**
@@ -51,7 +47,7 @@ async function settle(m: EntityManager, events: EventLog, asset: LockedAsset, no
  * one the auction expired. The listing row is locked and checked again, so of racing settlements (sweepers
  * in several processes, a write on the asset) only the first writes anything.
  */
-async function settleAuction(m: EntityManager, events: EventLog, asset: LockedAsset, now: Date): Promise<(AuctionSale & { buyer: string }) | null> {
+async function settleAuction(m: EntityManager, events: EventLog, asset: Omit<LockedAsset, 'settled'>, now: Date): Promise<(AuctionSale & { buyer: string }) | null> {
   const [listing] = await m.query(
     `SELECT l.id, l.closing_date AS "closingDate" FROM listings l WHERE l.asset_id = $1 AND ${AUCTION_DUE} FOR UPDATE`,
     [asset.id, now],
@@ -75,16 +71,15 @@ async function settleAuction(m: EntityManager, events: EventLog, asset: LockedAs
 
 /**
  * Settles up to `limit` english auctions whose close is due, the oldest first. Assets another transaction
- * holds are skipped: it settles them itself (lockAsset), or a later sweep does. Returns how many were settled.
+ * holds are skipped: it settles them itself (lockAsset), or a later sweep does.
  */
-export async function settleDueAuctions(m: EntityManager, events: EventLog, now: Date, limit: number): Promise<number> {
+export async function settleDueAuctions(m: EntityManager, events: EventLog, now: Date, limit: number): Promise<void> {
   const due: Omit<LockedAsset, 'settled'>[] = await m.query(
     `SELECT ${ASSET_COLUMNS} FROM listings l JOIN assets a ON a.id = l.asset_id
      WHERE ${AUCTION_DUE.replace('$2', '$1')} ORDER BY l.closing_date LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
     [now, limit],
   );
-  for (const asset of due) await settle(m, events, { ...asset, settled: null }, now, true);
-  return due.length;
+  for (const asset of due) await settleAuction(m, events, asset, now);
 }
 
 /** What an english auction's next bid must reach: its start price, and above its best bid by the increment. */
