@@ -12,6 +12,18 @@ function intFromEnv(name: string, fallback: number): number {
   return value;
 }
 
+/** A percentage from 0 to 100 with at most two decimals ("5", "2.5"). */
+function percentFromEnv(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,3}(\.\d{1,2})?$/.test(raw) || Number(raw) > 100) {
+    throw new Error(`${name} must be a percentage from 0 to 100 with at most two decimals, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** The default of AUCTION_MIN_INCREMENT_PERCENT: a bid on an english auction outbids the best by at least 5%. */
+export const AUCTION_MIN_INCREMENT_PERCENT = 5;
+
 function onOff(name: string, raw: string | undefined, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (['on', 'true', '1'].includes(raw.toLowerCase())) return true;
@@ -78,7 +90,12 @@ export interface Config {
   signatures: SignatureMode;
   /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state (0: every time). */
   statisticsMaxAgeMs: number;
-  /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events (other processes may). */
+  /**
+   * AUCTION_MIN_INCREMENT_PERCENT: a bid on an english auction must exceed its best bid by this percentage
+   * (rounded up to the 18th decimal; 0: any amount above it). Default 5.
+   */
+  auctionMinIncrementPercent: number;
+  /** EXPIRY_SWEEPER=off: this process writes no listing.expired / offer.expired events and settles no auction (other processes may). */
   expirySweeper: boolean;
   /** EVENTS_POLL_MS: live subscriptions check the event log's head this often, besides LISTEN/NOTIFY. */
   eventsPollMs: number;
@@ -157,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL || undefined,
     signatures: oneOf('SIGNATURES', env.SIGNATURES, SIGNATURE_MODES, 'optional'),
     statisticsMaxAgeMs: Math.max(0, intFromEnv('STATISTICS_MAX_AGE_MS', 1000)),
+    auctionMinIncrementPercent: percentFromEnv('AUCTION_MIN_INCREMENT_PERCENT', env.AUCTION_MIN_INCREMENT_PERCENT, AUCTION_MIN_INCREMENT_PERCENT),
     expirySweeper: onOff('EXPIRY_SWEEPER', env.EXPIRY_SWEEPER, true),
     eventsPollMs: Math.max(10, intFromEnv('EVENTS_POLL_MS', 1000)),
     subscriptionsPerConnection: Math.max(1, intFromEnv('SUBSCRIPTIONS_PER_CONNECTION', 20)),

@@ -36,6 +36,7 @@ async function serve(): Promise<void> {
     redisUrl: config.redisUrl,
     expirySweeper: config.expirySweeper,
     statisticsMaxAgeMs: config.statisticsMaxAgeMs,
+    auctionMinIncrementPercent: config.auctionMinIncrementPercent,
     eventsPollMs: config.eventsPollMs,
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,

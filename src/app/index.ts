@@ -78,6 +78,8 @@ export interface AppOptions {
    * passes it, 1,000 by default). 0 unless asked: tests that pin statistics to exact moments compute every time.
    */
   statisticsMaxAgeMs?: number;
+  /** AUCTION_MIN_INCREMENT_PERCENT: a bid on an english auction exceeds its best bid by this much (default 5). */
+  auctionMinIncrementPercent?: number;
   /** REDIS_URL: automatic persisted queries are kept there, shared by every process; in this process's memory otherwise. */
   redisUrl?: string;
   /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
@@ -169,6 +171,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     signatures: options.signatures ?? 'optional',
     webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
+    auctionMinIncrementPercent: options.auctionMinIncrementPercent,
   };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);

@@ -22,3 +22,10 @@ export function compareDecimals(a: string, b: string): number {
   const y = toUnits(b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
+
+/** The inverse of toUnits: a whole number of the smallest unit as its shortest exact decimal text. */
+export function fromUnits(units: bigint): string {
+  const whole = units / UNIT;
+  const fraction = (units % UNIT).toString().padStart(DECIMALS, '0');
+  return exactDecimal(`${whole}.${fraction}`);
+}

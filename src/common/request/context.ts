@@ -32,6 +32,8 @@ export interface RequestPolicy {
   webhookAllowPrivate?: boolean;
   /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state; 0: every time. */
   statisticsMaxAgeMs?: number;
+  /** AUCTION_MIN_INCREMENT_PERCENT: how far a bid on an english auction must exceed its best bid; 5 when absent. */
+  auctionMinIncrementPercent?: number;
 }
 
 export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
+import { settleDueAuctions } from '../listing/auction';
 import { withEvents } from './event.log';
 
 /** Longest sleep between looks: a listing created meanwhile (by any process) is swept this late at worst. */
@@ -14,6 +15,14 @@ const ERROR_RETRY_MS = 1000;
 /** What may still expire and has no expiry event yet: each matches a partial index of the migration. */
 const LISTING_DUE = `status = 'active' AND NOT expiry_swept AND closing_date IS NOT NULL`;
 const OFFER_DUE = `status = 'active' AND NOT expiry_swept`;
+/** English auctions close by settleDueAuctions (a sale, or their expiry event), never by the plain sweep. */
+const PLAIN_LISTING = `order_type <> 'english_auction'`;
+/**
+ * A bid standing at the close of an english auction not yet settled waits for the settlement, which may
+ * make it the winner: it must not be written expired first.
+ */
+const NOT_AWAITING_CLOSE = `NOT EXISTS (SELECT 1 FROM listings l WHERE l.asset_id = offers.asset_id AND l.order_type = 'english_auction'
+  AND l.status = 'active' AND NOT l.expiry_swept AND l.closing_date < offers.end_time)`;
 
 /** The earliest expiry without its event, from the first entry of each partial index; null when there is none. */
 async function nextDue(ds: DataSource): Promise<Date | null> {
@@ -25,12 +34,14 @@ async function nextDue(ds: DataSource): Promise<Date | null> {
 }
 
 /**
- * Writes the expiry events of what has expired by `now`, in one transaction with the marks that say they
- * are written. Rows another sweeper holds are skipped (it writes them); a row marked, accepted or cancelled
+ * Settles the english auctions that have closed by `now` (docs/api.md "Auctions") and writes the expiry
+ * events of what has expired by then, in one transaction with the marks that say they are written. Rows
+ * another sweeper or a write holds are skipped (it writes them); a row marked, sold, accepted or cancelled
  * meanwhile no longer matches when locked. Returns how many events were written.
  */
 export async function sweepExpired(ds: DataSource, now: Date): Promise<number> {
   return withEvents(ds, async (m, events) => {
+    await settleDueAuctions(m, events, now, SWEEP_BATCH);
     const sweep = (table: string, due: string, time: string) =>
       updateReturning<{ id: string }>(
         m,
@@ -38,8 +49,8 @@ export async function sweepExpired(ds: DataSource, now: Date): Promise<number> {
          UPDATE ${table} t SET expiry_swept = true FROM due WHERE t.id = due.id RETURNING t.id`,
         [now, SWEEP_BATCH],
       );
-    const listings = await sweep('listings', LISTING_DUE, 'closing_date');
-    const offers = await sweep('offers', OFFER_DUE, 'end_time');
+    const listings = await sweep('listings', `${LISTING_DUE} AND ${PLAIN_LISTING}`, 'closing_date');
+    const offers = await sweep('offers', `${OFFER_DUE} AND ${NOT_AWAITING_CLOSE}`, 'end_time');
     // The stored status stays `active` (the API computes expiry from its clock); the event says what happened.
     for (const { id } of listings) events.add('listing.expired', 'listing', id, { status: 'expired' });
     for (const { id } of offers) events.add('offer.expired', 'offer', id, { status: 'expired' });
@@ -56,8 +67,9 @@ export interface ExpirySweeper {
 }
 
 /**
- * Writes `listing.expired` / `offer.expired` within a second of the expiry. Every gateway process runs one;
- * they share the work through row locks and the `expiry_swept` mark, so each expiry is written once.
+ * Writes `listing.expired` / `offer.expired` within a second of the expiry, and settles english auctions as
+ * they close. Every gateway process runs one; they share the work through row locks and the `expiry_swept`
+ * mark, so each expiry is written once.
  * Between sweeps it sleeps until the next due expiry, at most SWEEP_MAX_SLEEP_MS (expiries created by other
  * processes meanwhile are not known here). The time is the real one, never the test clock: a sweep writes
  * for every process on the database.

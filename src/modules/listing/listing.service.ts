@@ -13,6 +13,7 @@ import { StoredFee } from '../collection/collection.entity';
 import { CreateListingInput, ExpirationInput, Listing, ListingOrderType, UpdateListingInput } from './listing.types';
 import { activeListingsByAssets, listingsByIds } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
+import { lockAsset } from './auction';
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -113,13 +114,6 @@ function checkTerms(problems: Problems, terms: ListingTerms, now: Date, stored?:
   return { startPrice, acceptPrice };
 }
 
-/** Locks the asset row for the rest of the transaction; every change of owner or listing goes through it. */
-export async function lockAsset(m: EntityManager, assetId: string): Promise<{ id: string; owner: string; collectionId: string }> {
-  const [row] = await m.query('SELECT id, owner, collection_id AS "collectionId" FROM assets WHERE id = $1 FOR UPDATE', [assetId]);
-  if (!row) throw new NotFoundError(`no asset with id ${assetId}`);
-  return row;
-}
-
 /**
  * Marks listings whose closing date has passed as expired, so the one-active-listing constraint frees the
  * asset. The expiry event is written unless the sweeper wrote it already (`expiry_swept`; the row lock
@@ -171,7 +165,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
   let listingId: string;
   try {
     listingId = await withEvents(ctx.ds, async (m, events) => {
-      const locked = await lockAsset(m, asset.id);
+      const locked = await lockAsset(m, events, asset.id, now);
       if (locked.owner !== caller.address) {
         throw new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${locked.owner}; only its owner may list it`);
       }
@@ -231,7 +225,7 @@ export async function updateListing(
   }
   problems.throwIfAny();
   await withEvents(ctx.ds, async (m, events) => {
-    await lockAsset(m, asset.id);
+    await lockAsset(m, events, asset.id, now);
     const [changed] = await updateReturning(
       m,
       `UPDATE listings SET start_price = $2::numeric, accept_price = $3::numeric, listing_time = $4, closing_date = $5, updated_at = $6, signature = $7,
@@ -249,7 +243,7 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
   const { asset, listing } = await activeListingFor(ctx, tokenAddress, tokenId, chainId);
   const now = clock.now();
   await withEvents(ctx.ds, async (m, events) => {
-    await lockAsset(m, asset.id);
+    await lockAsset(m, events, asset.id, now);
     const [changed] = await updateReturning(
       m,
       `UPDATE listings SET status = 'cancelled', updated_at = $2 WHERE id = $1 AND status = 'active' RETURNING id`,

@@ -6,11 +6,21 @@ import { Listing } from './listing.types';
 const micros = (from: string, to: string) => `round(EXTRACT(EPOCH FROM (${to} - ${from})) * 1000000)`;
 
 /**
+ * The highest bid of an english auction standing at moment `t`: an item offer on its asset, active, at or
+ * above its start price (a bid below it is refused, docs/api.md "Auctions"), its window holding `t`. Null
+ * without one.
+ */
+export function bestBidSql(l: string, t: string): string {
+  return `(SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active' AND o.price >= ${l}.start_price
+    AND o.start_time <= ${t} AND o.end_time > ${t})`;
+}
+
+/**
  * SQL for a listing's figures that depend on the moment of reading; `now` is a parameter (the clock).
  * A dutch auction falls linearly from start price at listing_time to accept price at closing_date, in
  * exact integer arithmetic on the 18-decimal unit (wei): the fall is rounded up to a whole unit, so the
- * price is rounded down to 18 decimals. An english auction stands at its highest active offer, or its
- * start price without one.
+ * price is rounded down to 18 decimals. An english auction stands at its best bid, or its start price
+ * without one.
  */
 export function currentPriceSql(l: string, now: string): string {
   const total = micros(`${l}.listing_time`, `${l}.closing_date`);
@@ -18,8 +28,7 @@ export function currentPriceSql(l: string, now: string): string {
   const fallWei = `div((${l}.start_price - ${l}.accept_price) * 1000000000000000000 * ${elapsed} + ${total} - 1, ${total})`;
   return `(CASE ${l}.order_type
     WHEN 'dutch_auction' THEN ${l}.start_price - ${fallWei} * 0.000000000000000001
-    WHEN 'english_auction' THEN COALESCE((SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active'
-      AND o.start_time <= ${now}::timestamptz AND o.end_time > ${now}::timestamptz), ${l}.start_price)
+    WHEN 'english_auction' THEN COALESCE(${bestBidSql(l, `${now}::timestamptz`)}, ${l}.start_price)
     ELSE ${l}.start_price END)`;
 }
 
@@ -61,4 +70,27 @@ export async function activeListingsByAssets(db: DataSource | EntityManager, ass
      WHERE l.asset_id = ANY(${p.add(assetIds)}::uuid[]) AND ${isActiveListingSql('l', nowParam)}`,
     p.values,
   );
+}
+
+/** The prices an offer on the asset meets, from its active listing now (none without one). */
+export interface ListingTerms {
+  orderType: string;
+  startPrice: string;
+  acceptPrice: string | null;
+  currentPrice: string;
+  /** An english auction's best bid now; null without one (and for other order types). */
+  bestBid: string | null;
+}
+
+export async function activeListingTerms(m: EntityManager, assetId: string, now: Date): Promise<ListingTerms | undefined> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  const [terms] = await m.query(
+    `SELECT l.order_type AS "orderType", l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice",
+       ${currentPriceSql('l', nowParam)}::text AS "currentPrice",
+       CASE WHEN l.order_type = 'english_auction' THEN ${bestBidSql('l', `${nowParam}::timestamptz`)}::text END AS "bestBid"
+     FROM listings l WHERE l.asset_id = ${p.add(assetId)} AND ${isActiveListingSql('l', nowParam)}`,
+    p.values,
+  );
+  return terms;
 }

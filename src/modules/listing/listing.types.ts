@@ -41,10 +41,10 @@ export class Listing {
   @Field(() => PriceScalar)
   startPrice: string;
 
-  @Field(() => PriceScalar, { nullable: true, description: 'An offer at or above it is accepted at once' })
+  @Field(() => PriceScalar, { nullable: true, description: 'An offer at or above it is accepted at once, at this price (english: a buy-now price)' })
   acceptPrice: string | null;
 
-  @Field(() => PriceScalar, { description: 'fixed: start price; dutch: falls linearly to the accept price; english: highest active offer' })
+  @Field(() => PriceScalar, { description: 'fixed: start price; dutch: falls linearly to the accept price; english: its best bid standing now, else its start price' })
   currentPrice: string;
 
   @Field(() => Date)

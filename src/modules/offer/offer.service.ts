@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
@@ -14,9 +12,10 @@ import type { Collection } from '../collection/collection.entity';
 import type { Asset } from '../asset/asset.entity';
 import { getAsset, getAssetById } from '../asset/asset.service';
 import { traitFilterOf, traitFilterSql, traitProblems } from '../asset/asset.traits';
-import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
-import { lockAsset } from '../listing/listing.service';
-import { EventLog, withEvents } from '../event/event.log';
+import { activeListingTerms } from '../listing/listing.sql';
+import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
+import { withEvents } from '../event/event.log';
+import { completeSale, selfTrade } from '../order/sale';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy } from './offer.types';
 
@@ -55,78 +54,6 @@ export async function getOffer(ctx: Context, id: string): Promise<Offer> {
   const offer = UUID.test(id) ? await ctx.loaders.offerById.load(id.toLowerCase()) : null;
   if (!offer) throw new NotFoundError(`no offer with id ${id}`);
   return offer;
-}
-
-/** The asset of a sale: the one an item offer names, or the one an owner sells to a collection or trait offer. */
-interface SaleAsset {
-  id: string;
-  collectionId: string;
-  chainId: string;
-  tokenAddress: string;
-  tokenId: string;
-}
-
-/**
- * The sale of one unit, inside the caller's transaction with the asset row already locked: the offer fills
- * one more unit (and becomes accepted when its quantity is filled), the asset passes to the taker and is
- * unlisted, an active listing is sold (an expired one marked expired), the taker's own other offers on the
- * asset are cancelled (one does not bid for what one owns), and a completed order records price, seller,
- * buyer and unit. The offer's row is updated under its lock, so concurrent acceptances fill each unit once.
- * Returns the order id.
- */
-async function completeSale(m: EntityManager, events: EventLog, offer: Offer, asset: SaleAsset, seller: string, now: Date): Promise<string> {
-  if (seller === offer.taker) throw selfTrade(offer, asset);
-  const [unit] = await updateReturning<{ filled: number; status: string }>(
-    m,
-    `UPDATE offers SET filled = filled + 1, status = CASE WHEN filled + 1 >= quantity THEN 'accepted' ELSE status END, updated_at = $2
-     WHERE id = $1 AND status = 'active' AND end_time > $2 AND start_time <= $2 AND filled < quantity RETURNING filled, status`,
-    [offer.id, now],
-  );
-  if (!unit) throw new ConflictError(`offer ${offer.id} is no longer active`);
-  // The order's id is chosen here so the sale's events can name it (history reads them alone).
-  const orderId = randomUUID();
-  const sale = { order_id: orderId, price: offer.price };
-  if (offer.kind !== OfferKind.ITEM) events.add('offer.filled', 'offer', offer.id, { unit: unit.filled, asset_id: asset.id, order_id: orderId });
-  if (unit.status === 'accepted') events.add('offer.accepted', 'offer', offer.id, { order_id: orderId });
-  // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
-  const [sold] = await updateReturning<{ id: string; status: string; swept: boolean }>(
-    m,
-    `WITH held AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' FOR UPDATE)
-     UPDATE listings l SET status = CASE WHEN l.closing_date <= $2 THEN 'expired' ELSE 'sold' END,
-       expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $2, false), updated_at = $2
-     FROM held WHERE l.id = held.id RETURNING l.id, l.status, held.expiry_swept AS swept`,
-    [asset.id, now],
-  );
-  if (sold?.status === 'sold') events.add('listing.sold', 'listing', sold.id, sale);
-  else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
-  await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, offer.taker, now]);
-  events.add('asset.transferred', 'asset', asset.id, {
-    previous_owner: seller,
-    ...sale,
-    offer_id: offer.id,
-    listing_id: sold?.status === 'sold' ? sold.id : null,
-  });
-  const ownOffers = await updateReturning<{ id: string }>(
-    m,
-    `UPDATE offers SET status = 'cancelled', updated_at = $3
-     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id <> $4 RETURNING id`,
-    [asset.id, offer.taker, now, offer.id],
-  );
-  for (const own of ownOffers) events.add('offer.cancelled', 'offer', own.id, { reason: 'the taker owns the asset now' });
-  const [order] = await m.query(
-    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
-     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12) RETURNING id`,
-    [offer.id, unit.filled, sold?.status === 'sold' ? sold.id : null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, offer.price, seller, offer.taker, now, orderId],
-  );
-  events.add('order.completed', 'order', order.id);
-  return order.id;
-}
-
-/** An owner accepting an offer that the owner made: no sale, no order, no volume. */
-function selfTrade(offer: Offer, asset: SaleAsset): ConflictError {
-  return new ConflictError(
-    `offer ${offer.id} was made by ${offer.taker}, who owns asset ${asset.tokenAddress}/${asset.tokenId} now; one cannot sell to oneself`,
-  );
 }
 
 /** What an offer is for, from the create input: one asset, or a collection (with traits, a trait offer). */
@@ -217,31 +144,25 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
       return id as string;
     }
     const asset = target!.asset;
-    const locked = await lockAsset(m, asset.id);
+    const locked = await lockAsset(m, events, asset.id, now);
     if (locked.owner === caller.address) throw new ValidationError([{ field: 'assetId', message: 'you own this asset now' }]);
+    const listing = await activeListingTerms(m, asset.id, now);
+    // An offer at or above the active listing's price (fixed: its price; dutch: its current price; english:
+    // its buy-now price) whose window has started is taken at once, at that price.
+    const fillPrice = listing && input.startTime! <= now ? (listing.orderType === 'dutch_auction' ? listing.currentPrice : listing.acceptPrice) : null;
+    const takes = fillPrice !== null && compareDecimals(input.price!, fillPrice) >= 0;
+    if (listing?.orderType === 'english_auction' && !takes) {
+      checkBid(problems, input.price!, listing, ctx.policy.auctionMinIncrementPercent);
+      problems.throwIfAny();
+    }
     const [{ id }] = await m.query(
       `INSERT INTO offers (asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, signature)
        VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::numeric, $8, $9, $10) RETURNING id`,
       [asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, caller.address, input.price, input.startTime, input.endTime, signature],
     );
-    const [offer] = await offersByIds(m, [id], now);
     events.add('offer.created', 'offer', id);
-    // An offer at or above the active listing's accept price (a dutch auction: its current price) is taken at once.
-    const q = new Params();
-    const qNow = q.add(now);
-    const [listing] = await m.query(
-      `SELECT l.accept_price::text AS "acceptPrice", l.order_type AS "orderType", ${currentPriceSql('l', qNow)}::text AS "currentPrice"
-       FROM listings l WHERE l.asset_id = ${q.add(asset.id)} AND ${isActiveListingSql('l', qNow)}`,
-      q.values,
-    );
-    if (listing && offer.startTime <= now) {
-      const threshold = listing.orderType === 'dutch_auction' ? listing.currentPrice : listing.acceptPrice;
-      if (threshold !== null) {
-        const [{ takes }] = await m.query('SELECT $1::numeric >= $2::numeric AS takes', [offer.price, threshold]);
-        if (takes) await completeSale(m, events, offer, asset, locked.owner, now);
-      }
-    }
-    return offer.id;
+    if (takes) await completeSale(m, events, { id, kind: OfferKind.ITEM, taker: caller.address, price: input.price! }, asset, locked.owner, now, { price: fillPrice! });
+    return id as string;
   });
   ctx.invalidate();
   const [created] = await offersByIds(ctx.ds, [offerId], clock.now());
@@ -315,19 +236,29 @@ export async function acceptOffer(ctx: Context, offerId: string, ref: AssetRef =
     throw new ValidationError([{ field: 'offerId', message: `the offer's window starts at ${offer.startTime.toISOString()}` }]);
   }
   try {
-    const orderId = await withEvents(ctx.ds, async (m, events) => {
-      const locked = await lockAsset(m, asset.id);
+    const sale = await withEvents(ctx.ds, async (m, events) => {
+      const locked = await lockAsset(m, events, asset.id, now);
+      // An auction that closed meanwhile is settled and kept, whatever becomes of this acceptance.
+      if (locked.settled) return locked.settled;
       if (locked.owner !== caller.address) {
         throw new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} changed owner while this acceptance waited`);
       }
-      return completeSale(m, events, offer, asset, caller.address, now);
+      return { orderId: await completeSale(m, events, offer, asset, caller.address, now) };
     });
     ctx.invalidate();
-    return orderId;
+    if ('offerId' in sale && sale.offerId !== offer.id) throw auctionClosed(asset, sale);
+    return sale.orderId;
   } catch (err) {
     if (isUniqueViolation(err)) throw new ConflictError(`offer ${offer.id} has already been accepted`);
     throw err;
   }
+}
+
+/** A write on an asset came after its english auction closed: the close decided the sale. */
+function auctionClosed(asset: { tokenAddress: string; tokenId: string }, sale: AuctionSale): ConflictError {
+  return new ConflictError(
+    `the english auction of asset ${asset.tokenAddress}/${asset.tokenId} closed at ${sale.closingDate.toISOString()}; its best bid, offer ${sale.offerId}, bought it (order ${sale.orderId})`,
+  );
 }
 
 /** The maker withdraws an active offer. */
@@ -336,8 +267,10 @@ export async function cancelOffer(ctx: Context, id: string): Promise<Offer> {
   const offer = await getOffer(ctx, id);
   if (offer.taker !== caller.address) throw new ForbiddenError(`offer ${offer.id} was made by ${offer.taker}; only its maker may cancel it`);
   const now = clock.now();
-  await withEvents(ctx.ds, async (m, events) => {
-    if (offer.assetId) await lockAsset(m, offer.assetId);
+  const settled = await withEvents(ctx.ds, async (m, events) => {
+    const locked = offer.assetId ? await lockAsset(m, events, offer.assetId, now) : null;
+    // An auction that closed meanwhile is settled and kept: its bids were final at its close.
+    if (locked?.settled) return { ...locked.settled, asset: locked };
     const [changed] = await updateReturning(
       m,
       `UPDATE offers SET status = 'cancelled', updated_at = $2 WHERE id = $1 AND status = 'active' AND end_time > $2 RETURNING id`,
@@ -345,8 +278,10 @@ export async function cancelOffer(ctx: Context, id: string): Promise<Offer> {
     );
     if (!changed) throw new ConflictError(`offer ${offer.id} is no longer active`);
     events.add('offer.cancelled', 'offer', offer.id);
+    return null;
   });
   ctx.invalidate();
+  if (settled) throw auctionClosed(settled.asset, settled);
   const [cancelled] = await offersByIds(ctx.ds, [offer.id], clock.now());
   return cancelled;
 }

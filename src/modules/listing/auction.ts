@@ -1,0 +1,107 @@
+import { EntityManager } from 'typeorm';
+import { NotFoundError, Problems } from '../../common/errors';
+import { exactDecimal, fromUnits, toUnits } from '../../common/decimal';
+import { AUCTION_MIN_INCREMENT_PERCENT } from '../../config';
+import type { EventLog } from '../event/event.log';
+import { completeSale, SaleAsset } from '../order/sale';
+
+/** An asset row locked for the rest of the transaction, as it stands once a due english auction is settled. */
+export interface LockedAsset extends SaleAsset {
+  owner: string;
+  /** The sale that settled the asset's english auction in this lock, if its close was due and it had a bid. */
+  settled: AuctionSale | null;
+}
+
+export interface AuctionSale {
+  listingId: string;
+  offerId: string;
+  orderId: string;
+  closingDate: Date;
+}
+
+const ASSET_COLUMNS = `a.id, a.owner, a.collection_id AS "collectionId", a.chain_id AS "chainId", a.token_address AS "tokenAddress", a.token_id::text AS "tokenId"`;
+
+/** An english auction whose close is due and not yet settled (a subset of ix_listings_expiry_due). */
+const AUCTION_DUE = `l.order_type = 'english_auction' AND l.status = 'active' AND NOT l.expiry_swept AND l.closing_date <= $2`;
+
+/**
+ * Locks the asset row for the rest of the transaction; every change of owner or listing goes through it.
+ * An english auction of the asset whose close has passed is settled first, so no write acts on an asset
+ * that its auction has sold (the returned owner is then the winner).
+ */
+export async function lockAsset(m: EntityManager, events: EventLog, assetId: string, now: Date): Promise<LockedAsset> {
+  const [row] = await m.query(
+    `SELECT ${ASSET_COLUMNS}, EXISTS (SELECT 1 FROM listings l WHERE l.asset_id = a.id AND ${AUCTION_DUE}) AS "auctionDue"
+     FROM assets a WHERE a.id = $1 FOR UPDATE`,
+    [assetId, now],
+  );
+  if (!row) throw new NotFoundError(`no asset with id ${assetId}`);
+  const { auctionDue, ...asset } = row;
+  const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
+  return { ...asset, owner: settled?.buyer ?? asset.owner, settled };
+}
+
+/**
+ * The close of the asset's english auction, the asset locked: the highest bid standing at the closing date
+ * (the earliest of equal ones) buys the asset at its price, as if the seller had accepted it then; without
+ * one the auction expired. The listing row is locked and checked again, so of racing settlements (sweepers
+ * in several processes, a write on the asset) only the first writes anything.
+ */
+async function settleAuction(m: EntityManager, events: EventLog, asset: Omit<LockedAsset, 'settled'>, now: Date): Promise<(AuctionSale & { buyer: string }) | null> {
+  const [listing] = await m.query(
+    `SELECT l.id, l.closing_date AS "closingDate" FROM listings l WHERE l.asset_id = $1 AND ${AUCTION_DUE} FOR UPDATE`,
+    [asset.id, now],
+  );
+  if (!listing) return null;
+  const [winner] = await m.query(
+    `SELECT o.id, o.kind, o.taker, o.price::text AS price FROM offers o JOIN listings l ON l.id = $2
+     WHERE o.asset_id = $1 AND o.status = 'active' AND o.price >= l.start_price AND o.start_time <= l.closing_date
+       AND o.end_time > l.closing_date AND o.filled < o.quantity AND o.taker <> $3
+     ORDER BY o.price DESC, o.created_at, o.id LIMIT 1`,
+    [asset.id, listing.id, asset.owner],
+  );
+  if (!winner) {
+    await m.query('UPDATE listings SET expiry_swept = true WHERE id = $1', [listing.id]);
+    events.add('listing.expired', 'listing', listing.id, { status: 'expired' });
+    return null;
+  }
+  const orderId = await completeSale(m, events, winner, asset, asset.owner, now, { offerAt: listing.closingDate, settles: listing.id });
+  return { listingId: listing.id, offerId: winner.id, orderId, closingDate: listing.closingDate, buyer: winner.taker };
+}
+
+/**
+ * Settles up to `limit` english auctions whose close is due, the oldest first. Assets another transaction
+ * holds are skipped: it settles them itself (lockAsset), or a later sweep does.
+ */
+export async function settleDueAuctions(m: EntityManager, events: EventLog, now: Date, limit: number): Promise<void> {
+  const due: Omit<LockedAsset, 'settled'>[] = await m.query(
+    `SELECT ${ASSET_COLUMNS} FROM listings l JOIN assets a ON a.id = l.asset_id
+     WHERE ${AUCTION_DUE.replace('$2', '$1')} ORDER BY l.closing_date LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+    [now, limit],
+  );
+  for (const asset of due) await settleAuction(m, events, asset, now);
+}
+
+/** What an english auction's next bid must reach: its start price, and above its best bid by the increment. */
+export function minimumBid(startPrice: string, bestBid: string | null, incrementPercent: number): string {
+  const start = toUnits(startPrice);
+  if (bestBid === null) return fromUnits(start);
+  const best = toUnits(bestBid);
+  const basisPoints = BigInt(Math.round(incrementPercent * 100));
+  // Rounded up to the 18th decimal, and at least one unit above the best bid (an increment of 0 still outbids).
+  const raised = (best * (10000n + basisPoints) + 9999n) / 10000n;
+  return fromUnits([start, best + 1n, raised].reduce((a, b) => (b > a ? b : a)));
+}
+
+/** A bid on an english auction below its minimum is a 422 naming the price and the least acceptable bid. */
+export function checkBid(
+  problems: Problems,
+  price: string,
+  auction: { startPrice: string; bestBid: string | null },
+  incrementPercent = AUCTION_MIN_INCREMENT_PERCENT,
+): void {
+  const minimum = minimumBid(auction.startPrice, auction.bestBid, incrementPercent);
+  if (toUnits(price) >= toUnits(minimum)) return;
+  const why = auction.bestBid === null ? 'its start price' : `its best bid ${exactDecimal(auction.bestBid)} plus ${incrementPercent}%`;
+  problems.add('price', `a bid on this english auction must be at least ${minimum} (${why}), got ${exactDecimal(price)}`);
+}
