@@ -200,6 +200,7 @@ describe('when a page cursor is forged', () => {
     ['9999999999 for total_supply', '/v1/collections?order_by=total_supply', 'collections(orderBy: TOTAL_SUPPLY, page: $page) { cursor }', 'total_supply', [9999999999, NO_ID], [5, NO_ID]],
     ['"9999999999" for total_supply', '/v1/collections?order_by=total_supply', 'collections(orderBy: TOTAL_SUPPLY, page: $page) { cursor }', 'total_supply', ['9999999999', NO_ID], ['5', NO_ID]],
     ['year 0000 for created_at', '/v1/collections?order_by=created_at', 'collections(orderBy: CREATED_AT, page: $page) { cursor }', 'created_at', ['0000-01-01T00:00:00.000Z', NO_ID], ['2020-01-01T00:00:00.000Z', NO_ID]],
+    ['month 00 for created_at', '/v1/collections?order_by=created_at', 'collections(orderBy: CREATED_AT, page: $page) { cursor }', 'created_at', ['0001-00-00T00:00:00.000Z', NO_ID], ['0001-01-01T00:00:00.000Z', NO_ID]],
     ['30 February for created_at', '/v1/collections', 'collections(page: $page) { cursor }', 'created_at', ['2024-02-30T00:00:00.000Z', NO_ID], ['2024-02-29T00:00:00.000Z', NO_ID]],
     ['a number for a collection name', '/v1/collections?order_by=name', 'collections(orderBy: NAME, page: $page) { cursor }', 'name', [12, NO_ID], ['12', NO_ID]],
     ['an id that is no UUID', '/v1/collections?order_by=name', 'collections(orderBy: NAME, page: $page) { cursor }', 'name', ['a', 'a\u0000'], ['a', NO_ID]],

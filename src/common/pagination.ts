@@ -105,7 +105,9 @@ function cursorValueFits(value: unknown, sort: SortKey): boolean {
     case 'timestamptz': {
       // A day that does not exist (30 February) reads as a later one in JavaScript; year 0 does not exist.
       const match = typeof value === 'string' ? ISO_TIMESTAMP.exec(value) : null;
-      return match !== null && match[1] !== '0000' && new Date(value as string).toISOString() === value;
+      if (!match || match[1] === '0000') return false;
+      const time = Date.parse(match[0]);
+      return !Number.isNaN(time) && new Date(time).toISOString() === value;
     }
     case 'numeric':
       return typeof value === 'string' && /^-?\d{1,80}(\.\d{1,40})?$/.test(value);
