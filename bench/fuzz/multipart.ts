@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { MAX_IMPORT_BYTES } from '../../src/modules/import/csv-rows';
-import { hostileString } from './hostile';
+import { badlyQuotedCsv, hostileString } from './hostile';
 import type { FuzzRequest } from './properties';
 
 /**
@@ -40,9 +40,10 @@ const text = (s: string) => Buffer.from(s, 'utf8');
 /** A valid CSV of the import's columns, one row. */
 const GOOD_CSV = 'name,description,image_url,token_id\nfuzz,a fuzzed asset,https://example.com/a.png,1\n';
 
-/** File contents: a good CSV, CSVs with hostile cells, binary garbage, nothing, or over the size limit. */
+/** File contents: a good CSV, CSVs with hostile cells or broken quoting, binary garbage, nothing, or over the size limit. */
 const fileData: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(text(GOOD_CSV)) },
+  { weight: 4, arbitrary: badlyQuotedCsv.map(text) },
   { weight: 3, arbitrary: fc.array(hostileString, { minLength: 1, maxLength: 8 }).map((cells) => text(`name,description,token_id,metadata\n${cells.join(',')}\n`)) },
   { weight: 3, arbitrary: fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes)) },
   { weight: 1, arbitrary: fc.constantFrom(Buffer.alloc(0), text('\ufeff'), text('name\n'), Buffer.from([0xed, 0xa0, 0x80, 0x2c, 0x00])) },
@@ -115,7 +116,7 @@ export function restUploadCase(label: string, path: string, fileField: string, o
     { name: 'collection_id', data: text(id) },
     { name: fileField, filename, contentType: 'text/csv', data: file },
   ]);
-  const urlencoded = fc.record({ id: collectionIds(own), csv: fc.oneof(fc.constant(GOOD_CSV), hostileString), other: fc.dictionary(fieldName, hostileString, { maxKeys: 2 }) }).map(
+  const urlencoded = fc.record({ id: collectionIds(own), csv: fc.oneof(fc.constant(GOOD_CSV), badlyQuotedCsv, hostileString), other: fc.dictionary(fieldName, hostileString, { maxKeys: 2 }) }).map(
     ({ id, csv, other }): FuzzRequest => ({
       label,
       method: 'POST',

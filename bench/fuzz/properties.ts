@@ -14,7 +14,7 @@ import {
 import { openApiDocument, openApiPath } from '../../src/app/rest/v1/openapi';
 import { RouteSpec, routes } from '../../src/app/rest/v1/routes';
 import { camelToSnake } from '../../src/common/names';
-import { hostileString } from './hostile';
+import { forgedCursorQuery, hostileString, internalWebhookTarget } from './hostile';
 import { graphqlUploadCase, restUploadCase } from './multipart';
 
 /** Texts no error body may contain: a stack, SQL, or a driver's words. */
@@ -82,6 +82,8 @@ export interface FuzzRequest {
   /** Sent as it is (multipart, form-urlencoded), with `headers`. */
   raw?: Buffer;
   headers?: Record<string, string>;
+  /** What the request asks that must be refused (a 4xx, or GraphQL errors without data), whoever sends it. */
+  mustRefuse?: string;
 }
 
 export interface FuzzCase {
@@ -107,10 +109,34 @@ export function openApiRoutes(schema: GraphQLSchema): RouteSpec[] {
 
 export const routeLabel = (route: RouteSpec) => `${route.method.toUpperCase()} ${openApiPath(route.path)}`;
 
+/** A webhook registration that names an internal target: refused whatever the key (WEBHOOK_ALLOW_PRIVATE is off). */
+function internalWebhook(label: string, request: (url: string) => Pick<FuzzRequest, 'method' | 'path' | 'body'>): fc.Arbitrary<FuzzRequest> {
+  return internalWebhookTarget.map(({ url, why }) => ({ label, ...request(url), mustRefuse: `the internal webhook target ${url} (${why})` }));
+}
+
+/** Cases aimed at one route or mutation, sent beside its generic ones. */
+const TARGETED: Record<string, (label: string) => fc.Arbitrary<FuzzRequest>> = {
+  'POST /v1/webhooks': (label) => internalWebhook(label, (url) => ({ method: 'POST', path: '/v1/webhooks', body: { url } })),
+  'mutation createWebhook': (label) =>
+    internalWebhook(label, (url) => ({ method: 'POST', path: '/graphql', body: { query: 'mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }', variables: { input: { url } } } })),
+};
+
+function withTargeted(label: string, generic: fc.Arbitrary<FuzzRequest>): fc.Arbitrary<FuzzRequest> {
+  const targeted = TARGETED[label];
+  return targeted ? fc.oneof({ weight: 3, arbitrary: generic }, { weight: 1, arbitrary: targeted(label) }) : generic;
+}
+
+/** The values REST accepts for a route's `order_by` (the enum's values), none when it has no order_by. */
+function orderByValues(schema: GraphQLSchema, operation: OperationDefinitionNode): string[] {
+  const def = operation.variableDefinitions?.find((d) => d.variable.name.value === 'order_by');
+  const type = def && getNamedType(typeFromAST(schema, def.type as never) as GraphQLInputType);
+  return type && isEnumType(type) ? type.getValues().map((v) => String(v.value)) : [];
+}
+
 /**
  * One arbitrary per /v1 route of the OpenAPI document: its path and query parameters and its JSON body,
  * from the route's variables; upload routes get multipart bodies (multipart.ts), importing into `own`
- * collections or hostile ids.
+ * collections or hostile ids. A paged list also gets forged cursors that agree with its ordering.
  */
 export function restCases(schema: GraphQLSchema, own: string[] = []): FuzzCase[] {
   return openApiRoutes(schema).map((route) => {
@@ -130,16 +156,19 @@ export function restCases(schema: GraphQLSchema, own: string[] = []): FuzzCase[]
         else bodyArbs[name] = valueFor(type, 0, true);
       }
       const label = routeLabel(route);
+      const paged = route.method === 'get' && 'page' in queryArbs;
+      // A forged cursor alone: the other parameters' hostile values would be refused before the cursor is read.
+      const cursorArb = paged ? fc.option(forgedCursorQuery(orderByValues(schema, operation)), { freq: 2, nil: undefined }) : fc.constant(undefined);
       const arbitrary = fc
-        .record({ pathValues: fc.tuple(...pathArbs), query: fc.record(queryArbs, { requiredKeys: [] }), input: inputArb, body: fc.record(bodyArbs, { requiredKeys: [] }) })
-        .map(({ pathValues, query, input, body }) => {
+        .record({ pathValues: fc.tuple(...pathArbs), query: fc.record(queryArbs, { requiredKeys: [] }), cursor: cursorArb, input: inputArb, body: fc.record(bodyArbs, { requiredKeys: [] }) })
+        .map(({ pathValues, query, cursor, input, body }) => {
           let path = route.path;
           params.forEach((p, i) => (path = path.replace(`:${p}`, pathValues[i] as string)));
-          const search = new URLSearchParams(query as Record<string, string>).toString();
+          const search = new URLSearchParams(cursor ?? (query as Record<string, string>)).toString();
           const merged = input && typeof input === 'object' && !Array.isArray(input) ? { ...input, ...body } : input;
           return { label, method: route.method.toUpperCase(), path: search ? `${path}?${search}` : path, body: route.method === 'get' ? undefined : merged };
         });
-      return { label, arbitrary };
+      return { label, arbitrary: withTargeted(label, arbitrary) };
     });
 }
 
@@ -161,7 +190,7 @@ export function mutationCases(schema: GraphQLSchema, own: string[] = []): FuzzCa
       const variables: Record<string, fc.Arbitrary<unknown>> = {};
       for (const arg of field.args) variables[arg.name] = valueFor(arg.type);
       const label = `mutation ${field.name}`;
-      return { label, arbitrary: fc.record(variables, { requiredKeys: [] }).map((v) => ({ label, method: 'POST', path: '/graphql', body: { query, variables: v } })) };
+      return { label, arbitrary: withTargeted(label, fc.record(variables, { requiredKeys: [] }).map((v) => ({ label, method: 'POST', path: '/graphql', body: { query, variables: v } }))) };
     });
 }
 
@@ -176,6 +205,7 @@ export function violation(request: FuzzRequest, status: number, text: string): s
   } catch {
     return status >= 400 ? `status ${status} without a JSON body: ${text.slice(0, 120)}` : undefined;
   }
+  if (request.mustRefuse && status < 400 && !body.errors?.length) return `accepted ${request.mustRefuse}: ${text.slice(0, 200)}`;
   if (request.path === '/graphql') {
     const uncoded = body.errors?.find((e) => !e.extensions?.code);
     if (uncoded) return `a GraphQL error without a code: ${JSON.stringify(uncoded).slice(0, 200)}`;

@@ -42,7 +42,7 @@ async function ownCollections(target: FuzzTarget): Promise<string[]> {
   const ids: string[] = [];
   for (const key of target.keys) {
     const address = `0x${randomBytes(20).toString('hex')}`;
-    const { status, text } = await send(target, { label: 'setup', method: 'POST', path: '/v1/collections', body: { contract_address: address, name: `fuzz ${address.slice(0, 10)}` } }, key);
+    const { status, text } = await send(target, { label: 'setup', method: 'POST', path: '/v1/collections', body: { contract_address: address, chain_id: '1', name: `fuzz ${address.slice(0, 10)}` } }, key);
     const id = status === 201 || status === 200 ? (JSON.parse(text) as { id?: string }).id : undefined;
     if (id) ids.push(id);
   }

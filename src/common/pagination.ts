@@ -4,6 +4,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
 import { selectedFields } from './graphql/selection';
 import { BadRequestError } from './errors';
+import { stringProblem } from './limits';
 import { Params } from './sql';
 
 export enum SortDirection {
@@ -85,22 +86,47 @@ function encodeCursor(orderBy: string, direction: string, value: unknown, id: st
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BIGINT = /^(0|[1-9][0-9]{0,17})$/;
+/** A timestamp as the cursors spell it (Date#toISOString, and the SQL plans' to_char). */
+const ISO_TIMESTAMP = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const INT4 = 2 ** 31;
 
-/** A cursor's sort value must be of the sort's type, or the database would be asked nonsense. */
+/** Text PostgreSQL can take (no NUL, no lone surrogate), of at most `max` characters. */
+function storableText(value: unknown, max: number): boolean {
+  return typeof value === 'string' && value.length <= max && stringProblem(value) === undefined;
+}
+
+/**
+ * A cursor's sort value must be of the sort's type and a value PostgreSQL takes, or the database would be
+ * asked nonsense (and answer with an error): a forged cursor is the client's mistake, a 400.
+ */
 function cursorValueFits(value: unknown, sort: SortKey): boolean {
   if (value === null) return Boolean(sort.nullable);
   switch (sort.sqlType) {
-    case 'timestamptz':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) && /^\d{4}-\d{2}-\d{2}T/.test(value);
+    case 'timestamptz': {
+      // A day that does not exist (30 February) reads as a later one in JavaScript; year 0 does not exist.
+      const match = typeof value === 'string' ? ISO_TIMESTAMP.exec(value) : null;
+      if (!match || match[1] === '0000') return false;
+      const time = Date.parse(match[0]);
+      return !Number.isNaN(time) && new Date(time).toISOString() === value;
+    }
     case 'numeric':
       return typeof value === 'string' && /^-?\d{1,80}(\.\d{1,40})?$/.test(value);
-    case 'integer':
-      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && /^-?\d{1,10}$/.test(value));
+    case 'integer': {
+      const n = typeof value === 'string' && /^-?\d{1,10}$/.test(value) ? Number(value) : value;
+      return typeof n === 'number' && Number.isInteger(n) && n >= -INT4 && n < INT4;
+    }
     case 'bigint':
       return typeof value === 'string' && BIGINT.test(value);
     default:
-      return typeof value === 'string' && value.length <= 1000;
+      return storableText(value, 1000);
   }
+}
+
+/** A cursor's id must be of the list's key type. */
+function cursorIdFits(id: unknown, idType: IdType): boolean {
+  if (idType === 'uuid') return typeof id === 'string' && UUID.test(id);
+  if (idType === 'bigint') return typeof id === 'string' && BIGINT.test(id);
+  return storableText(id, 1000);
 }
 
 function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: IdType = 'uuid'): Position {
@@ -129,9 +155,7 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
   if (
     !Array.isArray(decoded) ||
     decoded.length !== 4 ||
-    typeof decoded[3] !== 'string' ||
-    (idType === 'uuid' && !UUID.test(decoded[3])) ||
-    (idType === 'bigint' && !BIGINT.test(decoded[3])) ||
+    !cursorIdFits(decoded[3], idType) ||
     !cursorValueFits(decoded[2], sort)
   ) {
     throw new BadRequestError(

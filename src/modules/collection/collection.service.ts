@@ -238,10 +238,12 @@ export async function updateCollection(
   const caller = await ctx.requireCaller();
   const collection = await findCollectionByAddress(ctx, address, chainId);
   assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
-  if (input.status != null && !isAdmin(caller)) {
+  const problems = new Problems();
+  // Absent leaves the status as it is; null would clear it, and a collection always has one.
+  if (input.status === null) problems.add('status', 'must be unverified or verified; it cannot be cleared');
+  else if (input.status !== undefined && !isAdmin(caller)) {
     throw new ForbiddenError('only an admin key may change the status of a collection');
   }
-  const problems = new Problems();
   if (input.name !== undefined && (input.name === null || input.name.trim() === '')) problems.add('name', 'must not be empty');
   checkCommonFields(problems, input);
   problems.throwIfAny();

@@ -1,5 +1,5 @@
 import { Readable, Transform, TransformCallback } from 'node:stream';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 
 export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
@@ -110,9 +110,13 @@ export async function* readCsvRows(
     }
   } catch (err) {
     if (err instanceof BadRequestError || err instanceof PayloadTooLargeError) throw err;
-    const e = err as { code?: string; lines?: number; message?: string };
-    if (e.code?.startsWith('CSV_')) {
-      throw new BadRequestError(`the file is not valid CSV near line ${e.lines ?? '?'}: ${e.message}`, [{ field: 'file', message: e.code }]);
+    // Every parser error is the file's fault, whatever its code (INVALID_OPENING_QUOTE has no CSV_ prefix).
+    if (err instanceof CsvError) {
+      const line = typeof err.lines === 'number' ? err.lines : undefined;
+      // The parser's message quotes the field read so far, which may be long.
+      throw new BadRequestError(`the file is not valid CSV at line ${line ?? '?'}: ${err.message.slice(0, 300)}`, [
+        { field: 'file', message: err.code, ...(line ? { line } : {}) },
+      ]);
     }
     throw err;
   } finally {

@@ -8,7 +8,7 @@ import { BlockList, isIP } from 'node:net';
  * resolves to is checked, at registration and again at each delivery (the name may resolve elsewhere
  * by then); the delivery connects only to an address that passed.
  */
-const internal = new BlockList();
+const internalV4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8],
@@ -17,41 +17,90 @@ for (const [net, bits] of [
   ['169.254.0.0', 16], // link-local (cloud metadata lives here)
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relays: a 6to4 address of a relay would hand the request to whatever relay is nearest
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved and broadcast
 ] as const) {
-  internal.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  internal.addSubnet(net, bits, 'ipv6');
+  internalV4.addSubnet(net, bits, 'ipv4');
 }
 
-/** The IPv4 address inside an IPv4-mapped or IPv4-compatible IPv6 address (::ffff:127.0.0.1), if any. */
-function embeddedIpv4(address: string): string | undefined {
-  const match = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (match) return match[1];
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return undefined;
-  const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The 128 bits of an IPv6 address (already known to be one), zone id left out. */
+function ipv6Bits(address: string): bigint {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::').map((part) => (part ? part.split(':') : []));
+  const groups = tail === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return groups.reduce((bits, group) => (bits << 16n) | BigInt(parseInt(group, 16)), 0n);
 }
+
+/** An IPv6 network, matched by its leading bits. */
+function net6(address: string, length: number): (bits: bigint) => boolean {
+  const shift = BigInt(128 - length);
+  const prefix = ipv6Bits(address) >> shift;
+  return (bits) => bits >> shift === prefix;
+}
+
+const v4Text = (bits: bigint) => [24n, 16n, 8n, 0n].map((shift) => Number((bits >> shift) & 255n)).join('.');
+/** The 32 bits that start `from` bits into the address. */
+const v4At = (bits: bigint, from: number) => v4Text(bits >> BigInt(96 - from));
+
+const IPV4_COMPATIBLE = net6('::', 96);
+const IPV4_MAPPED = net6('::ffff:0:0', 96);
+const IPV4_TRANSLATED = net6('::ffff:0:0:0', 96);
+const NAT64 = net6('64:ff9b::', 96);
+const NAT64_LOCAL = net6('64:ff9b:1::', 48);
+const SIX_TO_FOUR = net6('2002::', 16);
+const TEREDO = net6('2001::', 32);
+
+/**
+ * The IPv4 addresses an IPv6 address carries, which is where a packet to it ends up: IPv4-compatible
+ * (::/96, which holds :: and ::1 as 0.0.0.0 and 0.0.0.1), IPv4-mapped and -translated, NAT64
+ * (64:ff9b::/96; the local-use 64:ff9b:1::/48 at each prefix length RFC 6052 allows inside it, as the
+ * operator's translator may use any), 6to4 (2002::/16) and Teredo (2001::/32: its server, and its client
+ * with the bits inverted). Empty for any other address.
+ */
+function embeddedIpv4(bits: bigint): string[] {
+  if (IPV4_COMPATIBLE(bits) || IPV4_MAPPED(bits) || IPV4_TRANSLATED(bits) || NAT64(bits)) return [v4At(bits, 96)];
+  if (NAT64_LOCAL(bits)) {
+    // RFC 6052 keeps bits 64 to 71 zero and puts the IPv4 address around them.
+    const squeezed = ((bits >> 64n) << 56n) | (bits & ((1n << 56n) - 1n));
+    return [...[48, 56, 64].map((from) => v4Text(squeezed >> BigInt(120 - from - 32))), v4At(bits, 96)];
+  }
+  if (SIX_TO_FOUR(bits)) return [v4At(bits, 16)];
+  if (TEREDO(bits)) return [v4At(bits, 32), v4Text(~bits & 0xffffffffn)];
+  return [];
+}
+
+/**
+ * IPv6 is public only inside global unicast (2000::/3), less the ranges set aside there: everything
+ * outside it (unique local fc00::/7, link-local fe80::/10, site-local fec0::/10, multicast, discard-only
+ * 100::/64, ...) is not reachable across the internet.
+ */
+const GLOBAL_UNICAST = net6('2000::', 3);
+const RESERVED_IN_GLOBAL = [
+  net6('2001:2::', 48), // benchmarking
+  net6('2001:10::', 28), // ORCHID
+  net6('2001:db8::', 32), // documentation
+  net6('3fff::', 20), // documentation
+];
 
 export function isInternalAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return internal.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    return v4 ? internal.check(v4, 'ipv4') : internal.check(address, 'ipv6');
-  }
-  return true;
+  if (family === 4) return internalV4.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const bits = ipv6Bits(address);
+  const carried = embeddedIpv4(bits);
+  if (carried.length) return carried.some((v4) => internalV4.check(v4, 'ipv4'));
+  return !GLOBAL_UNICAST(bits) || RESERVED_IN_GLOBAL.some((reserved) => reserved(bits));
 }
 
 export class TargetRefusedError extends Error {}

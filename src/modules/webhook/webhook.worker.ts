@@ -60,6 +60,12 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number): numbe
 /** One POST, bounded by the timeout; the connection goes only to an address that passed the check. */
 function post(target: string, body: string, headers: Record<string, string>, options: WebhookDeliveryOptions, signal: AbortSignal): Promise<Outcome> {
   const started = Date.now();
+  const url = new URL(target);
+  const host = hostOf(url);
+  // A literal address is not looked up (the lookup below never runs for it): it is checked here.
+  if (isIP(host) && isInternalAddress(host) && !options.allowPrivate) {
+    return Promise.resolve({ status: null, error: `the target ${host} is a private, loopback or link-local address; such targets are refused`, durationMs: 0 });
+  }
   return new Promise((resolve) => {
     let done = false;
     const finish = (status: number | null, error: string | null) => {
@@ -68,13 +74,6 @@ function post(target: string, body: string, headers: Record<string, string>, opt
       clearTimeout(timer);
       resolve({ status, error, durationMs: Date.now() - started });
     };
-    const url = new URL(target);
-    const host = hostOf(url);
-    // A literal address is not looked up: it is checked here.
-    if (isIP(host) && isInternalAddress(host) && !options.allowPrivate) {
-      finish(null, `the target ${host} is a private, loopback or link-local address; such targets are refused`);
-      return;
-    }
     const client = url.protocol === 'https:' ? https : http;
     // No redirect is followed (a 3xx is a failed attempt): a redirect could point anywhere, inward too.
     const req = client.request(

@@ -151,7 +151,9 @@ function fromBody(type: GraphQLInputType, value: unknown, name: string): unknown
   if (isEnumType(type)) return typeof value === 'string' ? enumValueOf(type, value, name) : value;
   if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
     const fields = type.getFields();
-    const out: Record<string, unknown> = {};
+    // Without a prototype, a body key "__proto__" is a key like any other (an unknown field), not the
+    // object's prototype, whose fields GraphQL would read past the checks on the object's own keys.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const camel = snakeToCamel(key);
       const field = fields[camel] ? camel : key;
