@@ -6,20 +6,27 @@ import { camelToSnake } from '../../common/names';
 
 
 /** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */
-export function sendRestError(res: Response, schema: GraphQLSchema, error: unknown, requestError: boolean): void {
+export function sendRestError(
+  res: Response,
+  schema: GraphQLSchema,
+  error: unknown,
+  requestError: boolean,
+  words: (text: string) => string = (text) => text,
+): void {
   const { requestId, scope } = res.req;
   const client = toClientError(schema, error, requestError, requestId);
   // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
   const details = client.details.map((d) => {
     const detail = d as { field?: string };
-    return detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
+    const named = detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
+    return 'message' in named ? { ...named, message: words(String(named.message)) } : named;
   });
   // A validation message that just lists its fields is rebuilt with the REST (snake_case) names.
   const describe = (list: unknown[]) => list.map((d) => `${(d as { field: string }).field}: ${(d as { message: string }).message}`).join('; ');
   const fieldMessage =
     client.code === 'VALIDATION_FAILED' && details.length && client.message === describe(client.details)
       ? describe(details)
-      : restFieldNames(client.message);
+      : words(restFieldNames(client.message));
   if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
   res.set(retryAfterFor(client.code));
   res.status(httpStatusOf[client.code] ?? 500).json({
