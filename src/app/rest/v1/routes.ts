@@ -61,8 +61,8 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/collections',
     summary: 'Create a collection owned by the caller (contract_address and chain_id required); its assets with include_assets=true',
-    operation: `mutation ($input: CreateCollectionInput!, $assets_limit: Int) {
-      createCollection(input: $input) { ${collectionWithAssets} } }`,
+    operation: `mutation ($input: CreateCollectionInput!, $include_assets: Boolean = false, $assets_limit: Int) {
+      createCollection(input: $input, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
     location: (c) => `/v1/collections/${c.contract_address}?chain_id=${c.chain.id}`,
   },
   {
@@ -76,8 +76,10 @@ export const routes: RouteSpec[] = [
     method: 'put',
     path: '/v1/collections/:address',
     summary: "Update a collection's name, description, links or (admin) status; only its owner or an admin",
-    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $assets_limit: Int) {
-      updateCollection(address: $address, chainId: $chain_id, input: $input) { ${collectionWithAssets} } }`,
+    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $include_assets: Boolean = false,
+        $assets_limit: Int) {
+      updateCollection(address: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
+        ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'get',
