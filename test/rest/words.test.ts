@@ -78,6 +78,12 @@ describe('a body or parameter of the wrong JSON type is named in snake_case, wit
     expectError(res, 400, 'BAD_REQUEST', 'fees[0].basis_points', 'fees[0].basis_points: must be an integer, got string "x"');
   });
 
+  test('when a nested field is unknown, then it is named by its path, as the client wrote it', async () => {
+    const owned = await saveOwnedAsset(server);
+    const res = await server.rest('POST', '/v1/assets/listing', { asset_id: owned.asset.id, start_price: 1, expiration_time: { Hours: 2 } }, owned.owner.key);
+    expectError(res, 400, 'BAD_REQUEST', 'expiration_time.Hours', 'expiration_time.Hours: unknown field; the fields are at, duration_seconds');
+  });
+
   test('when a date is not ISO-8601, then expiration_time.at says so', async () => {
     const owned = await saveOwnedAsset(server);
     const res = await server.rest('POST', '/v1/assets/listing', { asset_id: owned.asset.id, start_price: 1, expiration_time: { at: 'soon' } }, owned.owner.key);

@@ -32,7 +32,7 @@ import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
-import { requestErrors, sendRestError } from '../errors';
+import { requestErrors, RestRequestError, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 import { RestWords, restWords } from './words';
@@ -220,8 +220,7 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
  */
 function requestError(schema: GraphQLSchema, route: CompiledRoute, errors: readonly GraphQLError[], values: Record<string, unknown>, body: unknown): unknown {
   const problems = errors.some((e) => e instanceof AppError) ? [] : route.words.coercionProblems(values, body);
-  if (!problems.length) return requestErrors(schema, errors);
-  return new BadRequestError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+  return problems.length ? new RestRequestError(problems) : requestErrors(schema, errors);
 }
 
 /** Replaces each string found at `path` (through lists and objects) by `change(string)`, in place. */

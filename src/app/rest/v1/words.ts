@@ -54,7 +54,7 @@ const IN_JSON: Record<string, string> = {
 const INT_RANGE = 'an integer from -2147483648 to 2147483647';
 
 /** A JSON value as a message names it: its JSON type, and the value itself when it is short text or a number. */
-export function jsonKind(value: unknown): string {
+function jsonKind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
@@ -82,13 +82,15 @@ function typeAt(type: GraphQLInputType, path: readonly (string | number)[]): Gra
   return current;
 }
 
-/** `fees[0].basis_points`: a coercion path as REST names it, under the body field or parameter it starts at. */
-function fieldName(root: string | undefined, path: readonly (string | number)[], last?: string): string {
+/**
+ * `fees[0].basis_points`: a coercion path as REST names it, under the body field or parameter it starts
+ * at; `sent`, a key the client wrote (an unknown field), is named as written.
+ */
+function fieldName(root: string | undefined, path: readonly (string | number)[], sent?: string): string {
+  const join = (name: string, key: string) => (name ? `${name}.${key}` : key);
   let name = root ?? '';
-  for (const key of [...path, ...(last === undefined ? [] : [last])]) {
-    name = typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${camelToSnake(key)}` : camelToSnake(key);
-  }
-  return name;
+  for (const key of path) name = typeof key === 'number' ? `${name}[${key}]` : join(name, camelToSnake(key));
+  return sent === undefined ? name : join(name, sent);
 }
 
 function problemOf(root: string | undefined, type: GraphQLInputType, path: readonly (string | number)[], value: unknown, error: GraphQLError): FieldProblem {
@@ -100,7 +102,7 @@ function problemOf(root: string | undefined, type: GraphQLInputType, path: reado
     return { field: fieldName(root, path, unknown[1]), message: `unknown field; the fields are ${known.join(', ')}` };
   }
   const missing = /^Field "(\w+)" of required type/.exec(error.message);
-  if (missing) return { field: fieldName(root, path, missing[1]), message: 'is required' };
+  if (missing) return { field: fieldName(root, path, camelToSnake(missing[1])), message: 'is required' };
   const field = fieldName(root, path) || 'body';
   if (value == null) return { field, message: value === null ? 'must not be null' : 'is required' };
   if (named && isInputObjectType(named)) return { field, message: `must be an object, got ${jsonKind(value)}` };
