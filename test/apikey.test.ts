@@ -84,6 +84,20 @@ describe('npm run apikey', () => {
     expect(run.err.join('\n')).toMatch(/--address/);
   });
 
+  test('when asked for --help (or -h, or help), then it prints the usage on stdout and exits with 0', async () => {
+    for (const argv of [['--help'], ['-h'], ['help']]) {
+      const run = await apikey(...argv);
+      expect(run).toEqual({ code: 0, out: [expect.stringContaining('npm run apikey -- create --address')], err: [] });
+    }
+  });
+
+  test('when the command is unknown, then the usage goes to stderr with exit code 2', async () => {
+    const run = await apikey('rotate');
+    expect(run.code).toBe(2);
+    expect(run.out).toEqual([]);
+    expect(run.err.join('\n')).toContain('usage:');
+  });
+
   test("when an admin key is created, then it may update another account's collection", async () => {
     const { key: ownerKey } = await server.key();
     const collection = await saveCollection(server, ownerKey);

@@ -327,10 +327,10 @@ describe('registration', () => {
     expect(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'].map(isInternalAddress)).toEqual([false, false]);
   });
 
-  test('when the url, event types or asset id are not valid, then 422 naming each', async () => {
+  test('when the url, event types or asset id are not valid, then 400 naming each', async () => {
     const owner = await a.key();
     const res = await a.rest('POST', '/v1/webhooks', { url: 'ftp://example.com/', event_types: ['listing.moved'], asset_id: 'nope' }, owner.key);
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['asset_id', 'event_types', 'url']);
   });
 

@@ -36,6 +36,7 @@ import { apiDocsRouter } from './rest/v1/docs';
 import { methodNotAllowed, requireBodyType } from './rest/v1/http-rules';
 import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
+import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
@@ -277,6 +278,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const cors = corsMiddleware(options.corsOrigins ?? []);
   app.use(cors);
 
+  app.get('/', home);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

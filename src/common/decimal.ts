@@ -10,10 +10,12 @@ export function exactDecimal(text: string): string {
   return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
 }
 
-/** A non-negative decimal of at most 18 decimals ("1.5") as a whole number of its smallest unit (1500000000000000000n). */
+/** A decimal of at most 18 decimals ("1.5", "-0.5") as a whole number of its smallest unit (1500000000000000000n). */
 export function toUnits(text: string): bigint {
-  const [whole, fraction = ''] = text.split('.');
-  return BigInt(whole) * UNIT + BigInt(fraction.padEnd(DECIMALS, '0').slice(0, DECIMALS) || '0');
+  const negative = text.startsWith('-');
+  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
+  const units = BigInt(whole) * UNIT + BigInt(fraction.padEnd(DECIMALS, '0').slice(0, DECIMALS) || '0');
+  return negative ? -units : units;
 }
 
 /** -1, 0 or 1 as `a` is below, equal to or above `b`, exactly. */

@@ -103,6 +103,10 @@ export class Problems {
   throwIfAny(): void {
     if (this.list.length) throw new ValidationError(this.list);
   }
+  /** As a 400: for values of the wrong form or outside a closed list (decisions.md, "Errors"), not for broken rules. */
+  throwIfAnyMalformed(): void {
+    if (this.list.length) throw new BadRequestError(this.list.map((d) => `${d.field}: ${d.message}`).join('; '), this.list);
+  }
 }
 
 /** PostgreSQL's unique_violation, so services can turn a lost race into a 409. */

@@ -166,8 +166,8 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
   const [cursorOrderBy, cursorDirection, value, id] = decoded as [string, string, unknown, string];
   if (cursorOrderBy !== orderBy || cursorDirection !== args.direction) {
     throw new BadRequestError(
-      `this cursor belongs to order_by=${cursorOrderBy} direction=${cursorDirection}; ` +
-        `the request asks for order_by=${orderBy} direction=${args.direction}`,
+      `this cursor belongs to orderBy ${cursorOrderBy} and direction ${cursorDirection}; ` +
+        `the request asks for orderBy ${orderBy} and direction ${args.direction}`,
       [{ field: 'page', message: 'cursor from a different ordering' }],
     );
   }

@@ -45,7 +45,8 @@ export const TokenIdScalar = new GraphQLScalarType({
   parseLiteral: stringLiteral(parseTokenId),
 });
 
-const PRICE = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,18})?$/;
+/** A decimal's form; a sign is let through so that a price at or below 0 is a rule (422) the service states, as 0 is. */
+const PRICE = /^-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,18})?$/;
 
 export function parsePrice(value: unknown): string {
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;

@@ -12,6 +12,7 @@ import { createApiKey, revokeApiKey } from '../modules/apikey/api-key.service';
 const USAGE = `usage:
   npm run apikey -- create --address 0x<40 hex> [--admin] [--label text]
   npm run apikey -- revoke <key id or the key itself>
+  npm run apikey -- --help
 
 Works with DATABASE_URL, or on the embedded database: directly when no server runs, through the
 running server's database connection when one does.`;
@@ -28,13 +29,23 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { address: { type: 'string' }, admin: { type: 'boolean', default: false }, label: { type: 'string' } },
+      options: {
+        address: { type: 'string' },
+        admin: { type: 'boolean', default: false },
+        label: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
     });
   } catch (err) {
     io.err(`${(err as Error).message}\n${USAGE}`);
     return 2;
   }
   const [command, target] = parsed.positionals;
+  // Asked for, the usage is an answer (stdout, exit 0), not a complaint.
+  if (parsed.values.help || command === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
   if (command === 'create') {
     let address: string;
     try {

@@ -1,6 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiKeyRole } from '../modules/apikey/api-key.entity';
 import { createApiKey } from '../modules/apikey/api-key.service';
+import { slugify } from '../modules/collection/collection.service';
 
 export const DEMO_ADMIN_ADDRESS = '0x00000000000000000000000000000000000d3a00';
 const DEMO_OWNER = '0x1111111111111111111111111111111111111111';
@@ -16,6 +17,8 @@ const demoCollections = [
  * On an empty embedded database, a small data set so that Sandbox and the REST examples answer with
  * something: three collections with a few assets each, a market on the first one (a fixed-price, a
  * dutch and an english listing, open offers, a completed sale), and a development admin key (returned once).
+ * Lists show the newest first: the market's collection is the newest and its latest tokens are listed, so
+ * the README's tour (two collections, two assets each) shows listing prices.
  */
 export async function seedDemoIfEmpty(ds: DataSource): Promise<{ key: string } | null> {
   const [{ count }]: { count: string }[] = await ds.query('SELECT count(*) FROM collections');
@@ -23,8 +26,10 @@ export async function seedDemoIfEmpty(ds: DataSource): Promise<{ key: string } |
   return ds.transaction(async (m) => {
     for (const [i, c] of demoCollections.entries()) {
       const [{ id }]: { id: string }[] = await m.query(
-        `INSERT INTO collections (chain_id, contract_address, owner, total_supply, category_id, name, slug, description, image_url, fees)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::jsonb) RETURNING id`,
+        `INSERT INTO collections (chain_id, contract_address, owner, total_supply, category_id, name, slug, description, image_url, fees,
+           created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::jsonb, now() - make_interval(hours => 4, mins => $11),
+           now() - make_interval(hours => 4, mins => $11)) RETURNING id`,
         [
           c.chain,
           c.address,
@@ -32,16 +37,19 @@ export async function seedDemoIfEmpty(ds: DataSource): Promise<{ key: string } |
           c.supply,
           c.category,
           c.name,
-          c.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+          slugify(c.name),
           JSON.stringify({ text: `${c.name}: demo collection` }),
           `https://example.com/demo/${i}.png`,
           JSON.stringify(c.royalty ? [{ address: DEMO_OWNER, basisPoints: c.royalty }] : []),
+          i,
         ],
       );
       for (let t = 1; t <= 5; t += 1) {
         await m.query(
-          `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+          `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner,
+             created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, now() - make_interval(hours => 3, mins => -$10::int),
+             now() - make_interval(hours => 3, mins => -$10::int))`,
           [
             id,
             c.chain,
@@ -52,6 +60,7 @@ export async function seedDemoIfEmpty(ds: DataSource): Promise<{ key: string } |
             `https://example.com/demo/${i}/${t}.png`,
             JSON.stringify({ attributes: [{ trait_type: 'rarity', value: t === 1 ? 'rare' : 'common' }] }),
             t % 2 ? DEMO_OWNER : DEMO_ADMIN_ADDRESS,
+            t,
           ],
         );
       }

@@ -293,14 +293,14 @@ describe('refused operations change nothing', () => {
     expect(await marketSnapshot(server, owned.asset.id)).toEqual(before);
   });
 
-  test('when an offer has a negative price, then BAD_REQUEST naming price', async () => {
+  test('when an offer has a negative price, then VALIDATION_FAILED naming price, as for a price of 0', async () => {
     const owned = await saveOwnedAsset(server);
     const taker = await server.key();
     const before = await marketSnapshot(server, owned.asset.id);
 
     const res = await createOffer(taker.key, owned.asset.id, { price: -2 });
 
-    expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('price'), extensions: { code: 'BAD_REQUEST' } });
+    expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('price'), extensions: { code: 'VALIDATION_FAILED' } });
     expect(await marketSnapshot(server, owned.asset.id)).toEqual(before);
   });
 

@@ -5,21 +5,42 @@ import { retryAfterFor, toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
 
 
+/**
+ * A request error the REST door words itself: its message and fields are already the names the client
+ * sent (a body key as written, `fees[0].basis_points`), so they are not renamed again.
+ */
+export class RestRequestError extends BadRequestError {
+  constructor(problems: FieldProblem[]) {
+    super(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+  }
+}
+
 /** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */
-export function sendRestError(res: Response, schema: GraphQLSchema, error: unknown, requestError: boolean): void {
+export function sendRestError(
+  res: Response,
+  schema: GraphQLSchema,
+  error: unknown,
+  requestError: boolean,
+  words: (text: string) => string = (text) => text,
+): void {
   const { requestId, scope } = res.req;
   const client = toClientError(schema, error, requestError, requestId);
+  const worded = error instanceof RestRequestError;
   // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
-  const details = client.details.map((d) => {
-    const detail = d as { field?: string };
-    return detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
-  });
+  const details = worded
+    ? client.details
+    : client.details.map((d) => {
+        const detail = d as { field?: string };
+        const named = detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
+        return 'message' in named ? { ...named, message: words(String(named.message)) } : named;
+      });
   // A validation message that just lists its fields is rebuilt with the REST (snake_case) names.
   const describe = (list: unknown[]) => list.map((d) => `${(d as { field: string }).field}: ${(d as { message: string }).message}`).join('; ');
-  const fieldMessage =
-    client.code === 'VALIDATION_FAILED' && details.length && client.message === describe(client.details)
+  const fieldMessage = worded
+    ? client.message
+    : client.code === 'VALIDATION_FAILED' && details.length && client.message === describe(client.details)
       ? describe(details)
-      : restFieldNames(client.message);
+      : words(restFieldNames(client.message));
   if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
   res.set(retryAfterFor(client.code));
   res.status(httpStatusOf[client.code] ?? 500).json({

@@ -63,7 +63,7 @@ export async function getAsset(ctx: Context, tokenAddress: string, tokenId: stri
   }
   if (rows.length > 1) {
     const chains = rows.map((r) => r.chainId).join(', ');
-    throw new ConflictError(`asset ${tokenAddress}/${tokenId} exists on several chains (${chains}); pass chain_id to choose one`, [
+    throw new ConflictError(`asset ${tokenAddress}/${tokenId} exists on several chains (${chains}); pass chainId to choose one`, [
       { field: 'chainId', message: `one of ${chains}` },
     ]);
   }

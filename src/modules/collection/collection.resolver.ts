@@ -17,6 +17,7 @@ import {
   createCollection,
   getCollection,
   listCollections,
+  showingAssets,
   updateCollection,
 } from './collection.service';
 import { Fee, feesOf } from './fee.type';
@@ -46,18 +47,25 @@ export class CollectionResolver {
   }
 
   @Mutation(() => Collection, { description: 'Creates a collection owned by the caller (needs an API key)' })
-  createCollection(@Arg('input', () => CreateCollectionInput) input: CreateCollectionInput, @Ctx() ctx: Context) {
-    return createCollection(ctx, input);
+  async createCollection(
+    @Arg('input', () => CreateCollectionInput) input: CreateCollectionInput,
+    @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
+    includeAssets: boolean,
+    @Ctx() ctx: Context,
+  ) {
+    return showingAssets(await createCollection(ctx, input), includeAssets);
   }
 
   @Mutation(() => Collection, { description: "Updates a collection; only its owner or an admin" })
-  updateCollection(
+  async updateCollection(
     @Arg('address', () => AddressScalar) address: string,
     @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
     @Arg('input', () => UpdateCollectionInput) input: UpdateCollectionInput,
+    @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
+    includeAssets: boolean,
     @Ctx() ctx: Context,
   ) {
-    return updateCollection(ctx, address, chainId, input);
+    return showingAssets(await updateCollection(ctx, address, chainId, input), includeAssets);
   }
 
   @FieldResolver(() => Chain)

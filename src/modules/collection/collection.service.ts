@@ -29,6 +29,11 @@ function markAssets(collections: Collection[], include: boolean): Collection[] {
   return include ? collections : collections.map((c) => ({ ...c, [OMIT_ASSETS]: true }));
 }
 
+/** The collection, with its `assets` field null unless `include` (an `includeAssets` argument). */
+export function showingAssets(collection: Collection, include: boolean): Collection {
+  return markAssets([collection], include)[0];
+}
+
 export async function assertChainExists(ctx: Context, problems: Problems, field: string, chainId: string): Promise<boolean> {
   const chain = await ctx.loaders.chainById.load(chainId);
   if (!chain) problems.add(field, `unknown chain "${chainId}"; chains are EIP-155 ids such as "1" (Ethereum) or "137" (Polygon), see the chains query`);
@@ -105,7 +110,7 @@ export async function findCollectionByAddress(
   }
   if (rows.length > 1) {
     throw new ConflictError(
-      `${field} ${address} is a collection on several chains (${rows.map((r) => r.chainId).join(', ')}); pass chain_id to choose one`,
+      `${field} ${address} is a collection on several chains (${rows.map((r) => r.chainId).join(', ')}); pass chainId to choose one`,
       [{ field: 'chainId', message: `one of ${rows.map((r) => r.chainId).join(', ')}` }],
     );
   }
@@ -113,7 +118,7 @@ export async function findCollectionByAddress(
   return rows[0];
 }
 
-/** A `collection_id` parameter: the collection's UUID or its contract address. */
+/** A `collection_id` parameter: the collection's UUID, its contract address or its slug. */
 export async function findCollectionByRef(ctx: Context, ref: string): Promise<Collection> {
   if (UUID.test(ref)) {
     const found = await ctx.loaders.collectionById.load(ref.toLowerCase());
@@ -121,12 +126,17 @@ export async function findCollectionByRef(ctx: Context, ref: string): Promise<Co
     return found;
   }
   if (ADDRESS.test(ref)) return findCollectionByAddress(ctx, ref, undefined, 'contract address');
-  throw new NotFoundError(`no collection ${JSON.stringify(ref)}: expected a collection id (UUID) or a contract address`);
+  const [bySlug]: Collection[] = await ctx.ds.query(
+    `SELECT ${selectColumns(ctx.ds.getMetadata(Collection), 't')} FROM collections t WHERE t.slug = $1`,
+    [ref],
+  );
+  if (!bySlug) throw new NotFoundError(`no collection ${JSON.stringify(ref)}: expected a collection id (UUID), a contract address or a slug`);
+  ctx.loaders.collectionById.prime(bySlug.id, bySlug);
+  return bySlug;
 }
 
 export async function getCollection(ctx: Context, address: string, chainId: string | null | undefined, includeAssets: boolean) {
-  const [collection] = markAssets([await findCollectionByAddress(ctx, address, chainId)], includeAssets);
-  return collection;
+  return showingAssets(await findCollectionByAddress(ctx, address, chainId), includeAssets);
 }
 
 export function checkFees(problems: Problems, field: string, fees: FeeInput[] | null | undefined): StoredFee[] {
@@ -151,14 +161,21 @@ function checkCommonFields(problems: Problems, input: CreateCollectionInput | Up
   checkText(problems, 'instagramUsername', input.instagramUsername, { max: MAX_LENGTH.username });
 }
 
-function slugify(name: string): string {
-  const base = name
+/**
+ * A name as a slug of letters and digits of any script, joined by hyphens: "Café Crème" is `cafe-creme`,
+ * "日本語 コレクション" is `日本語-コレクション`. Only Latin letters lose their accents (what URLs of Latin
+ * names customarily do); in other scripts a mark is part of the letter (ガ is not カ, й is not и).
+ */
+export function slugify(name: string): string {
+  const words = name
     .normalize('NFKD')
     .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, MAX_LENGTH.slug);
-  return base || 'collection';
+    .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
+    .normalize('NFC')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
+    .replace(/^-+/, '');
+  // By code point, so that a letter outside the BMP is never cut in half.
+  return Array.from(words).slice(0, MAX_LENGTH.slug).join('').replace(/-+$/, '') || 'collection';
 }
 
 /** The slug of a name, made unique with a numeric suffix ("punks", "punks-2", ...). */
@@ -222,7 +239,7 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
       const constraint = (err as { constraint?: string; driverError?: { constraint?: string } }).driverError?.constraint;
       if (constraint === 'uq_collections_slug' && attempt < 5) continue;
       throw new ConflictError(
-        `a collection with contract_address ${input.contractAddress} already exists on chain ${input.chainId}`,
+        `a collection with contractAddress ${input.contractAddress} already exists on chain ${input.chainId}`,
         [{ field: 'contractAddress', message: 'already taken on this chain' }],
       );
     }

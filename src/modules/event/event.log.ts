@@ -24,6 +24,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** What is wrong with a list of event types (an unknown value of a closed list: a 400 wherever it is given), or null. */
+export function unknownEventTypes(types: readonly string[] | null | undefined): string | null {
+  const unknown = (types ?? []).filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  return unknown.length ? `unknown ${unknown.join(', ')}; each one of ${EVENT_TYPES.join(', ')}` : null;
+}
+
 /** The table an event's resource is read from: its `data` is that row as it stands at commit. */
 export type EventSubject = 'collection' | 'asset' | 'listing' | 'offer' | 'order';
 

@@ -1,10 +1,10 @@
 import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
-import { BadRequestError, Problems } from '../../common/errors';
+import { Problems } from '../../common/errors';
 import { Params } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
-import { EVENT_TYPES } from './event.log';
+import { unknownEventTypes } from './event.log';
 import { EventArgs, EventFeed, EventFilterArgs, MarketEvent, MAX_EVENTS } from './event.types';
 
 const POSITION = /^(0|[1-9][0-9]{0,17})$/;
@@ -21,20 +21,16 @@ function checkFilter(problems: Problems, args: EventFilterArgs & { after?: strin
   if (args.after != null && !POSITION.test(args.after)) {
     problems.add('after', `must be an event position (a whole number from 0), got ${JSON.stringify(args.after)}`);
   }
-  const unknown = (args.types ?? []).filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length) problems.add('types', `unknown ${unknown.join(', ')}; one of ${EVENT_TYPES.join(', ')}`);
+  const unknownTypes = unknownEventTypes(args.types);
+  if (unknownTypes) problems.add('types', unknownTypes);
   if (args.assetId != null && !UUID.test(args.assetId)) problems.add('assetId', `must be an asset id (UUID), got ${JSON.stringify(args.assetId)}`);
-}
-
-function refuse(problems: Problems): void {
-  if (problems.list.length) throw new BadRequestError(problems.list.map((p) => `${p.field}: ${p.message}`).join('; '), problems.list);
 }
 
 /** Checks `after` and the filters (400 naming each bad one) and resolves the collection (404 when unknown). */
 export async function eventFilterOf(ctx: Context, args: EventFilterArgs & { after?: string | null }): Promise<EventFilter> {
   const problems = new Problems();
   checkFilter(problems, args);
-  refuse(problems);
+  problems.throwIfAnyMalformed();
   return {
     types: args.types?.length ? args.types : null,
     collectionId: args.collectionId != null ? (await findCollectionByRef(ctx, args.collectionId)).id : null,
@@ -82,7 +78,7 @@ export async function readEvents(ctx: Context, args: EventArgs): Promise<EventFe
   if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_EVENTS) {
     problems.add('limit', `must be an integer from 1 to ${MAX_EVENTS}, got ${args.limit}`);
   }
-  refuse(problems);
+  problems.throwIfAnyMalformed();
   const filter = await eventFilterOf(ctx, args);
   const after = args.after ?? '0';
   const { events } = await readEventPage(ctx.ds, filter, after, args.limit + 1);

@@ -4,7 +4,7 @@ import { pagesByParent } from '../../common/batch';
 import { BadRequestError } from '../../common/errors';
 import { fetchPagesByParent, Page, PageArgs } from '../../common/pagination';
 import { Params } from '../../common/sql';
-import { EVENT_TYPES, EventType } from './event.log';
+import { EVENT_TYPES, EventType, unknownEventTypes } from './event.log';
 import { HistoryEntry } from './history.types';
 
 /** The page arguments of a history, as its loaders key them. */
@@ -23,12 +23,8 @@ export const ASSET_HISTORY_TYPES: EventType[] = EVENT_TYPES.filter((t) => t.star
 /** The asked types, checked: 400 naming the unknown ones. */
 export function historyTypes(asked: string[] | null | undefined, fallback: readonly string[]): string[] {
   if (!asked?.length) return [...fallback];
-  const unknown = asked.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length) {
-    throw new BadRequestError(`types: unknown ${unknown.join(', ')}; one of ${EVENT_TYPES.join(', ')}`, [
-      { field: 'types', message: `unknown ${unknown.join(', ')}` },
-    ]);
-  }
+  const unknown = unknownEventTypes(asked);
+  if (unknown) throw new BadRequestError(`types: ${unknown}`, [{ field: 'types', message: unknown }]);
   return [...new Set(asked)].sort();
 }
 

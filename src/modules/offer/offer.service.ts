@@ -184,7 +184,7 @@ export interface AssetRef {
 async function assetSold(ctx: Context, offer: Offer, ref: AssetRef): Promise<Asset> {
   const named = ref.assetId != null || ref.tokenAddress != null || ref.tokenId != null;
   if (named && ref.assetId == null && (ref.tokenAddress == null || ref.tokenId == null)) {
-    throw new ValidationError([{ field: ref.tokenAddress == null ? 'tokenAddress' : 'tokenId', message: 'name the asset sold by token_address and token_id together' }]);
+    throw new ValidationError([{ field: ref.tokenAddress == null ? 'tokenAddress' : 'tokenId', message: 'name the asset sold by tokenAddress and tokenId together' }]);
   }
   let asset: Asset | null = null;
   if (named) asset = ref.assetId != null ? await getAssetById(ctx, ref.assetId) : await getAsset(ctx, ref.tokenAddress!, ref.tokenId!, ref.chainId);
@@ -195,7 +195,7 @@ async function assetSold(ctx: Context, offer: Offer, ref: AssetRef): Promise<Ass
     return asset ?? (await getAssetById(ctx, offer.assetId!));
   }
   if (!asset) {
-    throw new ValidationError([{ field: 'tokenId', message: `offer ${offer.id} is a ${offer.kind} offer: name the asset you sell by token_address and token_id` }]);
+    throw new ValidationError([{ field: 'tokenId', message: `offer ${offer.id} is a ${offer.kind} offer: name the asset you sell by tokenAddress and tokenId` }]);
   }
   if (asset.collectionId !== offer.collectionId) {
     throw new ValidationError([{ field: 'tokenAddress', message: `asset ${asset.tokenAddress}/${asset.tokenId} is not in the collection of offer ${offer.id} (${offer.tokenAddress})` }]);

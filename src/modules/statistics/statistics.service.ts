@@ -195,7 +195,7 @@ function primeCollections(ctx: Context, page: Page<StatisticsRecord>): void {
 async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Page<StatisticsRecord>> {
   const period = checkPeriod(args.period);
   if (args.isTrending != null && args.isTrending !== 0 && args.isTrending !== 1) {
-    throw new BadRequestError(`is_trending must be 1 (trending) or 0 (not trending); got ${args.isTrending}`, [
+    throw new BadRequestError(`isTrending must be 1 (trending) or 0 (not trending); got ${args.isTrending}`, [
       { field: 'isTrending', message: 'one of 0, 1' },
     ]);
   }

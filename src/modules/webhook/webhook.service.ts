@@ -4,7 +4,7 @@ import { fetchPage, Page, PageArgs, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
-import { EVENT_TYPES } from '../event/event.log';
+import { unknownEventTypes } from '../event/event.log';
 import { newSecret } from './webhook.signing';
 import { checkHost, hostOf, TargetRefusedError } from './webhook.target';
 import { CreateWebhookInput, Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryArgs } from './webhook.types';
@@ -40,9 +40,12 @@ export async function createWebhook(ctx: Context, input: CreateWebhookInput): Pr
   const problems = new Problems();
   const url = parseUrl(problems, input.url);
   const types = [...new Set(input.eventTypes ?? [])];
-  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length) problems.add('event_types', `unknown ${unknown.join(', ')}; each one of ${EVENT_TYPES.join(', ')}`);
-  if (input.assetId != null && !UUID.test(input.assetId)) problems.add('asset_id', `must be an asset id (UUID), got ${JSON.stringify(input.assetId)}`);
+  const unknownTypes = unknownEventTypes(types);
+  if (unknownTypes) problems.add('eventTypes', unknownTypes);
+  const badAssetId = input.assetId != null && !UUID.test(input.assetId);
+  if (badAssetId) problems.add('assetId', `must be an asset id (UUID), got ${JSON.stringify(input.assetId)}`);
+  // An unknown event type or a malformed asset id is a 400 (as in the events query, which takes the same filter), naming every problem.
+  if (unknownTypes || badAssetId) problems.throwIfAnyMalformed();
   const [{ n }] = await ctx.ds.query('SELECT count(*)::int AS n FROM webhooks WHERE api_key_id = $1', [caller.keyId]);
   if (n >= MAX_WEBHOOKS_PER_KEY) problems.add('webhooks', `this API key has ${n} webhooks, the most it may have (${MAX_WEBHOOKS_PER_KEY}); delete one first`);
   problems.throwIfAny();

@@ -24,6 +24,7 @@ import {
 import { camelToSnake } from '../../../common/names';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../common/pagination';
 import { RouteSpec } from './routes';
+import { restNamesOf } from './words';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 type Schema = Record<string, unknown>;
@@ -238,14 +239,15 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
   }
 
   const requestBody = requestBodyOf(spec, body, bodyFromVariables ? { type: 'object', properties: bodyProperties, required: bodyRequired } : undefined);
-  const ok = { ...fieldSchema(schema, rootField, root, root.alias?.value ?? root.name.value) };
+  // The root field's description is GraphQL's account of the operation; the summary is REST's.
+  const { description: _graphqlAccount, ...ok } = fieldSchema(schema, rootField, root, root.alias?.value ?? root.name.value);
   const responses: Record<string, Schema> = { 200: { description: 'OK', content: { 'application/json': { schema: ok } } } };
   for (const status of isWrite ? WRITE_STATUSES : READ_STATUSES) {
     responses[status] = { description: ERROR_CODES[status][1], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {
     operationId: `${spec.method}${spec.path.replace(/\/:?(\w)/g, (_, c: string) => c.toUpperCase()).replace(/\W/g, '')}`,
-    summary: rootField.description ?? root.name.value,
+    summary: spec.summary,
     description: `Runs the GraphQL ${operation.operation} \`${root.name.value}\` (the same resolvers as /graphql).`,
     tags: [spec.path.split('/')[2]],
     parameters,
@@ -270,6 +272,15 @@ function requestBodyOf(spec: RouteSpec, input: Schema | undefined, variables: Sc
   return { required: true, content: { 'application/json': { schema } } };
 }
 
+/** Every `description` under `value`, written by `change` (in place). */
+function changeDescriptions(value: unknown, change: (text: string) => string): void {
+  if (!value || typeof value !== 'object') return;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (key === 'description' && typeof item === 'string') (value as Record<string, unknown>)[key] = change(item);
+    else changeDescriptions(item, change);
+  }
+}
+
 /** The OpenAPI 3.1 description of every /v1 route, made from the route table and the schema: one source. */
 export function openApiDocument(schema: GraphQLSchema, specs: readonly RouteSpec[]): Schema {
   const paths: Record<string, Record<string, Schema>> = {};
@@ -278,6 +289,8 @@ export function openApiDocument(schema: GraphQLSchema, specs: readonly RouteSpec
     paths[path] ??= {};
     paths[path][spec.method] = operationOf(schema, spec);
   }
+  // The schema's descriptions name its fields in GraphQL's words; REST clients read the snake_case names.
+  changeDescriptions(paths, restNamesOf(schema));
   return {
     openapi: '3.1.0',
     info: {

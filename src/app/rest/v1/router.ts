@@ -16,11 +16,12 @@ import {
   visit,
   visitWithTypeInfo,
   GraphQLEnumType,
+  GraphQLError,
   GraphQLNamedType,
 } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
-import { BadRequestError } from '../../../common/errors';
+import { AppError, BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/jit';
@@ -31,9 +32,10 @@ import { createContext } from '../../context';
 import type { RequestPolicy } from '../../../common/request/context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
-import { requestErrors, sendRestError } from '../errors';
+import { requestErrors, RestRequestError, sendRestError } from '../errors';
 import { RouteSpec, routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
+import { RestWords, restWords } from './words';
 
 /** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
 type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
@@ -52,6 +54,8 @@ interface CompiledRoute {
   numberPaths: string[][];
   /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan/). */
   plan?: SqlPlan;
+  /** Its errors in REST's names and JSON's types. */
+  words: RestWords;
 }
 
 /**
@@ -79,6 +83,15 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
     name: def.variable.name.value,
     type: typeFromAST(schema, def.type as never) as GraphQLInputType,
   }));
+  const words = restWords(
+    schema,
+    operation,
+    (operation.variableDefinitions ?? []).map((def, i) => ({
+      ...variables[i],
+      hasDefault: def.defaultValue !== undefined,
+      aliases: spec.aliases?.[variables[i].name] ?? [],
+    })),
+  );
 
   const enumPaths: CompiledRoute['enumPaths'] = [];
   const numberPaths: string[][] = [];
@@ -105,7 +118,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
   // PostgreSQL writes the body itself when it can (a REST text plan); else the plan gives the data.
   const plan = spec.method === 'get' ? plans?.(operation, { restText: true }) : undefined;
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan };
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan, words };
 }
 
 /**
@@ -201,6 +214,15 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
     }
   }
   return values;
+}
+
+/**
+ * The error of a request refused before it ran: our own (a hostile value) as it is; GraphQL's coercion
+ * errors as one 400 naming each body field or parameter in REST's words.
+ */
+function requestError(schema: GraphQLSchema, route: CompiledRoute, errors: readonly GraphQLError[], values: Record<string, unknown>, body: unknown): unknown {
+  const problems = errors.some((e) => e instanceof AppError) ? [] : route.words.coercionProblems(values, body);
+  return problems.length ? new RestRequestError(problems) : requestErrors(schema, errors);
 }
 
 /** Replaces each string found at `path` (through lists and objects) by `change(string)`, in place. */
@@ -305,7 +327,8 @@ export function restRouter(
         const outcome = await execute(route, variableValues, keyFromHeaders(req.headers), scope);
         // Without `data` (a bad parameter) the error is the request's.
         if (outcome.errors) {
-          sendRestError(res, schema, outcome.requestError ? requestErrors(schema, outcome.errors) : outcome.errors[0], outcome.requestError);
+          const error = outcome.requestError ? requestError(schema, route, outcome.errors, variableValues, upload ? upload.fields : req.body) : outcome.errors[0];
+          sendRestError(res, schema, error, outcome.requestError, route.words.text);
           return;
         }
         const data = outcome.data;
@@ -314,7 +337,7 @@ export function restRouter(
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
         res.status(200).type('json').send(joined(outcome.body));
       } catch (err) {
-        sendRestError(res, schema, err, false);
+        sendRestError(res, schema, err, false, route.words.text);
       } finally {
         upload?.cleanup();
       }

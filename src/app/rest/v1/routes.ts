@@ -8,6 +8,8 @@ import { ASSET, ASSET_WITH_TRAITS, CATEGORY, COLLECTION, HISTORY, LISTING, OFFER
 export interface RouteSpec {
   method: 'get' | 'post' | 'put' | 'delete';
   path: string;
+  /** What the route does, in REST's words (its OpenAPI summary). */
+  summary: string;
   operation: string;
   /** Legacy names a variable is also taken from, e.g. the accept body's `asset_id` for `offer_id`. */
   aliases?: Record<string, string[]>;
@@ -34,18 +36,21 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/categories',
+    summary: 'List categories (category_id, category_name), sorted by name',
     operation: `query (${PAGE_VARS}, $order_by: CatalogOrderBy) {
       categories(${PAGE_ARGS}) { cursor remaining result { ${CATEGORY} } } }`,
   },
   {
     method: 'get',
     path: '/v1/tags',
+    summary: 'List tags, sorted by name',
     operation: `query (${PAGE_VARS}, $order_by: CatalogOrderBy) {
       tags(${PAGE_ARGS}) { cursor remaining result { ${CATEGORY} } } }`,
   },
   {
     method: 'get',
     path: '/v1/collections',
+    summary: 'List collections, filtered by chain_id, category_id, owner_address or status; their assets with include_assets=true',
     operation: `query (${PAGE_VARS}, $order_by: CollectionOrderBy, $chain_id: String, $category_id: String,
         $owner_address: Address, $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
       collections(${PAGE_ARGS}, chainId: $chain_id, categoryId: $category_id, ownerAddress: $owner_address,
@@ -55,25 +60,31 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/collections',
-    operation: `mutation ($input: CreateCollectionInput!, $assets_limit: Int) {
-      createCollection(input: $input) { ${collectionWithAssets} } }`,
+    summary: 'Create a collection owned by the caller (contract_address and chain_id required); its assets with include_assets=true',
+    operation: `mutation ($input: CreateCollectionInput!, $include_assets: Boolean = false, $assets_limit: Int) {
+      createCollection(input: $input, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
     location: (c) => `/v1/collections/${c.contract_address}?chain_id=${c.chain.id}`,
   },
   {
     method: 'get',
     path: '/v1/collections/:address',
+    summary: 'Get a collection by contract address (chain_id when it is on several chains), with its traits; its assets with include_assets=true',
     operation: `query ($address: Address!, $chain_id: String, $include_assets: Boolean = false, $assets_limit: Int) {
       collection(address: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'put',
     path: '/v1/collections/:address',
-    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $assets_limit: Int) {
-      updateCollection(address: $address, chainId: $chain_id, input: $input) { ${collectionWithAssets} } }`,
+    summary: "Update a collection's name, description, links or (admin) status; only its owner or an admin",
+    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $include_assets: Boolean = false,
+        $assets_limit: Int) {
+      updateCollection(address: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
+        ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'get',
     path: '/v1/assets',
+    summary: 'List assets, filtered by asset_contract, collection_id, owner_id, status, chain_id or trait',
     operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
         $owner_id: Address, $status: AssetStatus, $chain_id: String, $trait: [String!]) {
       assets(${PAGE_ARGS}, assetContract: $asset_contract, collectionId: $collection_id, ownerId: $owner_id,
@@ -83,18 +94,21 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/assets',
+    summary: 'Create an asset in a collection; the next token_id is minted unless one is given',
     operation: `mutation ($input: CreateAssetInput!) { createAsset(input: $input) { ${ASSET} } }`,
     location: assetPath,
   },
   {
     method: 'get',
     path: '/v1/assets/:token_address/:token_id',
+    summary: 'Get an asset by token_address and token_id (chain_id when on several chains), with its traits',
     operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
       asset(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ASSET_WITH_TRAITS} } }`,
   },
   {
     method: 'get',
     path: '/v1/assets/:token_address/:token_id/history',
+    summary: "An asset's history: its creation, transfers, listings and sales, filtered by types",
     operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String, ${PAGE_VARS}, $types: [String!]) {
       assetHistory(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id, limit: $limit, page: $page,
           direction: $direction, types: $types) { cursor remaining result { ${HISTORY} } } }`,
@@ -103,6 +117,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/assets/import',
+    summary: 'Import assets from a CSV file into a collection (collection_id and file; form-urlencoded or multipart), all or nothing',
     operation: `mutation ($collection_id: String!, $file: Upload!) {
       importAssets(collectionId: $collection_id, file: $file) {
         data { count first_token_id: firstTokenId last_token_id: lastTokenId } message } }`,
@@ -111,24 +126,28 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/assets/listing',
+    summary: 'List an asset for sale (asset_id, or token_address and token_id) at a fixed price or by auction',
     operation: `mutation ($input: CreateListingInput!) { createListing(input: $input) { ${LISTING} } }`,
     location: assetPath,
   },
   {
     method: 'put',
     path: '/v1/assets/listing/:token_address/:token_id',
+    summary: 'Change the active listing of an asset: its prices or expiration_time',
     operation: `mutation ($token_address: Address!, $token_id: TokenId!, $chain_id: String, $input: UpdateListingInput!) {
       updateListing(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id, input: $input) { ${LISTING} } }`,
   },
   {
     method: 'delete',
     path: '/v1/assets/listing/:token_address/:token_id',
+    summary: 'Cancel the active listing of an asset; only its seller',
     operation: `mutation ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
       cancelListing(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${LISTING} } }`,
   },
   {
     method: 'get',
     path: '/v1/offers',
+    summary: 'List offers, filtered by chain_id, token_address, token_id, owner_id (the taker), status, collection_id or kind',
     operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
         $owner_id: Address, $status: OfferStatus, $collection_id: String, $kind: OfferKind) {
       offers(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id, ownerId: $owner_id,
@@ -137,12 +156,14 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/offers',
+    summary: 'Make an offer on an asset (asset_id) or on a collection (collection_id, optionally traits) for price, between start_time and end_time',
     operation: `mutation ($input: CreateOfferInput!) { createOffer(input: $input) { ${OFFER} } }`,
     location: (offer) => `/v1/offers/${offer.id}`,
   },
   {
     method: 'post',
     path: '/v1/offers/accept',
+    summary: "Accept an offer (offer_id, or the legacy asset_id) as the asset's owner: the asset changes hands and an order is written",
     operation: `mutation ($offer_id: ID!, $token_address: Address, $token_id: TokenId, $chain_id: String) {
       acceptOffer(offerId: $offer_id, tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
@@ -151,16 +172,19 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/offers/:id',
+    summary: 'Get an offer by id',
     operation: `query ($id: ID!) { offer(id: $id) { ${OFFER} } }`,
   },
   {
     method: 'delete',
     path: '/v1/offers/:id',
+    summary: 'Cancel an offer; only its maker',
     operation: `mutation ($id: ID!) { cancelOffer(id: $id) { ${OFFER} } }`,
   },
   {
     method: 'get',
     path: '/v1/orders',
+    summary: 'List completed sales (orders), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer) or status',
     operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
         $collection_id: String, $owner_id: Address, $status: OrderStatus) {
       orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,
@@ -169,12 +193,14 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/orders/:id',
+    summary: 'Get an order by id',
     operation: `query ($id: ID!) { order(id: $id) { ${ORDER} } }`,
   },
 
   {
     method: 'get',
     path: '/v1/events',
+    summary: 'Read the change feed: the events after the position in after, filtered by types, collection_id or asset_id',
     operation: `query ($after: ID, $types: [String!], $collection_id: String, $asset_id: ID, $limit: Int) {
       events(after: $after, types: $types, collectionId: $collection_id, assetId: $asset_id, limit: $limit) {
         cursor has_more: hasMore
@@ -183,28 +209,33 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/webhooks',
+    summary: 'Register a webhook: url receives signed events of event_types (all when absent), of a collection_id or asset_id',
     operation: `mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { ${WEBHOOK} secret } }`,
     location: (webhook) => `/v1/webhooks/${webhook.id}`,
   },
   {
     method: 'get',
     path: '/v1/webhooks',
+    summary: "List the caller's webhooks",
     operation: `query (${PAGE_VARS}) {
       webhooks(limit: $limit, page: $page, direction: $direction) { cursor remaining result { ${WEBHOOK} } } }`,
   },
   {
     method: 'get',
     path: '/v1/webhooks/:id',
+    summary: "Get one of the caller's webhooks by id",
     operation: `query ($id: ID!) { webhook(id: $id) { ${WEBHOOK} } }`,
   },
   {
     method: 'delete',
     path: '/v1/webhooks/:id',
+    summary: "Delete one of the caller's webhooks",
     operation: `mutation ($id: ID!) { deleteWebhook(id: $id) { ${WEBHOOK} } }`,
   },
   {
     method: 'get',
     path: '/v1/webhooks/:id/deliveries',
+    summary: "List a webhook's deliveries, with their attempts",
     operation: `query (${PAGE_VARS}, $id: ID!) {
       webhookDeliveries(webhookId: $id, limit: $limit, page: $page, direction: $direction) {
         cursor remaining result { ${WEBHOOK_DELIVERY} } } }`,
@@ -212,16 +243,19 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/webhooks/:id/enable',
+    summary: 'Enable a webhook that was disabled after failed deliveries',
     operation: `mutation ($id: ID!) { enableWebhook(id: $id) { ${WEBHOOK} } }`,
   },
   {
     method: 'post',
     path: '/v1/webhooks/:id/replay',
+    summary: 'Deliver again the events after the position in after',
     operation: `mutation ($id: ID!, $after: ID!) { replayWebhook(id: $id, after: $after) { ${WEBHOOK} } }`,
   },
   {
     method: 'get',
     path: '/v1/statistics',
+    summary: 'Statistics per collection for a period: volume, floor_price, total_holders, total_transactions, is_trending',
     operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: StatisticsPeriod, $is_trending: Int) {
       statistics(${PAGE_ARGS}, chainId: $chain_id, period: $period, isTrending: $is_trending) {
         cursor remaining result { ${STATISTICS} } } }`,
