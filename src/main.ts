@@ -36,6 +36,7 @@ async function serve(): Promise<void> {
     redisUrl: config.redisUrl,
     expirySweeper: config.expirySweeper,
     statisticsMaxAgeMs: config.statisticsMaxAgeMs,
+    importStatementTimeoutMs: config.dbImportStatementTimeoutMs,
     eventsPollMs: config.eventsPollMs,
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,

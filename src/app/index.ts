@@ -18,7 +18,7 @@ import { parseLsn } from '../common/lsn';
 import { Context, RequestPolicy } from '../common/request/context';
 import type { SignatureMode } from '../common/eip712';
 import { createContext } from './context';
-import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
+import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, bodyReadByDoor, CompiledOperations, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
@@ -78,6 +78,8 @@ export interface AppOptions {
    * passes it, 1,000 by default). 0 unless asked: tests that pin statistics to exact moments compute every time.
    */
   statisticsMaxAgeMs?: number;
+  /** DB_IMPORT_STATEMENT_TIMEOUT_MS: the statement_timeout inside an import's transaction. Default 120,000. */
+  importStatementTimeoutMs?: number;
   /** REDIS_URL: automatic persisted queries are kept there, shared by every process; in this process's memory otherwise. */
   redisUrl?: string;
   /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
@@ -169,6 +171,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     signatures: options.signatures ?? 'optional',
     webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
+    importStatementTimeoutMs: options.importStatementTimeoutMs,
   };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);
@@ -228,10 +231,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
                 else if (production) formatted.message = withoutSuggestions(formatted.message);
               }
-              if (errors?.some((e) => e.extensions?.code === 'UNAVAILABLE')) {
-                for (const [name, value] of Object.entries(retryAfterFor('UNAVAILABLE'))) response.http.headers.set(name, value);
+              const retryable = errors?.find((e) => RETRYABLE_CODES.has(String(e.extensions?.code)));
+              if (retryable) {
+                const code = String(retryable.extensions!.code);
+                for (const [name, value] of Object.entries(retryAfterFor(code))) response.http.headers.set(name, value);
                 // Nothing could be returned: the status says so too, as on the REST door.
-                if (!data || Object.values(data).every((value) => value === null)) response.http.status = httpStatusOf.UNAVAILABLE;
+                if (!data || Object.values(data).every((value) => value === null)) response.http.status = httpStatusOf[code];
               }
             },
           };

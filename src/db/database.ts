@@ -61,6 +61,7 @@ export async function openDatabase(
   const pool = {
     poolSize: config.dbPoolSize,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
     // The embedded database is one session: a connection waits its turn behind any open transaction (a
     // large import holds it for seconds), so there the wait is a statement's, not a pool's.
     poolWaitMs: config.databaseUrl ? config.dbPoolWaitMs : Math.max(config.dbPoolWaitMs, config.dbQueryTimeoutMs),

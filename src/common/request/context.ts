@@ -32,6 +32,8 @@ export interface RequestPolicy {
   webhookAllowPrivate?: boolean;
   /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state; 0: every time. */
   statisticsMaxAgeMs?: number;
+  /** DB_IMPORT_STATEMENT_TIMEOUT_MS: the statement_timeout inside an import's transaction. */
+  importStatementTimeoutMs?: number;
 }
 
 export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };
