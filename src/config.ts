@@ -63,6 +63,10 @@ export interface Config {
   corsOrigins: string[];
   /** GET /metrics and the recording of metrics. */
   metrics: boolean;
+  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>` (401 otherwise). */
+  metricsToken: string | undefined;
+  /** REQUEST_BODY_TIMEOUT_MS: a request body that sends nothing for this long is ended with 408. */
+  requestBodyTimeoutMs: number;
   /** Aliases a /graphql document may use (the REST routes' own documents are not held to it). */
   maxAliases: number;
   /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
@@ -144,6 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     metrics: onOff('METRICS', env.METRICS, true),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    requestBodyTimeoutMs: Math.max(1, intFromEnv('REQUEST_BODY_TIMEOUT_MS', 30000)),
     compression: onOff('COMPRESSION', env.COMPRESSION, true),
     sqlPlans: onOff('SQL_PLANS', env.SQL_PLANS, true),
     maxAliases: intFromEnv('GRAPHQL_MAX_ALIASES', 15),

@@ -26,6 +26,8 @@ async function serve(): Promise<void> {
     production: config.production,
     corsOrigins: config.corsOrigins,
     metrics: config.metrics,
+    metricsToken: config.metricsToken,
+    requestBodyTimeoutMs: config.requestBodyTimeoutMs,
     compression: config.compression,
     sqlPlans: config.sqlPlans,
     maxAliases: config.maxAliases,

@@ -14,6 +14,7 @@ export const httpStatusOf: Record<string, number> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -62,6 +63,11 @@ export class MethodNotAllowedError extends AppError {
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {
     super('UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+export class RequestTimeoutError extends AppError {
+  constructor(message: string) {
+    super('REQUEST_TIMEOUT', message);
   }
 }
 export class ConflictError extends AppError {
