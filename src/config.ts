@@ -52,8 +52,12 @@ export interface Config {
   replicaMaxLagMs: number;
   /** Connections in the pool to the database. */
   dbPoolSize: number;
-  /** Milliseconds before a single SQL statement is abandoned with an error. */
+  /** Milliseconds before the client abandons a single SQL statement with an error (its own bound; the server's is dbStatementTimeoutMs). */
   dbQueryTimeoutMs: number;
+  /** PostgreSQL's statement_timeout on every connection: a statement running longer is cancelled on the server (503 TIMEOUT). */
+  dbStatementTimeoutMs: number;
+  /** The statement_timeout inside an import's transaction (which waits behind another import of its collection). */
+  dbImportStatementTimeoutMs: number;
   /** Milliseconds a request waits for a database connection before it is answered 503 UNAVAILABLE. */
   dbPoolWaitMs: number;
   /** Milliseconds from SIGTERM/SIGINT to exit, whatever the clients and statements still do. */
@@ -71,6 +75,10 @@ export interface Config {
   corsOrigins: string[];
   /** GET /metrics and the recording of metrics. */
   metrics: boolean;
+  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>` (401 otherwise). */
+  metricsToken: string | undefined;
+  /** REQUEST_BODY_TIMEOUT_MS: a request body that sends nothing for this long is ended with 408. */
+  requestBodyTimeoutMs: number;
   /** Aliases a /graphql document may use (the REST routes' own documents are not held to it). */
   maxAliases: number;
   /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
@@ -145,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replicaMaxLagMs: intFromEnv('REPLICA_MAX_LAG_MS', 2000),
     dbPoolSize: intFromEnv('DB_POOL_SIZE', 10),
     dbQueryTimeoutMs: intFromEnv('DB_QUERY_TIMEOUT_MS', 30000),
+    dbStatementTimeoutMs: intFromEnv('DB_STATEMENT_TIMEOUT_MS', 10000),
+    dbImportStatementTimeoutMs: intFromEnv('DB_IMPORT_STATEMENT_TIMEOUT_MS', 120000),
     dbPoolWaitMs: intFromEnv('DB_POOL_WAIT_MS', 5000),
     shutdownGraceMs: intFromEnv('SHUTDOWN_GRACE_MS', 8000),
     seedDemo: (env.SEED_DEMO ?? 'true') !== 'false',
@@ -155,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     metrics: onOff('METRICS', env.METRICS, true),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    requestBodyTimeoutMs: Math.max(1, intFromEnv('REQUEST_BODY_TIMEOUT_MS', 30000)),
     compression: onOff('COMPRESSION', env.COMPRESSION, true),
     sqlPlans: onOff('SQL_PLANS', env.SQL_PLANS, true),
     maxAliases: intFromEnv('GRAPHQL_MAX_ALIASES', 15),

@@ -1,5 +1,5 @@
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import express, { NextFunction, Request, Response } from 'express';
 import compression from 'compression';
@@ -10,7 +10,7 @@ import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
-import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError } from '../common/errors';
+import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../common/errors';
 import { InFlight } from '../common/in-flight';
 import { QueryGate } from '../common/query-gate';
 import { processCounters, readRouterOf, RequestScope } from '../common/request/scope';
@@ -18,9 +18,9 @@ import { parseLsn } from '../common/lsn';
 import { Context, RequestPolicy } from '../common/request/context';
 import type { SignatureMode } from '../common/eip712';
 import { createContext } from './context';
-import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
+import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { answerCompiled, bodyReadByDoor, CompiledOperations, LeanDeps, leanDoor } from './graphql/lean';
+import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
 import { redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -44,6 +44,9 @@ import { RateLimitSettings, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
+import { endStalledBodies } from './http/body-stall';
+import { sendMiddlewareError } from './http/respond';
+import { keyBeforeUpload } from './http/upload-key';
 import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 
 export interface AppOptions {
@@ -81,6 +84,8 @@ export interface AppOptions {
   statisticsMaxAgeMs?: number;
   /** AUCTION_MIN_INCREMENT_PERCENT: a bid on an english auction exceeds its best bid by this much (default 5). */
   auctionMinIncrementPercent?: number;
+  /** DB_IMPORT_STATEMENT_TIMEOUT_MS: the statement_timeout inside an import's transaction. Default 120,000. */
+  importStatementTimeoutMs?: number;
   /** REDIS_URL: automatic persisted queries are kept there, shared by every process; in this process's memory otherwise. */
   redisUrl?: string;
   /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
@@ -96,6 +101,10 @@ export interface AppOptions {
   listenForEvents?: boolean;
   /** Operations one WebSocket connection may have open (SUBSCRIPTIONS_PER_CONNECTION). Default 20. */
   subscriptionsPerConnection?: number;
+  /** METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <token>` (401 otherwise); open when absent. */
+  metricsToken?: string;
+  /** REQUEST_BODY_TIMEOUT_MS: a request body that sends nothing for this long is ended with 408. Default 30,000. */
+  requestBodyTimeoutMs?: number;
   /** Webhooks: whether private targets are allowed, and the delivery worker (started when `deliver`). Default: neither. */
   webhooks?: WebhookSettings;
 }
@@ -157,6 +166,13 @@ async function checkKey(context: Context): Promise<void> {
   }
 }
 
+/** `Authorization: Bearer <token>` with exactly this token, compared in constant time. */
+function bearerIs(authorization: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? '')?.[1] ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
 /** An id a client may give in x-request-id: letters, digits and . _ : -, 8 to 128 of them. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -173,6 +189,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
     auctionMinIncrementPercent: options.auctionMinIncrementPercent,
+    importStatementTimeoutMs: options.importStatementTimeoutMs,
   };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);
@@ -232,10 +249,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
                 else if (production) formatted.message = withoutSuggestions(formatted.message);
               }
-              if (errors?.some((e) => e.extensions?.code === 'UNAVAILABLE')) {
-                for (const [name, value] of Object.entries(retryAfterFor('UNAVAILABLE'))) response.http.headers.set(name, value);
+              const retryable = errors?.find((e) => RETRYABLE_CODES.has(String(e.extensions?.code)));
+              if (retryable) {
+                const code = String(retryable.extensions!.code);
+                for (const [name, value] of Object.entries(retryAfterFor(code))) response.http.headers.set(name, value);
                 // Nothing could be returned: the status says so too, as on the REST door.
-                if (!data || Object.values(data).every((value) => value === null)) response.http.status = httpStatusOf.UNAVAILABLE;
+                if (!data || Object.values(data).every((value) => value === null)) response.http.status = httpStatusOf[code];
               }
             },
           };
@@ -256,6 +275,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     // Set already when the lean door passed the request on.
     req.requestId ??= requestIdOf(req);
     res.setHeader('x-request-id', req.requestId);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // An answer for an API key is the key's own: no cache keeps it (the lean door says the same).
+    if (hasApiKey(req)) res.setHeader('Cache-Control', 'no-store');
     next();
   });
   const metrics = options.metrics ?? true;
@@ -271,7 +293,12 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   if (compress) app.use(compress);
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
   if (metrics) {
-    app.get('/metrics', async (_req, res) => {
+    const token = options.metricsToken;
+    app.get('/metrics', async (req, res) => {
+      if (token !== undefined && !bearerIs(req.headers.authorization, token)) {
+        res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+        return sendMiddlewareError(req, res, new UnauthenticatedError('GET /metrics needs the METRICS_TOKEN in Authorization: Bearer'));
+      }
       res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
     });
   }
@@ -295,6 +322,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.use(apiDocsRouter(schema));
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
+  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), { policy }).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
   const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, { policy }) };
 
@@ -360,7 +388,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // Delivery runs beside the requests, in this process, for as long as the app does.
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
 
-  const listener = leanDoor(
+  const door = leanDoor(
     {
       ...lean,
       inFlight,
@@ -373,6 +401,11 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     },
     (req, res) => void app(req, res),
   );
+  const watchBody = endStalledBodies(options.requestBodyTimeoutMs ?? 30_000);
+  const listener: http.RequestListener = (req, res) => {
+    watchBody(req, res);
+    door(req, res);
+  };
 
   return {
     app,
@@ -383,6 +416,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     attachSubscriptions(server) {
       subscriptionServers.push(
         serveSubscriptions(server, schema, ds, eventWakeup, policy, {
+          rateLimit,
           production,
           maxAliases: options.maxAliases,
           perConnection: options.subscriptionsPerConnection ?? 20,

@@ -14,6 +14,7 @@ export const httpStatusOf: Record<string, number> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -21,9 +22,10 @@ export const httpStatusOf: Record<string, number> = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  TIMEOUT: 503,
 };
 
-/** Seconds a client is told to wait (Retry-After) before retrying an UNAVAILABLE answer. */
+/** Seconds a client is told to wait (Retry-After) before retrying an UNAVAILABLE or TIMEOUT answer. */
 export const RETRY_AFTER_SECONDS = 1;
 
 export abstract class AppError extends GraphQLError {
@@ -63,6 +65,11 @@ export class UnsupportedMediaTypeError extends AppError {
     super('UNSUPPORTED_MEDIA_TYPE', message);
   }
 }
+export class RequestTimeoutError extends AppError {
+  constructor(message: string) {
+    super('REQUEST_TIMEOUT', message);
+  }
+}
 export class ConflictError extends AppError {
   constructor(message: string, details: FieldProblem[] = []) {
     super('CONFLICT', message, details);
@@ -91,6 +98,17 @@ export class ValidationError extends AppError {
 export class UnavailableError extends AppError {
   constructor(message = 'the database is unavailable for a moment; retry shortly') {
     super('UNAVAILABLE', message);
+  }
+}
+
+/**
+ * The database cancelled a statement of the request (its statement_timeout ran out, or an operator
+ * cancelled it): nothing was written, the database is busy or the plan was slow, and the request may be
+ * sent again after Retry-After. Not a lost connection: the connection goes on serving.
+ */
+export class StatementTimeoutError extends AppError {
+  constructor(message = 'the database took too long on this request and cancelled it; retry shortly') {
+    super('TIMEOUT', message);
   }
 }
 

@@ -246,13 +246,16 @@ function sortColumn(q: ListQuery): string {
 }
 
 /**
- * The count of all matching rows (when `remaining` is asked), as a query of its own joined to the page:
+ * The count of all matching rows (when `remaining` is asked), as a query of its own beside the page's:
  * `count(*) OVER ()` on the page query made PostgreSQL read every matching row whole before the LIMIT
- * (370 ms for a page of a collection of 100,000 assets); a count alone reads only an index.
+ * (370 ms for a page of a collection of 100,000 assets); a count alone reads only an index. Uncorrelated
+ * in the select list, it is an InitPlan: computed once whatever the plan. Joined to the page instead
+ * (`CROSS JOIN (SELECT count(*) ...)`), it was computed again for every row of the page's scan whenever
+ * the planner expected one row there: a page of a collection whose 10,000 assets came after the last
+ * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
  */
-function countJoin(q: ListQuery, whereSql: string, lateral: boolean): string {
-  if (q.args.countRemaining === false) return '';
-  return ` CROSS JOIN ${lateral ? 'LATERAL ' : ''}(SELECT count(*) AS "__total" FROM ${q.from}${whereSql}) c`;
+function countColumn(q: ListQuery, whereSql: string): string {
+  return q.args.countRemaining === false ? '' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
@@ -269,9 +272,8 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
   const where = [...q.where];
   if (position.after) where.push(keysetCondition(q, position.after));
   const whereSql = where.length ? ` WHERE ${where.join(' AND ')}` : '';
-  const counted = q.args.countRemaining !== false;
   const sql =
-    `SELECT ${q.columns}, ${sortColumn(q)}${counted ? ', c."__total"' : ''} FROM ${q.from}${countJoin(q, whereSql, false)}${whereSql}` +
+    `SELECT ${q.columns}, ${sortColumn(q)}${countColumn(q, whereSql)} FROM ${q.from}${whereSql}` +
     ` ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position.offset, q);
@@ -279,7 +281,9 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
 
 /**
  * The same page for many parents at once (e.g. the first 20 assets of each of 20 collections), in one
- * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count.
+ * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count. The
+ * counts are made first, once per parent, in a materialized CTE: a count in a lateral join of its own
+ * could be planned again per row of the pages, as fetchPage's could.
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
@@ -291,9 +295,11 @@ export async function fetchPagesByParent<T>(
   const where = [`${parent.column} = p.id`, ...q.where];
   if (position.after) where.push(keysetCondition(q, position.after));
   const whereSql = ` WHERE ${where.join(' AND ')}`;
-  const counted = q.args.countRemaining !== false;
+  const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const sql =
-    `SELECT x.*${counted ? ', c."__total"' : ''} FROM unnest(${ids}::${parent.sqlType}[]) AS p(id)${countJoin(q, whereSql, true)}` +
+    (q.args.countRemaining === false
+      ? `SELECT x.* FROM ${parents}`
+      : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
     ` CROSS JOIN LATERAL (SELECT ${q.columns}, p.id AS "__parent", ${sortColumn(q)} ` +
     `FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
     `LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}) x`;

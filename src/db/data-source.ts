@@ -30,6 +30,12 @@ export interface DataSourceOptions {
   url: string;
   poolSize: number;
   queryTimeoutMs: number;
+  /**
+   * PostgreSQL's statement_timeout of every connection of the pool (0 or absent: none): a statement running
+   * longer is cancelled on the server, which queryTimeoutMs (the client giving up) does not do. The embedded
+   * database (PGlite) accepts the setting and cannot enforce it: there queryTimeoutMs is the only bound.
+   */
+  statementTimeoutMs?: number;
   /** A statement slower than this is logged with its time (0: never). */
   slowStatementMs?: number;
   /** Milliseconds a statement waits for a free connection (or a new one to open) before it fails UNAVAILABLE; default queryTimeoutMs. */
@@ -56,7 +62,13 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     maxQueryExecutionTime: options.slowStatementMs || undefined,
     logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
     // connectionTimeoutMillis bounds both the wait for a free pooled connection and the opening of a new one.
-    extra: { query_timeout: options.queryTimeoutMs, connectionTimeoutMillis: options.poolWaitMs ?? options.queryTimeoutMs },
+    // statement_timeout is sent in each connection's start-up message, so it holds for every statement on
+    // it: TypeORM's, the SQL plans' (read-statement.ts, on the same pool) and the replicas' (their own pools).
+    extra: {
+      query_timeout: options.queryTimeoutMs,
+      connectionTimeoutMillis: options.poolWaitMs ?? options.queryTimeoutMs,
+      statement_timeout: options.statementTimeoutMs || undefined,
+    },
   });
   return withConnectionFaultHandling(ds);
 }

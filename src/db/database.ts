@@ -34,6 +34,22 @@ async function cancelRunning(ds: DataSource, url: string): Promise<number> {
 }
 
 /**
+ * Runs the pending migrations on a connection of their own, without the statement timeout of the
+ * service's connections (DB_STATEMENT_TIMEOUT_MS): building an index on a large table may rightly take
+ * longer than any request's statement.
+ */
+async function migrate(url: string, queryTimeoutMs: number): Promise<void> {
+  const migrator = createDataSource({ url, poolSize: 1, queryTimeoutMs });
+  try {
+    await migrator.initialize();
+    const applied = await migrator.runMigrations({ transaction: 'each' });
+    for (const m of applied) logger.info('migration applied', { name: m.name });
+  } finally {
+    if (migrator.isInitialized) await migrator.destroy();
+  }
+}
+
+/**
  * The database a process works on: `DATABASE_URL` when set; else the embedded one under DATA_DIR, which
  * this process opens itself (`reuseRunningServer: false`, the server) or, for commands, reaches through
  * the server that already has it open. Migrations run before it is handed out.
@@ -61,6 +77,7 @@ export async function openDatabase(
   const pool = {
     poolSize: config.dbPoolSize,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
     // The embedded database is one session: a connection waits its turn behind any open transaction (a
     // large import holds it for seconds), so there the wait is a statement's, not a pool's.
     poolWaitMs: config.databaseUrl ? config.dbPoolWaitMs : Math.max(config.dbPoolWaitMs, config.dbQueryTimeoutMs),
@@ -69,9 +86,8 @@ export async function openDatabase(
   const ds = createDataSource({ url, ...pool });
   let replicas: ReplicaRouter | undefined;
   try {
+    await migrate(url, pool.queryTimeoutMs);
     await ds.initialize();
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    for (const m of applied) logger.info('migration applied', { name: m.name });
     // Commands (imports, keys) write: only the server reads from replicas.
     if (config.replicaUrls.length && purpose === 'server') {
       replicas = new ReplicaRouter(ds, { urls: config.replicaUrls, maxLagMs: config.replicaMaxLagMs, pool });

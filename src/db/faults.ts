@@ -1,5 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { UnavailableError } from '../common/errors';
+import { StatementTimeoutError, UnavailableError } from '../common/errors';
 import { logger } from '../common/logger';
 import { RequestScope } from '../common/request/scope';
 
@@ -32,6 +32,24 @@ export function isConnectionFailure(err: unknown): boolean {
   return FAULT_CODES.has(code) || code.startsWith('08') || (typeof e.message === 'string' && FAULT_MESSAGES.test(e.message));
 }
 
+/** PostgreSQL's query_canceled: statement_timeout ran out (or pg_cancel_backend); an ERROR, the connection goes on. */
+const QUERY_CANCELED = '57014';
+
+/** True when `err` (a pg error, or TypeORM's QueryFailedError around one) is a statement the server cancelled. */
+export function isStatementCancelled(err: unknown): boolean {
+  return driverErrorOf(err)?.code === QUERY_CANCELED;
+}
+
+/** The TIMEOUT error of a statement of `scope`'s request that the server cancelled, logged with the statement's start. */
+export function timedOutFor(scope: RequestScope | undefined, sql: string, cause: unknown): StatementTimeoutError {
+  logger.warn('statement cancelled by the database', {
+    requestId: scope?.requestId,
+    statement: sql.replace(/\s+/g, ' ').slice(0, 200),
+    error: (driverErrorOf(cause)?.message as string | undefined) ?? String(cause),
+  });
+  return new StatementTimeoutError();
+}
+
 /** UNAVAILABLE errors of a transaction that certainly did not commit: the whole transaction may run again. */
 const uncommitted = new WeakSet<object>();
 
@@ -47,8 +65,10 @@ type PgQueryRunner = QueryRunner & {
   releasePostgresConnection(err?: unknown): Promise<void>;
 };
 
+const scopeOf = (runner: QueryRunner) => (runner.data as { scope?: RequestScope } | undefined)?.scope;
+
 function unavailable(runner: QueryRunner, sql: string, cause: unknown, retried: boolean): UnavailableError {
-  return unavailableFor((runner.data as { scope?: RequestScope } | undefined)?.scope, sql, cause, retried);
+  return unavailableFor(scopeOf(runner), sql, cause, retried);
 }
 
 /** The UNAVAILABLE error of a statement of `scope`'s request that met a connection failure, logged with its cause. */
@@ -110,6 +130,7 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
       if (released && brokenBy !== undefined) throw brokenBy;
       return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;
     } catch (err) {
+      if (isStatementCancelled(err)) throw timedOutFor(scopeOf(runner), sql, err);
       if (!isConnectionFailure(err)) throw err;
       const notSent = (released && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
       const poolWait = POOL_WAIT.test(String(driverErrorOf(err)?.message));

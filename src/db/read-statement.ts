@@ -2,7 +2,7 @@ import pg, { type CustomTypesConfig, type Pool, type PoolClient, type QueryResul
 import { QueryFailedError, QueryRunner } from 'typeorm';
 import type { Context } from '../common/request/context';
 import { countScopedStatement, readRouterOf } from '../common/request/scope';
-import { driverErrorOf, isConnectionFailure, POOL_WAIT, unavailableFor } from './faults';
+import { driverErrorOf, isConnectionFailure, isStatementCancelled, POOL_WAIT, timedOutFor, unavailableFor } from './faults';
 import { NamedQueryClient, QUERY_NAMED } from './named-statements';
 
 /** What readStatement needs of a request's context: its scope, its view of the data source and the service's. */
@@ -83,7 +83,8 @@ export interface ReadOptions {
  * the request's view of the data source cost more of such a request's CPU than pg itself.
  *
  * It keeps what the query runner's path does for a read: the statement is counted for the request,
- * logged when slow, and a failure of the statement itself is a QueryFailedError. Connection faults are
+ * logged when slow, a statement the server cancelled (statement_timeout) is TIMEOUT, and any other
+ * failure of the statement itself is a QueryFailedError. Connection faults are
  * met as faults.ts meets them: a pool wait that timed out is UNAVAILABLE at once; any other connection
  * failure runs the statement again through `ds.query`, whose guard runs a read again on other
  * connections before it answers UNAVAILABLE. With read replicas (db/replicas.ts), `ds.query` serves,
@@ -100,6 +101,7 @@ export async function readStatement<Row = Record<string, unknown>>(context: Stat
   try {
     result = await onPooledConnection(pool, sql, values, options.textAsBytes ? TEXT_AS_BYTES : undefined);
   } catch (err) {
+    if (isStatementCancelled(err)) throw timedOutFor(scope, sql, err);
     if (!isConnectionFailure(err)) throw new QueryFailedError(sql, values, err as Error);
     if (POOL_WAIT.test(String(driverErrorOf(err)?.message))) throw unavailableFor(scope, sql, err, false);
     return context.ds.query(sql, values);

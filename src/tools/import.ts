@@ -8,6 +8,7 @@ import { createContext } from '../app/context';
 import { openDatabase } from '../db/database';
 import { DataDirInUseError } from '../db/embedded';
 import { ApiKeyRole } from '../modules/apikey/api-key.entity';
+import { DEFAULT_POLICY } from '../common/request/context';
 import { ImportProgress, importAssets } from '../modules/import/import.service';
 
 const USAGE = `usage: npm run import -- <file.csv> --collection <collection id or contract address>
@@ -63,9 +64,11 @@ export async function runImportCommand(argv: string[], io: CommandIo): Promise<n
     io.err(`cannot read ${file}\n`);
     return 2;
   }
+  let config;
   let db;
   try {
-    db = await openDatabase(loadConfig(), 'npm run import', { reuseRunningServer: true });
+    config = loadConfig();
+    db = await openDatabase(config, 'npm run import', { reuseRunningServer: true });
   } catch (err) {
     io.err(`${err instanceof DataDirInUseError ? err.message : `cannot open the database: ${(err as Error).message}`}\n`);
     return 1;
@@ -74,7 +77,10 @@ export async function runImportCommand(argv: string[], io: CommandIo): Promise<n
   const report = progressReporter(io, size, () => stream.bytesRead);
   let last: ImportProgress = { validated: 0, written: 0, elapsedMs: 0 };
   try {
-    const ctx = createContext(db.ds, { requestId: 'cli-import', sqlStatements: 0 }, undefined, { actingAs: { address: OPERATOR, role: ApiKeyRole.ADMIN, keyId: 'operator' } });
+    const ctx = createContext(db.ds, { requestId: 'cli-import', sqlStatements: 0 }, undefined, {
+      actingAs: { address: OPERATOR, role: ApiKeyRole.ADMIN, keyId: 'operator' },
+      policy: { ...DEFAULT_POLICY, importStatementTimeoutMs: config.dbImportStatementTimeoutMs },
+    });
     const summary = await importAssets(ctx, collection, stream, (p) => {
       last = p;
       report(p);

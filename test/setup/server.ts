@@ -48,6 +48,8 @@ export interface TestDatabaseOptions {
   poolSize?: number;
   poolWaitMs?: number;
   slowStatementMs?: number;
+  /** PostgreSQL's statement_timeout of the server's connections (DB_STATEMENT_TIMEOUT_MS); none by default. */
+  statementTimeoutMs?: number;
 }
 
 /** The real app on a random loopback port, over the run's database. */
@@ -59,6 +61,7 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
     queryTimeoutMs: 30000,
     poolWaitMs: db.poolWaitMs,
     slowStatementMs: db.slowStatementMs,
+    statementTimeoutMs: db.statementTimeoutMs,
   });
   await ds.initialize();
   const created = await createApp(ds, options);

@@ -1,6 +1,6 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
-import { AppError, FieldProblem, RETRY_AFTER_SECONDS, UnavailableError } from '../../common/errors';
-import { isConnectionFailure } from '../../db/faults';
+import { AppError, FieldProblem, RETRY_AFTER_SECONDS, StatementTimeoutError, UnavailableError } from '../../common/errors';
+import { isConnectionFailure, isStatementCancelled } from '../../db/faults';
 import { logger } from '../../common/logger';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
@@ -52,6 +52,7 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   }
   // A driver error that escaped the query runners' handling (db/faults.ts) still reads as retryable.
   if (isConnectionFailure(original)) return classifyError(schema, new UnavailableError());
+  if (isStatementCancelled(original)) return classifyError(schema, new StatementTimeoutError());
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
@@ -67,9 +68,12 @@ export function internalMessage(requestId: string | undefined): string {
   return `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`;
 }
 
-/** The Retry-After header that goes with a 503 UNAVAILABLE, on both doors. */
+/** The codes of a database that cannot answer now (503): the request may be sent again after Retry-After. */
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['UNAVAILABLE', 'TIMEOUT']);
+
+/** The Retry-After header that goes with a 503 UNAVAILABLE or TIMEOUT, on both doors. */
 export function retryAfterFor(code: string): Record<string, string> {
-  return code === 'UNAVAILABLE' ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {};
+  return RETRYABLE_CODES.has(code) ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {};
 }
 
 /** Writes an error the client sees only as INTERNAL to the log, with its request id; other errors are the client's. */

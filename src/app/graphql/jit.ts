@@ -6,7 +6,7 @@ import type { QueryGate } from '../../common/query-gate';
 import { estimatedItems } from './limits';
 import { coerceVariables } from './variables';
 import { checkVariables } from '../../common/limits';
-import { UnavailableError, ValidationError } from '../../common/errors';
+import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
 import type { SqlPlan } from './sql-plan';
 
@@ -46,9 +46,10 @@ export async function runOperation(
     try {
       data = await plan?.run(context, coercion.coerced);
     } catch (err) {
-      // A database fault (connection lost, no connection within the pool wait) is the answer, as the
-      // resolvers would give it: going on to them would make the client wait a second time.
-      if (err instanceof UnavailableError) {
+      // A database fault (connection lost, no connection within the pool wait, a statement cancelled by
+      // its timeout) is the answer, as the resolvers would give it: going on to them would make the client
+      // (and, for a timeout, the database) wait a second time.
+      if (err instanceof UnavailableError || err instanceof StatementTimeoutError) {
         const root = operation.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
         return { data: null, errors: [locatedError(err, [root], [root.alias?.value ?? root.name.value])] };
       }

@@ -190,14 +190,14 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // default, identity), which the door sets itself below: the middleware wraps the response's methods
     // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
     const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
-    // The headers express's middlewares and res.send write, with their names' case: the request id, the
+    // The headers express's middlewares and res.send write, with their names' case: the request id, nosniff, the
     // rate limit, CORS (the door answers requests without an Origin), then res.send's type, statement
     // count, weak ETag of the body and its length. A string body is written as it is: a
     // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
-    const head: string[] = ['x-request-id', req.requestId!];
+    const head: string[] = ['x-request-id', req.requestId!, 'X-Content-Type-Options', 'nosniff'];
     // An answer for an API key is the key's own: no cache keeps it.
-    if (hasKey(req)) head.push('Cache-Control', 'no-store');
+    if (hasApiKey(req)) head.push('Cache-Control', 'no-store');
     deps.rateLimit?.headers(req, head);
     for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
     head.push('Content-Type', req.responseType ?? APPLICATION_JSON, 'x-sql-statements', String(scope.sqlStatements), 'ETag', weakEtagOf(text, length), 'Content-Length', String(length));
@@ -331,8 +331,8 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
   };
 }
 
-/** Whether the request carries an API key. */
-const hasKey = (req: IncomingMessage) => req.headers['access-token'] !== undefined || req.headers.authorization !== undefined;
+/** Whether the request carries an API key (valid or not). */
+export const hasApiKey = (req: IncomingMessage) => req.headers['access-token'] !== undefined || req.headers.authorization !== undefined;
 
 /** The body of a request that announced `length` bytes, or undefined when it ended otherwise. */
 function readBody(req: IncomingMessage, length: number): Promise<string | undefined> {

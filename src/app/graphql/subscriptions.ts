@@ -12,6 +12,7 @@ import type { SubscriptionContext } from '../../modules/event/event.resolver';
 import { createContext } from '../context';
 import { classifyError, internalMessage, logIfInternal } from './format-error';
 import { operationLimits } from './limits';
+import type { RateLimit } from '../http/rate-limit';
 import { MAX_TOKENS, protectionRules, withoutSuggestions } from './protections';
 
 /** A validation rule of POST /graphql: a subscription there is the client's mistake (400), not a server error. */
@@ -30,6 +31,8 @@ export function subscriptionsOverWebSocket(context: ValidationContext): ASTVisit
 }
 
 export interface SubscriptionOptions {
+  /** The rate limits of the HTTP doors: an upgrade takes a token of its client's bucket like a request. */
+  rateLimit?: RateLimit;
   production: boolean;
   maxAliases?: number;
   /** Operations one connection may have open at once (SUBSCRIPTIONS_PER_CONNECTION). */
@@ -60,7 +63,24 @@ export function serveSubscriptions(
   policy: RequestPolicy,
   options: SubscriptionOptions,
 ): SubscriptionServer {
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: options.maxPayload });
+  const { rateLimit } = options;
+  const wss = new WebSocketServer({
+    server,
+    path: '/graphql',
+    maxPayload: options.maxPayload,
+    // A client at its limit is refused before the upgrade (HTTP 429, as a request would be): else a socket a
+    // second would be a way around the limit, each costing a connection, a context and its subscriptions.
+    verifyClient: rateLimit && ((info: { req: http.IncomingMessage }, done: (ok: boolean, code?: number, message?: string, headers?: Record<string, string>) => void) => {
+      rateLimit.takeUpgrade(info.req).then(
+        (refused) => {
+          if (!refused) return done(true);
+          const body = JSON.stringify({ errors: [{ message: refused.message, extensions: { code: 'RATE_LIMITED', details: [], requestId: randomUUID() } }] });
+          done(false, 429, body, { ...refused.headers, 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+        },
+        () => done(true),
+      );
+    }),
+  });
   const rules = [...specifiedRules, operationLimits, ...protectionRules(options.maxAliases)];
   const requestIds = new WeakMap<object, Ids>();
   const idsOf = (ctx: object): Ids => {

@@ -1,7 +1,8 @@
+import type { IncomingMessage } from 'node:http';
 import { Request } from 'express';
 
 /** Whether a request carries a body (a length above 0, or a chunked one). */
-export function hasBody(req: Request): boolean {
+export function hasBody(req: Pick<IncomingMessage, 'headers'>): boolean {
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }

@@ -19,6 +19,11 @@ export interface RateLimit {
   take(req: IncomingMessage): boolean | Promise<boolean>;
   /** The RateLimit headers of a request whose token `take` took, added to `head` as name, value pairs. */
   headers(req: IncomingMessage, head: string[]): void;
+  /**
+   * Takes the token of a WebSocket upgrade (which counts as a request of its client): null when it may go
+   * on, else the refusal's message and the headers of its 429 (Retry-After, RateLimit-*).
+   */
+  takeUpgrade(req: IncomingMessage): Promise<{ message: string; headers: Record<string, string> } | null>;
   close(): Promise<void>;
 }
 
@@ -90,15 +95,22 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     );
   };
 
-  const answer = (req: Request, res: Response, next: NextFunction, { limit, apiKey, result }: Taken) => {
+  /** A refused token's wait (Retry-After, in seconds) and error; counted as a rejection. */
+  const refusal = ({ limit, apiKey, result }: Taken & { result: TakeResult }) => {
+    const wait = Math.max(1, Math.ceil(result.msUntilNext / 1000));
+    const who = apiKey ? 'this API key' : 'requests without an API key from this address';
+    rateLimitRejections.inc();
+    return { wait, error: new RateLimitedError(`${who} has used its ${limit} requests (refilled evenly over ${settings.durationS} s); retry in ${wait} s`) };
+  };
+
+  const answer = (req: Request, res: Response, next: NextFunction, taken: Taken) => {
+    const { limit, result } = taken;
     if (!result) return next();
     setHeaders(res, limit, result);
     if (result.allowed) return next();
-    const wait = Math.max(1, Math.ceil(result.msUntilNext / 1000));
+    const { wait, error } = refusal({ ...taken, result });
     res.setHeader('Retry-After', String(wait));
-    const who = apiKey ? 'this API key' : 'requests without an API key from this address';
-    rateLimitRejections.inc();
-    sendMiddlewareError(req, res, new RateLimitedError(`${who} has used its ${limit} requests (refilled evenly over ${settings.durationS} s); retry in ${wait} s`));
+    sendMiddlewareError(req, res, error);
   };
 
   const middleware = (req: Request, res: Response, next: NextFunction) => {
@@ -126,6 +138,16 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
       const taken = takenBy(req);
       if (!taken?.result?.allowed) return;
       pushHeaders(head, taken.limit, taken.result);
+    },
+    async takeUpgrade(req) {
+      const taken = await takeToken(req);
+      if (!taken.result || taken.result.allowed) return null;
+      const { wait, error } = refusal({ ...taken, result: taken.result });
+      const head: string[] = [];
+      pushHeaders(head, taken.limit, taken.result);
+      const headers: Record<string, string> = { 'Retry-After': String(wait) };
+      for (let i = 0; i < head.length; i += 2) headers[head[i]] = head[i + 1];
+      return { message: error.message, headers };
     },
     async close() {
       store.close();

@@ -1,5 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Request, Response } from 'express';
 import { AppError, httpStatusOf } from '../../common/errors';
+
+/** An error's body in the shape of the door at `path`: GraphQL's `{"errors": [...]}` on /graphql, REST's elsewhere. */
+function errorBodyOf(path: string, requestId: string | undefined, error: AppError): unknown {
+  const code = String(error.extensions.code);
+  const details = (error.extensions.details as unknown[]) ?? [];
+  return path.startsWith('/graphql')
+    ? { errors: [{ message: error.message, extensions: { code, details, requestId } }] }
+    : { error: { code, message: error.message, details, request_id: requestId } };
+}
 
 /**
  * An error raised by HTTP middleware (before GraphQL runs), in the shape of the door it came through:
@@ -7,12 +17,20 @@ import { AppError, httpStatusOf } from '../../common/errors';
  * body on /v1. The status is the code's.
  */
 export function sendMiddlewareError(req: Request, res: Response, error: AppError): void {
-  const code = String(error.extensions.code);
-  const details = (error.extensions.details as unknown[]) ?? [];
-  res.status(httpStatusOf[code] ?? 500);
-  if (req.originalUrl.startsWith('/graphql')) {
-    res.json({ errors: [{ message: error.message, extensions: { code, details, requestId: req.requestId } }] });
-  } else {
-    res.json({ error: { code, message: error.message, details, request_id: req.requestId } });
-  }
+  res.status(httpStatusOf[String(error.extensions.code)] ?? 500).json(errorBodyOf(req.originalUrl, req.requestId, error));
+}
+
+/**
+ * sendMiddlewareError on node:http, for answers given before (or outside) express, that end the connection
+ * too: the rest of a body the server will not read is not waited for (Connection: close).
+ */
+export function sendErrorAndClose(req: IncomingMessage & { requestId?: string }, res: ServerResponse, error: AppError, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(errorBodyOf(req.url ?? '', req.requestId, error));
+  res.writeHead(httpStatusOf[String(error.extensions.code)] ?? 500, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  });
+  res.end(body);
 }

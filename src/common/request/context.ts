@@ -34,6 +34,8 @@ export interface RequestPolicy {
   statisticsMaxAgeMs?: number;
   /** AUCTION_MIN_INCREMENT_PERCENT: how far a bid on an english auction must exceed its best bid; 5 when absent. */
   auctionMinIncrementPercent?: number;
+  /** DB_IMPORT_STATEMENT_TIMEOUT_MS: the statement_timeout inside an import's transaction. */
+  importStatementTimeoutMs?: number;
 }
 
 export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };

@@ -13,6 +13,8 @@ import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
 import { EventLog, withEvents } from '../event/event.log';
 import { CsvRow, readCsvRows } from './csv-rows';
+import { logger } from '../../common/logger';
+import { withLongStatements } from '../../db/statement-timeout';
 
 const BATCH_ROWS = 1000;
 /** A response lists at most this many row problems (and says how many there were). */
@@ -132,11 +134,36 @@ async function insertBatch(m: EntityManager, events: EventLog, collection: Colle
   return new Set(rows.map((r) => r.tokenId).filter((id) => !written.has(id)));
 }
 
+/** DB_IMPORT_STATEMENT_TIMEOUT_MS's default, for contexts made without the configured policy. */
+const DEFAULT_IMPORT_STATEMENT_TIMEOUT_MS = 120_000;
+
+/** The tables an import fills (assets, their traits, the event log). */
+const IMPORTED_TABLES = 'assets, asset_traits, collection_traits, events';
+
+/**
+ * Fresh planner statistics for the tables an import filled, at once: until they are analysed, PostgreSQL
+ * plans the new rows of a collection as the handful it knew of (autovacuum may be off, or late), and a
+ * page of that collection could take a plan that reads it thousands of times. The rows are committed: a
+ * failure here is logged, not the import's.
+ */
+async function analyzeImported(ctx: Context, timeoutMs: number): Promise<void> {
+  try {
+    await ctx.ds.transaction((m) => withLongStatements(m, timeoutMs, () => m.query(`ANALYZE ${IMPORTED_TABLES}`)));
+  } catch (err) {
+    logger.warn('ANALYZE after an import failed; the planner sees the new rows once autovacuum analyses them', {
+      requestId: ctx.scope.requestId,
+      error: (err as Error).message,
+    });
+  }
+}
+
 /**
  * Imports a CSV of assets into a collection, all or nothing. Rows are checked and written in batches
  * inside one transaction that holds the collection's mint lock (so token ids minted here and by
  * concurrent createAsset calls stay unique and consecutive); if any row fails, the transaction is
- * rolled back and every failing row is reported with its line and column.
+ * rolled back and every failing row is reported with its line and column. Its statements may run up to
+ * DB_IMPORT_STATEMENT_TIMEOUT_MS (it may wait behind another import of the collection), and it ends with
+ * ANALYZE of the tables it filled.
  */
 export async function importAssets(
   ctx: Context,
@@ -156,7 +183,8 @@ export async function importAssets(
   const who = { address: caller.address, admin: isAdmin(caller) };
   const started = Date.now();
 
-  const summary = await withEvents(ctx.ds, async (m, events) => {
+  const timeoutMs = ctx.policy.importStatementTimeoutMs ?? DEFAULT_IMPORT_STATEMENT_TIMEOUT_MS;
+  const summary = await withEvents(ctx.ds, (m, events) => withLongStatements(m, timeoutMs, async () => {
     const { nextTokenId } = await lockCollectionForMint(m, { ...collection, totalSupply: null }, 0);
     let next = nextTokenId;
     const problems: FieldProblem[] = [];
@@ -250,8 +278,9 @@ export async function importAssets(
     const range = { firstTokenId: first === null ? null : String(first), lastTokenId: last === null ? null : String(last) };
     events.add('import.completed', 'collection', collection.id, { import: { count: written, first_token_id: range.firstTokenId, last_token_id: range.lastTokenId } });
     return { count: written, ...range, collection };
-  });
+  }));
   importedRows.inc(summary.count);
+  await analyzeImported(ctx, timeoutMs);
   ctx.invalidate();
   return summary;
 }

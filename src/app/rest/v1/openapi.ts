@@ -155,7 +155,8 @@ const LIMITS: Record<string, Schema> = {
   assets_limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
 };
 
-const ERROR_CODES: Record<number, [string, string]> = {
+/** Per status: its error codes and what they mean. */
+const ERROR_CODES: Record<number, [string | string[], string]> = {
   400: ['BAD_REQUEST', 'A malformed body, a wrong type, an unknown enum value, a bad address, token id, limit or page'],
   401: ['UNAUTHENTICATED', 'No API key, or one that is unknown or revoked'],
   403: ['FORBIDDEN', 'The key\'s account does not own what it acts on'],
@@ -166,7 +167,7 @@ const ERROR_CODES: Record<number, [string, string]> = {
   422: ['VALIDATION_FAILED', 'A rule of the API is broken; details name each field'],
   429: ['RATE_LIMITED', 'Over the rate limit; see Retry-After'],
   500: ['INTERNAL', 'A fault of the server; quote the request id'],
-  503: ['UNAVAILABLE', 'The database cannot be reached now; retry after Retry-After'],
+  503: [['UNAVAILABLE', 'TIMEOUT'], 'The database cannot be reached now (UNAVAILABLE), or cancelled a statement that ran over its time (TIMEOUT); retry after Retry-After'],
 };
 
 /** A read answers 401 for a key that is wrong (a key is optional), 409 for an address on several chains, 422 for an unknown chain. */
@@ -181,7 +182,7 @@ const ERROR_BODY: Schema = {
       type: 'object',
       required: ['code', 'message', 'details', 'request_id'],
       properties: {
-        code: { type: 'string', enum: Object.values(ERROR_CODES).map(([code]) => code) },
+        code: { type: 'string', enum: Object.values(ERROR_CODES).flatMap(([codes]) => codes) },
         message: { type: 'string' },
         details: {
           type: 'array',
