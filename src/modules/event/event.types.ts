@@ -1,5 +1,6 @@
-import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
+import { ArgsType, Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { DECIMAL_TWINS } from '../../common/decimal';
 
 export const MAX_EVENTS = 1000;
 
@@ -24,7 +25,12 @@ export class MarketEvent {
   @Field(() => ID, { nullable: true })
   assetId: string | null;
 
-  @Field(() => GraphQLJSONObject, { description: 'The changed resource as stored when the change committed (snake_case columns)' })
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The changed resource as stored when the change committed (snake_case columns), its values as the API writes them: ' +
+      'ISO timestamps, token ids as strings, each price a number (a double) with its exact twin `<name>_decimal`',
+  })
+  @Extensions({ [DECIMAL_TWINS]: true })
   data: Record<string, unknown>;
 }
 

@@ -20,6 +20,7 @@ import {
 } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
+import { DECIMAL_TWINS, exactNumber, jsonWithExactNumbers, withExactTwins } from '../../../common/decimal';
 import { BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
@@ -50,22 +51,11 @@ interface CompiledRoute {
   enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
   numberPaths: string[][];
+  /** Response paths of stored JSON resources whose numbers with `_decimal` twins REST writes exactly (an event's `data`). */
+  twinPaths: string[][];
   /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan.ts). */
   plan?: SqlPlan;
 }
-
-/**
- * Marks a decimal's text for writeJson. PostgreSQL stores no NUL in text or jsonb, so no value read from
- * the database starts with one.
- */
-const NUMBER_MARK = '\u0000';
-
-/** JSON of a REST response, with each marked decimal written as a number of exactly its digits. */
-export function jsonWithExactNumbers(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text.includes('"\\u0000') ? text.replace(/"\\u0000(-?[0-9]+(?:\.[0-9]+)?)"/g, '$1') : text;
-}
-
 
 /** Parses and validates a route's operation once, at start-up: a broken route stops the server from starting. */
 function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): CompiledRoute {
@@ -82,6 +72,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
 
   const enumPaths: CompiledRoute['enumPaths'] = [];
   const numberPaths: string[][] = [];
+  const twinPaths: string[][] = [];
   const typeInfo = new TypeInfo(schema);
   const path: string[] = [];
   visit(
@@ -94,6 +85,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
           const named = type && getNamedType(type);
           if (named && isEnumType(named)) enumPaths.push({ path: [...path], type: named });
           if (named?.name === 'Decimal' && !path[path.length - 1].endsWith('_decimal')) numberPaths.push([...path]);
+          if (typeInfo.getFieldDef()?.extensions?.[DECIMAL_TWINS]) twinPaths.push([...path]);
         },
         leave() {
           path.pop();
@@ -105,7 +97,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
   // PostgreSQL writes the body itself when it can (a REST text plan); else the plan gives the data.
   const plan = spec.method === 'get' ? plans?.(operation, { restText: true }) : undefined;
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan };
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, twinPaths, plan };
 }
 
 /**
@@ -201,20 +193,22 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
   return values;
 }
 
-/** Replaces each string found at `path` (through lists and objects) by `change(string)`, in place. */
-function changeStrings(value: unknown, path: string[], change: (text: string) => string, depth = 0): unknown {
+/** Replaces each value found at `path` (through lists and objects) by `change(value)`, in place. */
+function changeValues(value: unknown, path: string[], change: (value: unknown) => unknown, depth = 0): unknown {
   if (value === null || value === undefined) return value;
-  if (Array.isArray(value)) return value.map((item) => changeStrings(item, path, change, depth));
-  if (depth === path.length) return typeof value === 'string' ? change(value) : value;
+  if (Array.isArray(value)) return value.map((item) => changeValues(item, path, change, depth));
+  if (depth === path.length) return change(value);
   const record = value as Record<string, unknown>;
   const key = path[depth];
-  if (key in record) record[key] = changeStrings(record[key], path, change, depth + 1);
+  if (key in record) record[key] = changeValues(record[key], path, change, depth + 1);
   return value;
 }
 
+const strings = (change: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? change(value) : value);
+
 /** An enum name as REST spells it: its value. */
 const enumValue = (type: GraphQLEnumType) => (name: string) => String(type.getValue(name)?.value ?? name.toLowerCase());
-const markNumber = (text: string) => NUMBER_MARK + text;
+const exactTwins = (value: unknown) => (typeof value === 'object' ? withExactTwins(value as Record<string, unknown>) : value);
 
 /** The REST door's routes: the express router, and the GET routes' answers for the lean door (lean.ts). */
 export interface RestRoutes {
@@ -276,8 +270,9 @@ export function restRouter(
     const data = result.data as Record<string, unknown>;
     const root = data[route.rootKey];
     if (root instanceof RawJson) return { data, body: root.text };
-    for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
-    for (const path of route.numberPaths) changeStrings(data, path, markNumber);
+    for (const { path, type } of route.enumPaths) changeValues(data, path, strings(enumValue(type)));
+    for (const path of route.numberPaths) changeValues(data, path, strings(exactNumber));
+    for (const path of route.twinPaths) changeValues(data, path, exactTwins);
     return { data, body: jsonWithExactNumbers(root) };
   }
 
