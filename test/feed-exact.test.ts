@@ -205,6 +205,39 @@ describe('event data is the resource as the API shows it', () => {
   });
 });
 
+describe('cursors of the feed', () => {
+  test('when after is beyond the head of the log, then /v1/events, the events query and the subscription answer 400 naming the head', async () => {
+    const head = await lastPosition();
+    const beyond = String(BigInt(head) + 100000n);
+
+    const rest = await server.rest('GET', `/v1/events?after=${beyond}`);
+    const graphql = await server.gql(`query ($after: ID) { events(after: $after) { cursor } }`, { after: beyond });
+    const live = subscribe(server.url, { after: beyond });
+    await live.until(() => live.errors.length > 0, 15_000, 'the refusal');
+    await live.stop();
+
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'after' }] });
+    const named = Number(/beyond the head of the log, position (\d+)/.exec(rest.body.error.message)?.[1]);
+    expect(named).toBeGreaterThanOrEqual(Number(head));
+    expect(named).toBeLessThan(Number(beyond));
+    expect(graphql.body.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', details: [{ field: 'after' }] } });
+    expect(graphql.body.errors[0].message).toContain('beyond the head of the log');
+    expect(live.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', details: [{ field: 'after' }] } });
+  });
+
+  test('when after is the position of the last event a client saw, then the read is an empty page that keeps that cursor', async () => {
+    const owner = await server.key();
+    const collection = await restExact('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, owner.key);
+    const [created] = (await restExact('GET', `/v1/events?collection_id=${collection.body.id}`)).body.result;
+
+    const page = await server.rest('GET', `/v1/events?collection_id=${collection.body.id}&after=${created.id}`);
+
+    expect(page.status).toBe(200);
+    expect(page.body).toEqual({ cursor: created.id, has_more: false, result: [] });
+  });
+});
+
 /** camelCase keys as REST's snake_case. */
 function snake(values: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
