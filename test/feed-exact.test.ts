@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { AddressInfo } from 'node:net';
+import { routes } from '../src/app/rest/v1/routes';
 import { openWindow } from './factories/market';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { subscribe } from './setup/subscriber';
@@ -221,8 +222,8 @@ describe('cursors of the feed', () => {
     const named = Number(/beyond the head of the log, position (\d+)/.exec(rest.body.error.message)?.[1]);
     expect(named).toBeGreaterThanOrEqual(Number(head));
     expect(named).toBeLessThan(Number(beyond));
-    expect(graphql.body.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', details: [{ field: 'after' }] } });
-    expect(graphql.body.errors[0].message).toContain('beyond the head of the log');
+    expect(graphql.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', details: [{ field: 'after' }] } });
+    expect(graphql.body.errors?.[0].message).toContain('beyond the head of the log');
     expect(live.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', details: [{ field: 'after' }] } });
   });
 
@@ -235,6 +236,59 @@ describe('cursors of the feed', () => {
 
     expect(page.status).toBe(200);
     expect(page.body).toEqual({ cursor: created.id, has_more: false, result: [] });
+  });
+});
+
+describe('query parameters', () => {
+  test('when /v1/events is read on with page=<cursor>, then it is the same read as after=<cursor>', async () => {
+    const owner = await server.key();
+    const collection = await restExact('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, owner.key);
+    for (const description of ['one', 'two', 'three']) {
+      await server.rest('PUT', `/v1/collections/${collection.body.contract_address}`, { description }, owner.key);
+    }
+    const first = await server.rest('GET', `/v1/events?collection_id=${collection.body.id}&limit=2`);
+
+    const byPage = await server.rest('GET', `/v1/events?collection_id=${collection.body.id}&limit=2&page=${first.body.cursor}`);
+    const byAfter = await server.rest('GET', `/v1/events?collection_id=${collection.body.id}&limit=2&after=${first.body.cursor}`);
+    const both = await server.rest('GET', `/v1/events?collection_id=${collection.body.id}&after=${first.body.cursor}&page=${first.body.cursor}`);
+
+    expect(first.body.has_more).toBe(true);
+    expect(byPage.status).toBe(200);
+    expect(byPage.body).toEqual(byAfter.body);
+    expect(byPage.body.result.map((e: { data: { description: string } }) => e.data.description)).toEqual(['two', 'three']);
+    expect(both.status).toBe(400);
+    expect(both.body.error.details.map((d: { field: string }) => d.field)).toEqual(['after', 'page']);
+  });
+
+  test('when a request names a query parameter its route does not take, then every /v1 route answers 400 naming it', async () => {
+    const sample: Record<string, string> = { address: randomAddress(), token_address: randomAddress(), token_id: '1', id: '00000000-0000-4000-8000-000000000000' };
+    for (const spec of routes) {
+      const path = spec.path.replace(/:(\w+)/g, (_, name: string) => sample[name]);
+      const body = spec.upload ? undefined : spec.method === 'post' || spec.method === 'put' ? {} : undefined;
+      const res = await server.rest(spec.method.toUpperCase(), `${path}?bogus=1`, body);
+
+      expect({ route: `${spec.method} ${spec.path}`, status: res.status, code: res.body.error?.code, details: res.body.error?.details }).toEqual({
+        route: `${spec.method} ${spec.path}`,
+        status: 400,
+        code: 'BAD_REQUEST',
+        details: [{ field: 'bogus', message: expect.stringMatching(/^not a query parameter of /) }],
+      });
+    }
+  });
+
+  test('when a list is asked with misspelt parameters, then the 400 names each and what the route takes, the same through the lean door and express', async () => {
+    const lean = await server.rest('GET', '/v1/assets?pgae=2&limit=5&sort=name');
+    // A request with an API key goes through express.
+    const express = await server.rest('GET', '/v1/assets?pgae=2&limit=5&sort=name', undefined, (await server.key()).key);
+    const events = await server.rest('GET', '/v1/events?order_by=created_at');
+
+    expect(lean.status).toBe(400);
+    expect(lean.body.error.details.map((d: { field: string }) => d.field)).toEqual(['pgae', 'sort']);
+    expect(lean.body.error.message).toMatch(/^unknown query parameters pgae, sort: not a query parameter of GET \/v1\/assets; it takes limit, page, .*order_by/);
+    expect({ ...express.body.error, request_id: null }).toEqual({ ...lean.body.error, request_id: null });
+    expect(express.status).toBe(400);
+    expect(events.status).toBe(400);
+    expect(events.body.error.message).toContain('it takes after, page, types, collection_id, asset_id, limit');
   });
 });
 

@@ -33,7 +33,7 @@ import type { RequestPolicy } from '../../../common/request/context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, sendRestError } from '../errors';
-import { RouteSpec, routes } from './routes';
+import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 
 /** Plans an operation (sql-plan.ts's planOperation with the app's schema and database). */
@@ -46,7 +46,9 @@ interface CompiledRoute {
   /** The operation compiled to a function by graphql-jit: the same resolvers, without graphql-js's per-field work. */
   compiled: CompiledQuery;
   rootKey: string;
-  variables: { name: string; type: GraphQLInputType }[];
+  variables: { name: string; type: GraphQLInputType; place: VariablePlace }[];
+  /** The query parameters the route takes: its query variables and their aliases. */
+  queryNames: Set<string>;
   /** Response paths whose values are enum names: REST shows each by its value, as decisions.md spells them. */
   enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
@@ -65,10 +67,13 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   const operation = document.definitions[0] as OperationDefinitionNode;
   const rootSelection = operation.selectionSet.selections[0];
   if (rootSelection.kind !== 'Field') throw new Error(`route ${spec.path}: the operation must select one root field`);
+  const places = variablePlaces(spec, (operation.variableDefinitions ?? []).map((def) => def.variable.name.value));
   const variables = (operation.variableDefinitions ?? []).map((def) => ({
     name: def.variable.name.value,
     type: typeFromAST(schema, def.type as never) as GraphQLInputType,
+    place: places.get(def.variable.name.value)!,
   }));
+  const queryNames = new Set(variables.filter((v) => v.place === 'query').flatMap((v) => [v.name, ...(spec.aliases?.[v.name] ?? [])]));
 
   const enumPaths: CompiledRoute['enumPaths'] = [];
   const numberPaths: string[][] = [];
@@ -97,7 +102,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
   // PostgreSQL writes the body itself when it can (a REST text plan); else the plan gives the data.
   const plan = spec.method === 'get' ? plans?.(operation, { restText: true }) : undefined;
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, twinPaths, plan };
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, queryNames, enumPaths, numberPaths, twinPaths, plan };
 }
 
 /**
@@ -161,28 +166,58 @@ interface RestInput {
   body?: unknown;
 }
 
+/**
+ * The query parameters a route does not take are refused, by name: a misspelt or foreign one (`pgae`,
+ * `sort`) would otherwise be ignored, and the client would read an answer to another question.
+ */
+function refuseUnknownQuery(route: CompiledRoute, query: Record<string, unknown>): void {
+  const unknown = Object.keys(query).filter((key) => !route.queryNames.has(key));
+  if (!unknown.length) return;
+  const takes = route.queryNames.size ? `it takes ${[...route.queryNames].join(', ')}` : 'it takes none';
+  const message = `not a query parameter of ${route.spec.method.toUpperCase()} ${route.spec.path.replace(/:(\w+)/g, '{$1}')}; ${takes}`;
+  throw new BadRequestError(
+    `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: ${message}`,
+    unknown.map((field) => ({ field, message })),
+  );
+}
+
+/** A query variable's value under its name or one alias (`after` or `page`); undefined when not given (or empty). */
+function queryValueOf(route: CompiledRoute, query: Record<string, unknown>, name: string): { key: string; value: unknown } | undefined {
+  const given = [name, ...(route.spec.aliases?.[name] ?? [])].filter((key) => query[key] !== undefined && query[key] !== '');
+  if (given.length > 1) {
+    const message = `give one of ${given.join(', ')}: they are the same parameter`;
+    throw new BadRequestError(message, given.map((field) => ({ field, message })));
+  }
+  return given.length ? { key: given[0], value: query[given[0]] } : undefined;
+}
+
 function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload): Record<string, unknown> {
   const body: unknown = upload ? upload.fields : req.body;
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw new BadRequestError('the request body must be a JSON object');
   }
+  refuseUnknownQuery(route, req.query);
   const values: Record<string, unknown> = {};
-  for (const { name, type } of route.variables) {
-    const param = req.params[name];
-    const query = req.query[name];
-    if (param !== undefined) {
-      values[name] = fromQueryString(getNamedType(type), String(param), name);
-    } else if (query !== undefined && query !== '' && route.spec.repeated?.includes(name)) {
-      const given = Array.isArray(query) ? query : [query];
-      if (given.some((item) => typeof item !== 'string')) throw new BadRequestError(`${name} must be given as name=value, once per value`);
-      values[name] = (given as string[]).filter((item) => item !== '');
-    } else if (query !== undefined && query !== '') {
-      if (typeof query !== 'string') throw new BadRequestError(`${name} must be given once, as a single value`);
+  for (const { name, type, place } of route.variables) {
+    if (place === 'path') {
+      const param = req.params[name];
+      if (param !== undefined) values[name] = fromQueryString(getNamedType(type), String(param), name);
+    } else if (place === 'query') {
+      const given = queryValueOf(route, req.query, name);
+      if (!given) continue;
+      const { key, value } = given;
+      if (route.spec.repeated?.includes(name)) {
+        const items = Array.isArray(value) ? value : [value];
+        if (items.some((item) => typeof item !== 'string')) throw new BadRequestError(`${key} must be given as name=value, once per value`);
+        values[name] = (items as string[]).filter((item) => item !== '');
+        continue;
+      }
+      if (typeof value !== 'string') throw new BadRequestError(`${key} must be given once, as a single value`);
       // A list parameter is comma-separated: types=listing.created,offer.created
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       values[name] = listed
-        ? query.split(',').map((item) => fromQueryString(getNamedType(type), item.trim(), name))
-        : fromQueryString(getNamedType(type), query, name);
+        ? value.split(',').map((item) => fromQueryString(getNamedType(type), item.trim(), key))
+        : fromQueryString(getNamedType(type), value, key);
     } else if (name === 'input') {
       values.input = fromBody(type, body ?? {}, 'body');
     } else if (body && typeof body === 'object') {
