@@ -17,20 +17,29 @@ export class EventDataAsApi1765300000000 implements MigrationInterface {
   name = 'EventDataAsApi1765300000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE FUNCTION "event_data_as_api"(d jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $$
-      SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb) FROM (
-        SELECT e.key, CASE
-            WHEN e.value = 'null'::jsonb THEN CASE e.key WHEN 'traits' THEN '[]'::jsonb ELSE e.value END
-            WHEN e.key IN (${TIMESTAMPS})
-              THEN to_jsonb(to_char((e.value #>> '{}')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-            WHEN e.key = 'token_id' THEN to_jsonb(e.value #>> '{}')
-            WHEN e.key IN (${PRICES}) THEN to_jsonb(trim_scale((e.value #>> '{}')::numeric))
-            ELSE e.value END AS value
-        FROM jsonb_each(d) e
-        UNION ALL
-        SELECT e.key || '_decimal', CASE WHEN e.value = 'null'::jsonb THEN e.value ELSE to_jsonb(trim_scale((e.value #>> '{}')::numeric)::text) END
-        FROM jsonb_each(d) e WHERE e.key IN (${PRICES})) f
-    $$`);
+    // One patch merged at the end: plpgsql that reads the few keys is about twice as fast as rebuilding
+    // the object from jsonb_each, which an import of 100,000 assets pays per event.
+    await q.query(`CREATE FUNCTION "event_data_as_api"(d jsonb) RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
+      DECLARE
+        k text;
+        patch jsonb := '{}';
+      BEGIN
+        FOREACH k IN ARRAY ARRAY[${TIMESTAMPS}] LOOP
+          IF jsonb_typeof(d -> k) = 'string' THEN
+            patch := patch || jsonb_build_object(k, to_char((d ->> k)::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+          END IF;
+        END LOOP;
+        IF jsonb_typeof(d -> 'token_id') = 'number' THEN patch := patch || jsonb_build_object('token_id', d ->> 'token_id'); END IF;
+        IF jsonb_typeof(d -> 'traits') = 'null' THEN patch := patch || '{"traits": []}'; END IF;
+        FOREACH k IN ARRAY ARRAY[${PRICES}] LOOP
+          IF jsonb_typeof(d -> k) IN ('number', 'string') THEN
+            patch := patch || jsonb_build_object(k, trim_scale((d ->> k)::numeric), k || '_decimal', trim_scale((d ->> k)::numeric)::text);
+          ELSIF jsonb_typeof(d -> k) = 'null' THEN
+            patch := patch || jsonb_build_object(k || '_decimal', NULL);
+          END IF;
+        END LOOP;
+        RETURN d || patch;
+      END $$`);
     await q.query(`UPDATE "events" SET "data" = "event_data_as_api"("data")`);
   }
 
