@@ -61,7 +61,10 @@ export class EventFilterArgs {
 
 @ArgsType()
 export class EventArgs extends EventFilterArgs {
-  @Field(() => ID, { nullable: true, description: 'Read the events after this position; from the start when absent' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'Read the events after this position (an event id or a cursor); from the start when absent; beyond the head of the log: BAD_REQUEST',
+  })
   after?: string | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
@@ -72,7 +75,9 @@ export class EventArgs extends EventFilterArgs {
 export class EventSubscriptionArgs extends EventFilterArgs {
   @Field(() => ID, {
     nullable: true,
-    description: 'Replay the stored events after this position, then go on live; when absent, only events committed from now on',
+    description:
+      'Replay the stored events after this position, then go on live; when absent, only events committed from now on; ' +
+      'beyond the head of the log: BAD_REQUEST',
   })
   after?: string | null;
 }
