@@ -31,3 +31,36 @@ export function fromUnits(units: bigint): string {
   const fraction = (units % UNIT).toString().padStart(DECIMALS, '0');
   return exactDecimal(`${whole}.${fraction}`);
 }
+
+/**
+ * Marks a decimal's text for jsonWithExactNumbers. PostgreSQL stores no NUL in text or jsonb, so no value
+ * read from the database starts with one.
+ */
+const NUMBER_MARK = '\u0000';
+
+/** A decimal's text, marked to be written by jsonWithExactNumbers as a JSON number of exactly its digits. */
+export const exactNumber = (text: string): string => NUMBER_MARK + text;
+
+/** JSON of a REST response, with each marked decimal written as a number of exactly its digits. */
+export function jsonWithExactNumbers(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('"\\u0000') ? text.replace(/"\\u0000(-?[0-9]+(?:\.[0-9]+)?)"/g, '$1') : text;
+}
+
+/** The extension of a GraphQL field of stored JSON whose numbers have `_decimal` twins: REST writes them with withExactTwins. */
+export const DECIMAL_TWINS = 'decimalTwins';
+
+/**
+ * A resource stored as JSON (an event's `data`) with each number that has an exact `<name>_decimal` twin
+ * marked to be written with the twin's digits: a JSON reader on the way from the database made the number
+ * a double.
+ */
+export function withExactTwins(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...data };
+  for (const [key, twin] of Object.entries(data)) {
+    if (!key.endsWith('_decimal') || typeof twin !== 'string') continue;
+    const name = key.slice(0, -'_decimal'.length);
+    if (typeof out[name] === 'number') out[name] = exactNumber(twin);
+  }
+  return out;
+}

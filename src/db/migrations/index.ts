@@ -9,6 +9,7 @@ import { SalesRollups1764800000000 } from './1764800000000-sales-rollups';
 import { Webhooks1764500000000 } from './1764500000000-webhooks';
 import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
 import { CollectionAssetCounts1765000000000 } from './1765000000000-collection-asset-counts';
+import { EventDataAsApi1765300000000 } from './1765300000000-event-data-as-api';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   SalesRollups1764800000000,
   OfferSignature1764900000000,
   CollectionAssetCounts1765000000000,
+  EventDataAsApi1765300000000,
 ];

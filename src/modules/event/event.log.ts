@@ -30,7 +30,7 @@ export function unknownEventTypes(types: readonly string[] | null | undefined): 
   return unknown.length ? `unknown ${unknown.join(', ')}; each one of ${EVENT_TYPES.join(', ')}` : null;
 }
 
-/** The table an event's resource is read from: its `data` is that row as it stands at commit. */
+/** The table an event's resource is read from: its `data` is that row as it stands at commit, in the API's words. */
 export type EventSubject = 'collection' | 'asset' | 'listing' | 'offer' | 'order';
 
 /**
@@ -56,7 +56,10 @@ export class EventLog {
     return this.types.length;
   }
 
-  /** `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`), which no client reads. */
+  /**
+   * `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`), which no client reads,
+   * with its values written as the API writes them (event_data_as_api, see its migration).
+   */
   async append(m: EntityManager): Promise<void> {
     if (!this.size) return;
     await m.query(
@@ -66,7 +69,7 @@ export class EventLog {
          UPDATE event_sequence SET last = last + $5::bigint WHERE id RETURNING last - $5::bigint AS base, last),
        wake AS (SELECT pg_notify('${EVENTS_CHANNEL}', seq.last::text) FROM seq)
        INSERT INTO events (position, type, subject_id, chain_id, collection_id, asset_id, data)
-       SELECT seq.base + e.n, e.type, CASE WHEN e.subject IN ('listing', 'offer', 'order') THEN e.id END, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb)
+       SELECT seq.base + e.n, e.type, CASE WHEN e.subject IN ('listing', 'offer', 'order') THEN e.id END, d.chain_id, d.collection_id, d.asset_id, event_data_as_api(d.data || COALESCE(e.extra, '{}'::jsonb))
        FROM seq, wake, e CROSS JOIN LATERAL (
          SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
            FROM collections c WHERE e.subject = 'collection' AND c.id = e.id

@@ -1,7 +1,8 @@
 import { Args, Ctx, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { Context } from '../../common/request/context';
 import { BadRequestError } from '../../common/errors';
-import { eventFilterOf, eventHead, readEvents } from './event.service';
+import { rootDataSource } from '../../common/request/scope';
+import { eventFilterOf, eventHead, readEvents, refuseBeyondHead } from './event.service';
 import { EventStream } from './event.stream';
 import { EventArgs, EventFeed, EventSubscriptionArgs, MarketEvent } from './event.types';
 import { EventWakeup } from './event.wakeup';
@@ -12,13 +13,16 @@ export interface SubscriptionContext extends Context {
 }
 
 /**
- * Checks the arguments (400 / 404 before anything is streamed), then the stream: replay after `after`,
+ * Checks the arguments (400 / 404 before anything is streamed; an `after` beyond the log's head is a 400), then the stream: replay after `after`,
  * or from the head of the log now, and live from there.
  */
 async function subscribeToEvents({ args, context }: { args: EventSubscriptionArgs; context: SubscriptionContext }): Promise<EventStream> {
   if (!context.eventWakeup) throw new BadRequestError('subscriptions are served over WebSocket (graphql-ws) on /graphql');
   const filter = await eventFilterOf(context, args);
-  const after = args.after ?? (await eventHead(context.ds));
+  // On the primary: a read replica behind it may not have the position the client was given yet.
+  const head = await eventHead(rootDataSource(context.ds));
+  if (args.after != null) refuseBeyondHead(args.after, head);
+  const after = args.after ?? head;
   return new EventStream(context.ds, filter, after, context.eventWakeup, context.scope.requestId);
 }
 

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
-import { Problems } from '../../common/errors';
+import { BadRequestError, Problems } from '../../common/errors';
+import { rootDataSource } from '../../common/request/scope';
 import { Params } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
@@ -81,10 +82,25 @@ export async function readEvents(ctx: Context, args: EventArgs): Promise<EventFe
   problems.throwIfAnyMalformed();
   const filter = await eventFilterOf(ctx, args);
   const after = args.after ?? '0';
-  const { events } = await readEventPage(ctx.ds, filter, after, args.limit + 1);
+  let { events, head } = await readEventPage(ctx.ds, filter, after, args.limit + 1);
+  if (BigInt(after) > BigInt(head)) {
+    // A read replica may be behind the primary, where the position was handed out: the primary decides.
+    ({ events, head } = await readEventPage(rootDataSource(ctx.ds), filter, after, args.limit + 1));
+    refuseBeyondHead(after, head);
+  }
   const hasMore = events.length > args.limit;
   if (hasMore) events.length = args.limit;
   return { result: events, cursor: events.length ? events[events.length - 1].id : after, hasMore };
+}
+
+/**
+ * A position beyond the log's head was never handed out by this log (a stale or foreign cursor): reading
+ * after it would skip every event up to it, silently, so it is refused (400 naming the head).
+ */
+export function refuseBeyondHead(after: string, head: string): void {
+  if (BigInt(after) <= BigInt(head)) return;
+  const message = `is beyond the head of the log, position ${head} (the last event's): read on from an event's id or a cursor the feed gave, or from 0`;
+  throw new BadRequestError(`after: ${after} ${message}`, [{ field: 'after', message }]);
 }
 
 /** The position of the last committed event: a subscription without `after` starts there. */

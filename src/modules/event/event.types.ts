@@ -1,5 +1,6 @@
-import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
+import { ArgsType, Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { DECIMAL_TWINS } from '../../common/decimal';
 
 export const MAX_EVENTS = 1000;
 
@@ -24,7 +25,12 @@ export class MarketEvent {
   @Field(() => ID, { nullable: true })
   assetId: string | null;
 
-  @Field(() => GraphQLJSONObject, { description: 'The changed resource as stored when the change committed (snake_case columns)' })
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The changed resource as stored when the change committed (snake_case columns), its values as the API writes them: ' +
+      'ISO timestamps, token ids as strings, each price a number (a double) with its exact twin `<name>_decimal`',
+  })
+  @Extensions({ [DECIMAL_TWINS]: true })
   data: Record<string, unknown>;
 }
 
@@ -55,7 +61,10 @@ export class EventFilterArgs {
 
 @ArgsType()
 export class EventArgs extends EventFilterArgs {
-  @Field(() => ID, { nullable: true, description: 'Read the events after this position; from the start when absent' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'Read the events after this position (an event id or a cursor); from the start when absent; beyond the head of the log: BAD_REQUEST',
+  })
   after?: string | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
@@ -66,7 +75,9 @@ export class EventArgs extends EventFilterArgs {
 export class EventSubscriptionArgs extends EventFilterArgs {
   @Field(() => ID, {
     nullable: true,
-    description: 'Replay the stored events after this position, then go on live; when absent, only events committed from now on',
+    description:
+      'Replay the stored events after this position, then go on live; when absent, only events committed from now on; ' +
+      'beyond the head of the log: BAD_REQUEST',
   })
   after?: string | null;
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { DataSource } from 'typeorm';
 import type { WebhookSettings } from '../../config';
+import { jsonWithExactNumbers, withExactTwins } from '../../common/decimal';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
 import { HEADERS, signature } from './webhook.signing';
@@ -239,14 +240,15 @@ export class WebhookWorker {
   /** One attempt at the event; true when it was delivered and the endpoint may go on to the next. */
   private async deliver(webhook: Claimed, token: string, event: NextEvent): Promise<boolean> {
     const delivery = await this.pendingDelivery(webhook, event);
-    const body = JSON.stringify({
+    // Prices as /v1/events writes them: numbers of their exact digits.
+    const body = jsonWithExactNumbers({
       id: event.id,
       type: event.type,
       occurred_at: new Date(event.occurredAt).toISOString(),
       chain_id: event.chainId,
       collection_id: event.collectionId,
       asset_id: event.assetId,
-      data: event.data,
+      data: withExactTwins(event.data),
       webhook_id: webhook.id,
     });
     const timestamp = String(Math.floor(Date.now() / 1000));

@@ -23,7 +23,7 @@ import {
 } from 'graphql';
 import { camelToSnake } from '../../../common/names';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../common/pagination';
-import { RouteSpec } from './routes';
+import { RouteSpec, variablePlaces } from './routes';
 import { restNamesOf } from './words';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
@@ -157,7 +157,7 @@ const LIMITS: Record<string, Schema> = {
 
 /** Per status: its error codes and what they mean. */
 const ERROR_CODES: Record<number, [string | string[], string]> = {
-  400: ['BAD_REQUEST', 'A malformed body, a wrong type, an unknown enum value, a bad address, token id, limit or page'],
+  400: ['BAD_REQUEST', 'A malformed body, a wrong type, an unknown enum value, a bad address, token id, limit or page, a query parameter the route does not take'],
   401: ['UNAUTHENTICATED', 'No API key, or one that is unknown or revoked'],
   403: ['FORBIDDEN', 'The key\'s account does not own what it acts on'],
   404: ['NOT_FOUND', 'No such resource (or collection_id)'],
@@ -210,10 +210,9 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
   const rootType = operation.operation === 'mutation' ? schema.getMutationType()! : schema.getQueryType()!;
   const rootField = rootType.getFields()[root.name.value];
   const defaults = argumentDefaults(schema, operation, root);
-  const pathNames = new Set([...spec.path.matchAll(/:(\w+)/g)].map((m) => m[1]));
+  const places = variablePlaces(spec, (operation.variableDefinitions ?? []).map((d) => d.variable.name.value));
   const isWrite = spec.method !== 'get';
-  const hasInput = operation.variableDefinitions?.some((d) => d.variable.name.value === 'input');
-  const bodyFromVariables = isWrite && spec.method !== 'delete' && !hasInput;
+  const bodyFromVariables = (spec.method === 'post' || spec.method === 'put') && !places.has('input');
 
   const parameters: Schema[] = [];
   const bodyProperties: Record<string, Schema> = {};
@@ -224,18 +223,23 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
     const type = typeFromAST(schema, definition.type as never) as GraphQLInputType;
     const given = definition.defaultValue ? valueFromAST(definition.defaultValue, type) : defaults.get(name);
     const valueSchema: Schema = { ...inputSchema(type), ...(LIMITS[name] ?? {}), ...(given !== undefined ? { default: given } : {}) };
+    const aliases = spec.aliases?.[name] ?? [];
     if (name === 'input') {
       body = inputSchema(present(type));
-    } else if (pathNames.has(name)) {
+    } else if (places.get(name) === 'path') {
       parameters.push({ name, in: 'path', required: true, schema: inputSchema(present(type)) });
-    } else if (bodyFromVariables) {
-      for (const key of [name, ...(spec.aliases?.[name] ?? [])]) bodyProperties[key] = valueSchema;
-      if (isNonNullType(type) && !spec.aliases?.[name]) bodyRequired.push(name);
+    } else if (places.get(name) === 'body') {
+      for (const key of [name, ...aliases]) bodyProperties[key] = valueSchema;
+      if (isNonNullType(type) && !aliases.length) bodyRequired.push(name);
     } else {
       // A list parameter is one comma-separated value (types=a,b), as the router reads it, unless the route repeats it (trait=a&trait=b).
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       const explode = spec.repeated?.includes(name) ?? false;
-      parameters.push({ name, in: 'query', required: isNonNullType(type), schema: valueSchema, ...(listed ? { style: 'form', explode } : {}) });
+      const form = listed ? { style: 'form', explode } : {};
+      parameters.push({ name, in: 'query', required: isNonNullType(type) && !aliases.length, schema: valueSchema, ...form });
+      for (const alias of aliases) {
+        parameters.push({ name: alias, in: 'query', required: false, schema: valueSchema, description: `The same as \`${name}\` (give one of them)`, ...form });
+      }
     }
   }
 

@@ -21,6 +21,7 @@ import {
 } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { DataSource } from 'typeorm';
+import { DECIMAL_TWINS, exactNumber, jsonWithExactNumbers, withExactTwins } from '../../../common/decimal';
 import { AppError, BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
@@ -33,7 +34,7 @@ import type { RequestPolicy } from '../../../common/request/context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, RestRequestError, sendRestError } from '../errors';
-import { RouteSpec, routes } from './routes';
+import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 import { RestWords, restWords } from './words';
 
@@ -47,29 +48,20 @@ interface CompiledRoute {
   /** The operation compiled to a function by graphql-jit: the same resolvers, without graphql-js's per-field work. */
   compiled: CompiledQuery;
   rootKey: string;
-  variables: { name: string; type: GraphQLInputType }[];
+  variables: { name: string; type: GraphQLInputType; place: VariablePlace }[];
+  /** The query parameters the route takes: its query variables and their aliases. */
+  queryNames: Set<string>;
   /** Response paths whose values are enum names: REST shows each by its value, as decisions.md spells them. */
   enumPaths: { path: string[]; type: GraphQLEnumType }[];
   /** Response paths of exact decimals that REST writes as JSON numbers (documented price fields; see shapes.ts). */
   numberPaths: string[][];
+  /** Response paths of stored JSON resources whose numbers with `_decimal` twins REST writes exactly (an event's `data`). */
+  twinPaths: string[][];
   /** The operation as one JSON-building statement, when PostgreSQL can answer it exactly (sql-plan/). */
   plan?: SqlPlan;
   /** Its errors in REST's names and JSON's types. */
   words: RestWords;
 }
-
-/**
- * Marks a decimal's text for writeJson. PostgreSQL stores no NUL in text or jsonb, so no value read from
- * the database starts with one.
- */
-const NUMBER_MARK = '\u0000';
-
-/** JSON of a REST response, with each marked decimal written as a number of exactly its digits. */
-export function jsonWithExactNumbers(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text.includes('"\\u0000') ? text.replace(/"\\u0000(-?[0-9]+(?:\.[0-9]+)?)"/g, '$1') : text;
-}
-
 
 /** Parses and validates a route's operation once, at start-up: a broken route stops the server from starting. */
 function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): CompiledRoute {
@@ -79,9 +71,11 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   const operation = document.definitions[0] as OperationDefinitionNode;
   const rootSelection = operation.selectionSet.selections[0];
   if (rootSelection.kind !== 'Field') throw new Error(`route ${spec.path}: the operation must select one root field`);
+  const places = variablePlaces(spec, (operation.variableDefinitions ?? []).map((def) => def.variable.name.value));
   const variables = (operation.variableDefinitions ?? []).map((def) => ({
     name: def.variable.name.value,
     type: typeFromAST(schema, def.type as never) as GraphQLInputType,
+    place: places.get(def.variable.name.value)!,
   }));
   const words = restWords(
     schema,
@@ -92,9 +86,11 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
       aliases: spec.aliases?.[variables[i].name] ?? [],
     })),
   );
+  const queryNames = new Set(variables.filter((v) => v.place === 'query').flatMap((v) => [v.name, ...(spec.aliases?.[v.name] ?? [])]));
 
   const enumPaths: CompiledRoute['enumPaths'] = [];
   const numberPaths: string[][] = [];
+  const twinPaths: string[][] = [];
   const typeInfo = new TypeInfo(schema);
   const path: string[] = [];
   visit(
@@ -107,6 +103,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
           const named = type && getNamedType(type);
           if (named && isEnumType(named)) enumPaths.push({ path: [...path], type: named });
           if (named?.name === 'Decimal' && !path[path.length - 1].endsWith('_decimal')) numberPaths.push([...path]);
+          if (typeInfo.getFieldDef()?.extensions?.[DECIMAL_TWINS]) twinPaths.push([...path]);
         },
         leave() {
           path.pop();
@@ -118,7 +115,7 @@ function compileRoute(schema: GraphQLSchema, spec: RouteSpec, plans?: Planner): 
   if (!compiled) throw new Error(`route ${spec.path}: graphql-jit cannot compile its operation`);
   // PostgreSQL writes the body itself when it can (a REST text plan); else the plan gives the data.
   const plan = spec.method === 'get' ? plans?.(operation, { restText: true }) : undefined;
-  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, enumPaths, numberPaths, plan, words };
+  return { spec, document, operation, compiled, rootKey: rootSelection.alias?.value ?? rootSelection.name.value, variables, queryNames, enumPaths, numberPaths, twinPaths, plan, words };
 }
 
 /**
@@ -184,28 +181,58 @@ interface RestInput {
   body?: unknown;
 }
 
+/**
+ * The query parameters a route does not take are refused, by name: a misspelt or foreign one (`pgae`,
+ * `sort`) would otherwise be ignored, and the client would read an answer to another question.
+ */
+function refuseUnknownQuery(route: CompiledRoute, query: Record<string, unknown>): void {
+  const unknown = Object.keys(query).filter((key) => !route.queryNames.has(key));
+  if (!unknown.length) return;
+  const takes = route.queryNames.size ? `it takes ${[...route.queryNames].join(', ')}` : 'it takes none';
+  const message = `not a query parameter of ${route.spec.method.toUpperCase()} ${route.spec.path.replace(/:(\w+)/g, '{$1}')}; ${takes}`;
+  throw new BadRequestError(
+    `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: ${message}`,
+    unknown.map((field) => ({ field, message })),
+  );
+}
+
+/** A query variable's value under its name or one alias (`after` or `page`); undefined when not given (or empty). */
+function queryValueOf(route: CompiledRoute, query: Record<string, unknown>, name: string): { key: string; value: unknown } | undefined {
+  const given = [name, ...(route.spec.aliases?.[name] ?? [])].filter((key) => query[key] !== undefined && query[key] !== '');
+  if (given.length > 1) {
+    const message = `give one of ${given.join(', ')}: they are the same parameter`;
+    throw new BadRequestError(message, given.map((field) => ({ field, message })));
+  }
+  return given.length ? { key: given[0], value: query[given[0]] } : undefined;
+}
+
 function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload): Record<string, unknown> {
   const body: unknown = upload ? upload.fields : req.body;
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw new BadRequestError('the request body must be a JSON object');
   }
+  refuseUnknownQuery(route, req.query);
   const values: Record<string, unknown> = {};
-  for (const { name, type } of route.variables) {
-    const param = req.params[name];
-    const query = req.query[name];
-    if (param !== undefined) {
-      values[name] = fromQueryString(getNamedType(type), String(param), name);
-    } else if (query !== undefined && query !== '' && route.spec.repeated?.includes(name)) {
-      const given = Array.isArray(query) ? query : [query];
-      if (given.some((item) => typeof item !== 'string')) throw new BadRequestError(`${name} must be given as name=value, once per value`);
-      values[name] = (given as string[]).filter((item) => item !== '');
-    } else if (query !== undefined && query !== '') {
-      if (typeof query !== 'string') throw new BadRequestError(`${name} must be given once, as a single value`);
+  for (const { name, type, place } of route.variables) {
+    if (place === 'path') {
+      const param = req.params[name];
+      if (param !== undefined) values[name] = fromQueryString(getNamedType(type), String(param), name);
+    } else if (place === 'query') {
+      const given = queryValueOf(route, req.query, name);
+      if (!given) continue;
+      const { key, value } = given;
+      if (route.spec.repeated?.includes(name)) {
+        const items = Array.isArray(value) ? value : [value];
+        if (items.some((item) => typeof item !== 'string')) throw new BadRequestError(`${key} must be given as name=value, once per value`);
+        values[name] = (items as string[]).filter((item) => item !== '');
+        continue;
+      }
+      if (typeof value !== 'string') throw new BadRequestError(`${key} must be given once, as a single value`);
       // A list parameter is comma-separated: types=listing.created,offer.created
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       values[name] = listed
-        ? query.split(',').map((item) => fromQueryString(getNamedType(type), item.trim(), name))
-        : fromQueryString(getNamedType(type), query, name);
+        ? value.split(',').map((item) => fromQueryString(getNamedType(type), item.trim(), key))
+        : fromQueryString(getNamedType(type), value, key);
     } else if (name === 'input') {
       values.input = fromBody(type, body ?? {}, 'body');
     } else if (body && typeof body === 'object') {
@@ -225,20 +252,22 @@ function requestError(schema: GraphQLSchema, route: CompiledRoute, errors: reado
   return problems.length ? new RestRequestError(problems) : requestErrors(schema, errors);
 }
 
-/** Replaces each string found at `path` (through lists and objects) by `change(string)`, in place. */
-function changeStrings(value: unknown, path: string[], change: (text: string) => string, depth = 0): unknown {
+/** Replaces each value found at `path` (through lists and objects) by `change(value)`, in place. */
+function changeValues(value: unknown, path: string[], change: (value: unknown) => unknown, depth = 0): unknown {
   if (value === null || value === undefined) return value;
-  if (Array.isArray(value)) return value.map((item) => changeStrings(item, path, change, depth));
-  if (depth === path.length) return typeof value === 'string' ? change(value) : value;
+  if (Array.isArray(value)) return value.map((item) => changeValues(item, path, change, depth));
+  if (depth === path.length) return change(value);
   const record = value as Record<string, unknown>;
   const key = path[depth];
-  if (key in record) record[key] = changeStrings(record[key], path, change, depth + 1);
+  if (key in record) record[key] = changeValues(record[key], path, change, depth + 1);
   return value;
 }
 
+const strings = (change: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? change(value) : value);
+
 /** An enum name as REST spells it: its value. */
 const enumValue = (type: GraphQLEnumType) => (name: string) => String(type.getValue(name)?.value ?? name.toLowerCase());
-const markNumber = (text: string) => NUMBER_MARK + text;
+const exactTwins = (value: unknown) => (typeof value === 'object' ? withExactTwins(value as Record<string, unknown>) : value);
 
 /** The REST door's routes: the express router, and the GET routes' answers for the lean door (lean.ts). */
 export interface RestRoutes {
@@ -300,8 +329,9 @@ export function restRouter(
     const data = result.data as Record<string, unknown>;
     const root = data[route.rootKey];
     if (root instanceof RawJson) return { data, body: root.text };
-    for (const { path, type } of route.enumPaths) changeStrings(data, path, enumValue(type));
-    for (const path of route.numberPaths) changeStrings(data, path, markNumber);
+    for (const { path, type } of route.enumPaths) changeValues(data, path, strings(enumValue(type)));
+    for (const path of route.numberPaths) changeValues(data, path, strings(exactNumber));
+    for (const path of route.twinPaths) changeValues(data, path, exactTwins);
     return { data, body: jsonWithExactNumbers(root) };
   }
 
