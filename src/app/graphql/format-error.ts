@@ -15,6 +15,15 @@ const REQUEST_ERROR_CODES = new Set([
 /** Codes of Apollo's persisted-query protocol: clients act on them (send the full query), so they pass as they are. */
 const PROTOCOL_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
 
+/**
+ * Apollo's refusals of a persisted query's extension: an HTTP 400 but no code (which would read as
+ * INTERNAL). The client's mistake, in words that say what to send.
+ */
+const PERSISTED_QUERY_REFUSALS = new Map([
+  ['provided sha does not match query', 'extensions.persistedQuery.sha256Hash is not the SHA-256 (hex) of query: send the hash of the exact text'],
+  ['Unsupported persisted query version', 'extensions.persistedQuery.version must be 1'],
+]);
+
 /** graphql-js's words for a variable that does not coerce: which variable, which field of it, and why. */
 const VARIABLE_PROBLEM = /^Variable "\$(\w+)" got invalid value [\s\S]*?(?: at "([^"]+)")?; ([\s\S]*)$/;
 
@@ -55,6 +64,8 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
+  const refusal = !code && gqlError && PERSISTED_QUERY_REFUSALS.get(gqlError.message);
+  if (refusal) return { code: 'BAD_REQUEST', message: refusal, details: [] };
   const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
     const problem = variableProblem(gqlError.message);
