@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { startServer, TestServer, toResult } from './setup/server';
+import { randomAddress, startServer, TestServer, toResult } from './setup/server';
+import { CREATE_COLLECTION } from './factories/marketplace';
 
 /**
  * Issue #27, "Cost, limits and keys": what an attacker got past the cost limit, the rate limit, the token
@@ -92,6 +93,51 @@ describe('a persisted query whose hash is not its text', () => {
     expect(status).toBe(400);
     expect(body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
     expect(body.errors?.[0].message).toContain('sha256Hash');
+  });
+});
+
+describe('field suggestions in production', () => {
+  /** Every "Did you mean" of an answer: message, details and anything else it carries. */
+  const suggestions = (body: unknown) => JSON.stringify(body).match(/Did you mean/g) ?? [];
+
+  test('when a GraphQL input field is misspelt, then development suggests the name and production says only what is wrong, in message and details', async () => {
+    const { key } = await production.key();
+    const variables = { input: { contractAddress: randomAddress(), chainId: '1', nam: 'x' } };
+    const [dev, prod] = await Promise.all([server.gql(CREATE_COLLECTION, variables, key), production.gql(CREATE_COLLECTION, variables, key)]);
+
+    expect(suggestions(dev.body)).not.toEqual([]);
+    expect(prod.status).toBe(400);
+    expect(prod.body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
+    expect(prod.body.errors?.[0].message).toContain('"nam"');
+    expect(prod.body.errors?.[0].extensions.details).toEqual([expect.objectContaining({ field: 'input' })]);
+    expect(suggestions(prod.body)).toEqual([]);
+  });
+
+  test('when a misspelt field or enum value is asked in production, then no answer suggests another', async () => {
+    const answers = await Promise.all([
+      production.gql('{ collections(limit: 1) { result { nme } } }'),
+      production.gql('{ collections(limit: 1, orderBy: NAM) { result { name } } }'),
+      production.gql('query ($d: SortDirection!) { collections(direction: $d) { result { name } } }', { d: 'ASCC' }),
+      production.gql('{ colections { result { name } } }'),
+    ]);
+
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
+      expect(suggestions(answer.body)).toEqual([]);
+    }
+  });
+
+  test('when a REST body has an unknown field in production, then the 400 names it and suggests nothing, in message and details', async () => {
+    const { key } = await production.key();
+    const body = { contract_address: randomAddress(), chain_id: '1', nam: 'x' };
+    const [dev, prod] = await Promise.all([server.rest('POST', '/v1/collections', body, key), production.rest('POST', '/v1/collections', body, key)]);
+
+    expect(suggestions(dev.body)).not.toEqual([]);
+    expect(prod.status).toBe(400);
+    expect(prod.body.error.code).toBe('BAD_REQUEST');
+    expect(prod.body.error.message).toContain('"nam"');
+    expect(suggestions(prod.body)).toEqual([]);
   });
 });
 

@@ -25,7 +25,7 @@ import { planOperation } from './graphql/sql-plan';
 import { redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
-import { MAX_TOKENS, protectionRules, withoutSuggestions } from './graphql/protections';
+import { MAX_TOKENS, protectionRules } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
 import { serveSubscriptions, subscriptionsOverWebSocket, SubscriptionServer } from './graphql/subscriptions';
 import { EventWakeup } from '../modules/event/event.wakeup';
@@ -192,7 +192,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
-    formatError: formatGraphQLError(schema),
+    formatError: formatGraphQLError(schema, production),
     validationRules: [operationLimits, ...protectionRules(options.maxAliases), subscriptionsOverWebSocket],
     // A document over MAX_TOKENS is refused by the parser itself, before it is ever held whole in memory.
     parseOptions: { maxTokens: MAX_TOKENS },
@@ -226,7 +226,6 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
                 const formatted = error as { message: string; extensions?: Record<string, unknown> };
                 formatted.extensions = { ...formatted.extensions, requestId: scope.requestId };
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
-                else if (production) formatted.message = withoutSuggestions(formatted.message);
               }
               if (errors?.some((e) => e.extensions?.code === 'UNAVAILABLE')) {
                 for (const [name, value] of Object.entries(retryAfterFor('UNAVAILABLE'))) response.http.headers.set(name, value);
@@ -247,6 +246,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   const app = express();
   app.disable('x-powered-by');
+  // Express's own setting of the mode, read where an error is answered (sendRestError): no suggestions of names in production.
+  app.set('env', production ? 'production' : 'development');
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
     // Set already when the lean door passed the request on.
@@ -333,7 +334,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       error = new BadRequestError(`the request cannot be read: ${err.message}`);
     }
     if (req.originalUrl.startsWith('/graphql')) {
-      const client = toClientError(schema, error, false, req.requestId);
+      const client = toClientError(schema, error, false, req.requestId, production);
       res.status(httpStatusOf[client.code] ?? 500).set(retryAfterFor(client.code)).json({
         errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
       });

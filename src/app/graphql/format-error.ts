@@ -95,20 +95,38 @@ export function logIfInternal(client: ClientError, error: unknown, requestId: st
   });
 }
 
-/** classifyError, with an INTERNAL error logged and its message naming the request id. */
-export function toClientError(schema: GraphQLSchema, error: unknown, requestError: boolean, requestId: string | undefined): ClientError {
+/** graphql-js's "Did you mean ...?" sentences, which name the schema's fields and enum values. */
+const SUGGESTIONS = / Did you mean [^?]*\?/g;
+
+/** An error as production shows it: its message and its details' messages without suggestions of names. */
+export function withoutSuggestions(client: ClientError): ClientError {
+  const cut = (text: string) => text.replace(SUGGESTIONS, '');
+  const details = client.details.map((d) => {
+    const problem = d as Partial<FieldProblem>;
+    return typeof problem.message === 'string' ? { ...problem, message: cut(problem.message) } : d;
+  });
+  return { ...client, message: cut(client.message), details };
+}
+
+/**
+ * classifyError, with an INTERNAL error logged and its message naming the request id, and in
+ * production (`hideSuggestions`) without suggestions of names.
+ */
+export function toClientError(schema: GraphQLSchema, error: unknown, requestError: boolean, requestId: string | undefined, hideSuggestions = false): ClientError {
   const client = classifyError(schema, error, requestError);
   logIfInternal(client, error, requestId);
-  return client.code === 'INTERNAL' ? { ...client, message: internalMessage(requestId) } : client;
+  if (client.code === 'INTERNAL') return { ...client, message: internalMessage(requestId) };
+  return hideSuggestions ? withoutSuggestions(client) : client;
 }
 
 /**
  * Apollo's formatError sees no context: the request id is added (and INTERNAL errors are logged) by
- * the plugin of app.ts, which does.
+ * the plugin of app.ts, which does. In production (`hideSuggestions`) no suggestion of a name.
  */
-export function formatGraphQLError(schema: GraphQLSchema) {
+export function formatGraphQLError(schema: GraphQLSchema, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const client = classifyError(schema, error);
+    const classified = classifyError(schema, error);
+    const client = hideSuggestions ? withoutSuggestions(classified) : classified;
     return {
       message: client.message,
       locations: formatted.locations,

@@ -5,10 +5,13 @@ import { retryAfterFor, toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
 
 
-/** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */
+/**
+ * The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its
+ * status; in production (the app's `env` setting) without suggestions of names.
+ */
 export function sendRestError(res: Response, schema: GraphQLSchema, error: unknown, requestError: boolean): void {
   const { requestId, scope } = res.req;
-  const client = toClientError(schema, error, requestError, requestId);
+  const client = toClientError(schema, error, requestError, requestId, res.app.get('env') === 'production');
   // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
   const details = client.details.map((d) => {
     const detail = d as { field?: string };
