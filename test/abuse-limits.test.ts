@@ -1,4 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { WebhookSettings } from '../src/config';
+import { digestOf, revokeApiKey } from '../src/modules/apikey/api-key.service';
 import { randomAddress, startServer, TestServer, toResult } from './setup/server';
 import { CREATE_COLLECTION } from './factories/marketplace';
 
@@ -9,10 +11,23 @@ import { CREATE_COLLECTION } from './factories/marketplace';
 
 let server: TestServer;
 let production: TestServer;
+/** Takes webhooks to loopback targets (nothing is delivered: no worker runs). */
+let hooks: TestServer;
 beforeAll(async () => {
-  [server, production] = await Promise.all([startServer(), startServer({ production: true })]);
+  [server, production, hooks] = await Promise.all([startServer(), startServer({ production: true }), startServer({ webhooks: WEBHOOKS })]);
 });
-afterAll(() => Promise.all([server.close(), production.close()]));
+afterAll(async () => {
+  // Other files' delivery workers share the database: this file's webhooks go with it.
+  await hooks.ds.query(`DELETE FROM webhooks WHERE url LIKE 'http://127.0.0.1:9/abuse-limits/%'`);
+  await Promise.all([server.close(), production.close(), hooks.close()]);
+});
+
+/** POST /graphql with any body (a persisted query's hash, say), an API key and, when given, an Idempotency-Key. */
+async function postGraphql(target: TestServer, body: Record<string, unknown>, apiKey: string, idempotencyKey?: string) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'access-token': apiKey };
+  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+  return toResult(await fetch(`${target.url}/graphql`, { method: 'POST', headers, body: JSON.stringify(body) }));
+}
 
 describe('a limit out of range', () => {
   test('when an aliased negative limit sits beside a huge nested query, then the whole document is refused with a 400 naming it, and nothing runs', async () => {
@@ -141,7 +156,91 @@ describe('field suggestions in production', () => {
   });
 });
 
+describe('Idempotency-Key and the limits before it', () => {
+  /** A mutation of about 95,000 tokens (285 KB): far over the token limit, well under the body limit. */
+  const HUGE_MUTATION = `mutation { createCollection(input: { chainId: "1" }) { id ${'id '.repeat(95_000)} } }`;
+
+  async function timedPost(headers: Record<string, string>) {
+    const started = performance.now();
+    const res = await toResult(
+      await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: HUGE_MUTATION }) }),
+    );
+    return { ...res, ms: performance.now() - started };
+  }
+
+  test('when a huge mutation comes with an Idempotency-Key, then the token limit refuses it as it does without the header, and as quickly', async () => {
+    const { key } = await server.key();
+    // Each answer's best of three: the machine's noise is not the server's work.
+    const best = async (headers: () => Record<string, string>) => {
+      const tries = [];
+      for (let i = 0; i < 3; i += 1) tries.push(await timedPost(headers()));
+      return tries.sort((x, y) => x.ms - y.ms)[0];
+    };
+    const without = await best(() => ({ 'access-token': key }));
+    const withKey = await best(() => ({ 'access-token': key, 'idempotency-key': randomUUID() }));
+
+    expect(withKey.status).toBe(400);
+    expect([withKey.status, withKey.body.errors?.[0].extensions.code, withKey.body.errors?.[0].message]).toEqual([
+      without.status,
+      without.body.errors?.[0].extensions.code,
+      without.body.errors?.[0].message,
+    ]);
+    expect(withKey.body.errors?.[0].message).toContain('2000 tokens');
+    expect(withKey.ms).toBeLessThan(without.ms * 3 + 50);
+    const [kept] = await server.ds.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE scope = $1', [digestOf(key)]);
+    expect(kept.n).toBe(0);
+  });
+
+  test('when a key is revoked after an idempotent webhook creation, then the replay is a 401 and shows no secret, on both doors', async () => {
+    const owner = await hooks.key();
+    const restHeaders = { 'idempotency-key': randomUUID() };
+    const restBody = { url: 'http://127.0.0.1:9/abuse-limits/revoked-rest', event_types: ['order.completed'] };
+    const graphqlKey = randomUUID();
+    const variables = { input: { url: 'http://127.0.0.1:9/abuse-limits/revoked-graphql', eventTypes: ['order.completed'] } };
+    const rest = await hooks.rest('POST', '/v1/webhooks', restBody, owner.key, restHeaders);
+    const graphql = await postGraphql(hooks, { query: CREATE_WEBHOOK, variables }, owner.key, graphqlKey);
+    expect(rest.status).toBe(200);
+    expect(rest.body.secret).toMatch(/^whsec_/);
+    expect(graphql.body.data.createWebhook.secret).toMatch(/^whsec_/);
+
+    await revokeApiKey(hooks.ds, owner.key);
+    const restReplay = await hooks.rest('POST', '/v1/webhooks', restBody, owner.key, restHeaders);
+    const graphqlReplay = await postGraphql(hooks, { query: CREATE_WEBHOOK, variables }, owner.key, graphqlKey);
+
+    expect(restReplay.status).toBe(401);
+    expect(restReplay.body.error.code).toBe('UNAUTHENTICATED');
+    expect(restReplay.headers.get('idempotent-replayed')).toBeNull();
+    expect(graphqlReplay.status).toBe(401);
+    expect(graphqlReplay.body.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(JSON.stringify([restReplay.body, graphqlReplay.body])).not.toContain('whsec_');
+  });
+
+  test('when a persisted mutation is sent twice by its hash alone with one Idempotency-Key, then one webhook is created and the second answer is the replay', async () => {
+    const owner = await hooks.key();
+    const hash = createHash('sha256').update(CREATE_WEBHOOK).digest('hex');
+    const persisted = { persistedQuery: { version: 1, sha256Hash: hash } };
+    const url = `http://127.0.0.1:9/abuse-limits/persisted-${randomUUID()}`;
+    // Registers the text under its hash (a webhook of its own, at another URL).
+    const registered = await postGraphql(hooks, { query: CREATE_WEBHOOK, variables: { input: { url: `${url}-registration`, eventTypes: ['order.completed'] } }, extensions: persisted }, owner.key);
+    expect(registered.body.data.createWebhook.id).toEqual(expect.any(String));
+    const byHash = { variables: { input: { url, eventTypes: ['order.completed'] } }, extensions: persisted };
+    const idempotencyKey = randomUUID();
+
+    const first = await postGraphql(hooks, byHash, owner.key, idempotencyKey);
+    const second = await postGraphql(hooks, byHash, owner.key, idempotencyKey);
+
+    expect(first.status).toBe(200);
+    expect(first.body.data.createWebhook.id).toEqual(expect.any(String));
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+    const [made] = await hooks.ds.query('SELECT count(*)::int AS n FROM webhooks WHERE url = $1', [url]);
+    expect(made.n).toBe(1);
+  });
+});
+
 const HUGE_SELECTION = `collections(limit: 100) { result { assets(limit: 100) { result { history(limit: 100) { result { type } } } } } }`;
 const HUGE = `{ ${HUGE_SELECTION} }`;
 const NEGATIVE_BESIDE_HUGE = `{ a: assets(limit: -10000) { result { id } } ${HUGE_SELECTION} }`;
 const NEGATIVE_VARIABLE_BESIDE_LIST = `query ($n: Int!) { a: assets(limit: $n) { result { id } } collections(limit: 100) { result { id } } }`;
+const CREATE_WEBHOOK = `mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id url secret } }`;
+const WEBHOOKS: WebhookSettings = { deliver: false, allowPrivate: true, timeoutMs: 1000, backoffBaseMs: 100, backoffMaxMs: 1000, retryWindowMs: 60_000, pollMs: 1000 };

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { UnauthenticatedError } from '../common/errors';
 import { Caller, Context, DEFAULT_POLICY, Loaders, RequestPolicy } from '../common/request/context';
 import { RequestScope, scopedDataSource } from '../common/request/scope';
-import { callerForKey } from '../modules/apikey/api-key.service';
+import { callerForKey, UNKNOWN_KEY } from '../modules/apikey/api-key.service';
 import { createLoaders } from './loaders';
 
 export interface ContextOptions {
@@ -54,7 +54,7 @@ class RequestContext implements Context {
     if (!found) {
       throw new UnauthenticatedError(
         this.apiKey
-          ? 'the API key is unknown or revoked'
+          ? UNKNOWN_KEY
           : 'this operation needs an API key in the access-token header (or Authorization: Bearer)',
       );
     }

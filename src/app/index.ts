@@ -22,7 +22,7 @@ import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retr
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, bodyReadByDoor, CompiledOperations, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
-import { redisQueryCache } from './graphql/apq-cache';
+import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
 import { MAX_TOKENS, protectionRules } from './graphql/protections';
@@ -181,10 +181,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, ds, operation, planOptions)
       : undefined;
   const compiledOperations = new CompiledOperations(plans);
-  const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
+  const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : memoryQueryCache();
   const apollo = new ApolloServer<Context>({
     // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.
-    persistedQueries: apqCache ? { cache: apqCache, ttl: 24 * 3600 } : {},
+    persistedQueries: { cache: apqCache, ttl: 24 * 3600 },
     // The schema, with queries run by graphql-jit (see jit.ts).
     gateway: jitGateway(schema, largeQueries, compiledOperations),
     // Sandbox (development) needs introspection; production answers neither.
@@ -291,7 +291,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.use(apiDocsRouter(schema));
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
-  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, (hash) => persistedQueryText(apqCache, hash));
   const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, { policy }) };
 
   app.use(
@@ -394,7 +394,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       unwatchPool();
       await apollo.stop();
       await rateLimit?.close();
-      await apqCache?.close();
+      await apqCache.close();
     },
   };
 }
