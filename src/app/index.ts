@@ -17,7 +17,7 @@ import { processCounters, readRouterOf, RequestScope } from '../common/request/s
 import { parseLsn } from '../common/lsn';
 import { Context, RequestPolicy } from '../common/request/context';
 import type { SignatureMode } from '../common/eip712';
-import { createContext } from './context';
+import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, bodyReadByDoor, CompiledOperations, LeanDeps, leanDoor } from './graphql/lean';
@@ -29,7 +29,7 @@ import { MAX_TOKENS, protectionRules } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
 import { serveSubscriptions, subscriptionsOverWebSocket, SubscriptionServer } from './graphql/subscriptions';
 import { EventWakeup } from '../modules/event/event.wakeup';
-import { keyFromHeaders } from '../modules/apikey/api-key.service';
+import { callerForKey, keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
@@ -170,6 +170,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
   };
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, async (key) => (await callerForKey(ds, key)) !== null) : undefined;
+  // Every request's context tells the rate limit what its key's lookup found.
+  const contextOptions: ContextOptions = { policy, keyChecked: rateLimit?.keyChecked };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);
   const schema = await buildAppSchema();
@@ -241,7 +244,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   await apollo.start();
   const inFlight = new InFlight();
   const graphqlHandler = expressMiddleware(apollo, {
-    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers), { policy }),
+    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers), contextOptions),
   });
 
   const app = express();
@@ -289,10 +292,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   // The description of /v1 and its reference page: static documents, outside the rate limit.
   app.use(apiDocsRouter(schema));
-  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, (hash) => persistedQueryText(apqCache, hash));
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, { policy }) };
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions) };
 
   app.use(
     '/graphql',
@@ -314,7 +316,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  const rest = restRouter(schema, ds, inFlight, largeQueries, policy, plans);
+  const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, plans);
   app.use(rest.router);
   app.use(methodNotAllowed(schema, routes));
 
