@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { RateLimitSettings } from '../src/config';
 import { setLogLevel } from '../src/common/logger';
 import fc from 'fast-check';
 import Redis from 'ioredis';
 import { BucketStore, memoryBuckets, redisBuckets } from '../src/app/http/token-bucket';
-import { startServer, TestServer } from './setup/server';
+import { startServer, TestServer, toResult } from './setup/server';
+import { revokeApiKey } from '../src/modules/apikey/api-key.service';
 
 const COLLECTIONS = '/v1/collections?limit=1';
 const PING = /* GraphQL */ `{ chains { id } }`;
@@ -160,6 +161,74 @@ describe.each([
       await server.close();
     }
   }, 20_000);
+});
+
+/**
+ * Issue #27: a made-up key used to buy a fresh bucket per request, so an address at 429 went on with
+ * `access-token: nftgw_<random>` (and each got a key lookup, a parse and a validation). A key not known
+ * valid spends its address's bucket; a valid key keeps its own.
+ */
+describe.each([
+  ['in memory', undefined],
+  ['in Redis', REDIS_URL],
+])('made-up API keys, limits %s', (_name, redisUrl) => {
+  let server: TestServer;
+  beforeEach(async () => {
+    server = await startServer({ rateLimit: settings({ redisUrl }) });
+    if (redisUrl) await sleep(200); // the connection to Redis up (before it, requests are served unlimited)
+  });
+  afterEach(() => server.close());
+
+  const forged = () => `nftgw_${randomBytes(24).toString('base64url')}`;
+  const graphqlWith = (key: string) =>
+    fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'access-token': key }, body: JSON.stringify({ query: PING }) }).then(toResult);
+
+  test('when an address is at 429, then requests with made-up keys get 429 too, on both doors', async () => {
+    for (let i = 0; i < 3; i += 1) expect((await server.rest('GET', COLLECTIONS)).status).toBe(200);
+    expect((await server.rest('GET', COLLECTIONS)).status).toBe(429);
+
+    const rest = await Promise.all(Array.from({ length: 5 }, () => server.rest('GET', COLLECTIONS, undefined, forged())));
+    const graphql = await Promise.all(Array.from({ length: 5 }, () => graphqlWith(forged())));
+
+    for (const res of rest) {
+      expect(res.status).toBe(429);
+      expect(res.body.error.code).toBe('RATE_LIMITED');
+      expect(res.body.error.message).toContain('without a known API key');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    for (const res of graphql) {
+      expect(res.status).toBe(429);
+      expect(res.body.errors?.[0].extensions.code).toBe('RATE_LIMITED');
+    }
+  });
+
+  test('when made-up keys are sent, then each is a 401 that spends the address\'s bucket, so the address is then at 429', async () => {
+    const refused = [];
+    for (let i = 0; i < 3; i += 1) refused.push(await server.rest('GET', COLLECTIONS, undefined, forged()));
+    const anonymous = await server.rest('GET', COLLECTIONS);
+    const another = await server.rest('GET', COLLECTIONS, undefined, forged());
+
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401]);
+    expect(anonymous.status).toBe(429);
+    expect(another.status).toBe(429);
+  });
+
+  test('when an address is at 429, then a valid key is still served from its own bucket, and once revoked it spends the address\'s again', async () => {
+    const { key } = await server.key();
+    expect((await server.rest('GET', COLLECTIONS, undefined, key)).status).toBe(200);
+    for (let i = 0; i < 3; i += 1) await server.rest('GET', COLLECTIONS);
+
+    const served = await server.rest('GET', COLLECTIONS, undefined, key);
+    await revokeApiKey(server.ds, key);
+    const revoked = await server.rest('GET', COLLECTIONS, undefined, key);
+    const afterRevocation = await server.rest('GET', COLLECTIONS, undefined, key);
+
+    expect(served.status).toBe(200);
+    expect(served.headers.get('ratelimit-limit')).toBe('5');
+    // Its first request after the revocation still came from its own bucket: the lookup that tells is that request's.
+    expect(revoked.status).toBe(401);
+    expect(afterRevocation.status).toBe(429);
+  });
 });
 
 /**

@@ -2,13 +2,15 @@ import { DataSource } from 'typeorm';
 import { UnauthenticatedError } from '../common/errors';
 import { Caller, Context, DEFAULT_POLICY, Loaders, RequestPolicy } from '../common/request/context';
 import { RequestScope, scopedDataSource } from '../common/request/scope';
-import { callerForKey } from '../modules/apikey/api-key.service';
+import { callerForKey, UNKNOWN_KEY } from '../modules/apikey/api-key.service';
 import { createLoaders } from './loaders';
 
 export interface ContextOptions {
   /** The caller, for operator commands that act without an API key. */
   actingAs?: Caller;
   policy?: RequestPolicy;
+  /** Told what the lookup of the request's API key found (the rate limit's KnownKeys). */
+  keyChecked?: (apiKey: string, valid: boolean) => void;
 }
 
 /**
@@ -29,6 +31,7 @@ class RequestContext implements Context {
     private readonly apiKey: string | undefined,
     readonly policy: RequestPolicy,
     actingAs: Caller | undefined,
+    private readonly keyChecked: ContextOptions['keyChecked'],
   ) {
     if (actingAs) this.lookup = Promise.resolve(actingAs);
   }
@@ -42,7 +45,13 @@ class RequestContext implements Context {
   }
 
   caller(): Promise<Caller | null> {
-    return (this.lookup ??= this.apiKey ? callerForKey(this.ds, this.apiKey) : Promise.resolve(null));
+    return (this.lookup ??= this.apiKey ? this.lookUp(this.apiKey) : Promise.resolve(null));
+  }
+
+  private async lookUp(apiKey: string): Promise<Caller | null> {
+    const found = await callerForKey(this.ds, apiKey);
+    this.keyChecked?.(apiKey, found !== null);
+    return found;
   }
 
   invalidate(): void {
@@ -54,7 +63,7 @@ class RequestContext implements Context {
     if (!found) {
       throw new UnauthenticatedError(
         this.apiKey
-          ? 'the API key is unknown or revoked'
+          ? UNKNOWN_KEY
           : 'this operation needs an API key in the access-token header (or Authorization: Bearer)',
       );
     }
@@ -64,5 +73,5 @@ class RequestContext implements Context {
 
 /** A request's context (RequestContext). */
 export function createContext(rootDs: DataSource, scope: RequestScope, apiKey: string | undefined, options: ContextOptions = {}): Context {
-  return new RequestContext(rootDs, scope, apiKey, options.policy ?? DEFAULT_POLICY, options.actingAs);
+  return new RequestContext(rootDs, scope, apiKey, options.policy ?? DEFAULT_POLICY, options.actingAs, options.keyChecked);
 }

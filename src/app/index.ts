@@ -17,19 +17,19 @@ import { processCounters, readRouterOf, RequestScope } from '../common/request/s
 import { parseLsn } from '../common/lsn';
 import { Context, RequestPolicy } from '../common/request/context';
 import type { SignatureMode } from '../common/eip712';
-import { createContext } from './context';
+import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
-import { redisQueryCache } from './graphql/apq-cache';
+import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
 import { operationLimits } from './graphql/limits';
-import { MAX_TOKENS, protectionRules, withoutSuggestions } from './graphql/protections';
+import { MAX_TOKENS, protectionRules } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
 import { serveSubscriptions, subscriptionsOverWebSocket, SubscriptionServer } from './graphql/subscriptions';
 import { EventWakeup } from '../modules/event/event.wakeup';
-import { keyFromHeaders } from '../modules/apikey/api-key.service';
+import { callerForKey, keyFromHeaders } from '../modules/apikey/api-key.service';
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
@@ -191,6 +191,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     auctionMinIncrementPercent: options.auctionMinIncrementPercent,
     importStatementTimeoutMs: options.importStatementTimeoutMs,
   };
+  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, async (key) => (await callerForKey(ds, key)) !== null) : undefined;
+  // Every request's context tells the rate limit what its key's lookup found.
+  const contextOptions: ContextOptions = { policy, keyChecked: rateLimit?.keyChecked };
   // With read replicas (db/replicas.ts): write responses carry the consistency token a client may send back.
   const readRouter = readRouterOf(ds);
   const schema = await buildAppSchema();
@@ -202,10 +205,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, ds, operation, planOptions)
       : undefined;
   const compiledOperations = new CompiledOperations(plans);
-  const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : undefined;
+  const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : memoryQueryCache();
   const apollo = new ApolloServer<Context>({
     // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.
-    persistedQueries: apqCache ? { cache: apqCache, ttl: 24 * 3600 } : {},
+    persistedQueries: { cache: apqCache, ttl: 24 * 3600 },
     // The schema, with queries run by graphql-jit (see jit.ts).
     gateway: jitGateway(schema, largeQueries, compiledOperations),
     // Sandbox (development) needs introspection; production answers neither.
@@ -213,7 +216,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     // main.ts owns the signals: it stops the HTTP server, then Apollo, then the database, in that order.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
-    formatError: formatGraphQLError(schema),
+    formatError: formatGraphQLError(schema, production),
     validationRules: [operationLimits, ...protectionRules(options.maxAliases), subscriptionsOverWebSocket],
     // A document over MAX_TOKENS is refused by the parser itself, before it is ever held whole in memory.
     parseOptions: { maxTokens: MAX_TOKENS },
@@ -247,7 +250,6 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
                 const formatted = error as { message: string; extensions?: Record<string, unknown> };
                 formatted.extensions = { ...formatted.extensions, requestId: scope.requestId };
                 if (formatted.extensions.code === 'INTERNAL') formatted.message = internalMessage(scope.requestId);
-                else if (production) formatted.message = withoutSuggestions(formatted.message);
               }
               const retryable = errors?.find((e) => RETRYABLE_CODES.has(String(e.extensions?.code)));
               if (retryable) {
@@ -265,11 +267,13 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   await apollo.start();
   const inFlight = new InFlight();
   const graphqlHandler = expressMiddleware(apollo, {
-    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers), { policy }),
+    context: async ({ req }) => createContext(ds, req.scope, keyFromHeaders(req.headers), contextOptions),
   });
 
   const app = express();
   app.disable('x-powered-by');
+  // Express's own setting of the mode, read where an error is answered (sendRestError): no suggestions of names in production.
+  app.set('env', production ? 'production' : 'development');
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
     // Set already when the lean door passed the request on.
@@ -320,11 +324,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   // The description of /v1 and its reference page: static documents, outside the rate limit.
   app.use(apiDocsRouter(schema));
-  const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit) : undefined;
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
-  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), { policy }).requireCaller()));
-  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400);
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, { policy }) };
+  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), contextOptions).requireCaller()));
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, (hash) => persistedQueryText(apqCache, hash));
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions) };
 
   app.use(
     '/graphql',
@@ -346,7 +349,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  const rest = restRouter(schema, ds, inFlight, largeQueries, policy, plans);
+  const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, plans);
   app.use(rest.router);
   app.use(methodNotAllowed(schema, routes));
 
@@ -366,7 +369,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       error = new BadRequestError(`the request cannot be read: ${err.message}`);
     }
     if (req.originalUrl.startsWith('/graphql')) {
-      const client = toClientError(schema, error, false, req.requestId);
+      const client = toClientError(schema, error, false, req.requestId, production);
       res.status(httpStatusOf[client.code] ?? 500).set(retryAfterFor(client.code)).json({
         errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
       });
@@ -432,7 +435,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       unwatchPool();
       await apollo.stop();
       await rateLimit?.close();
-      await apqCache?.close();
+      await apqCache.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { ArgsType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Extensions, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { ClassType } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
@@ -16,10 +16,22 @@ registerEnumType(SortDirection, { name: 'SortDirection' });
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
+/**
+ * The values a list's `limit` argument takes, declared on the argument (its GraphQL extension
+ * `limitRange`): the cost estimate reads it (app/graphql/limits.ts) to count a list at most at its
+ * maximum and to refuse a document with a limit out of range before anything runs.
+ */
+export interface LimitRange {
+  min: number;
+  max: number;
+}
+export const PAGE_LIMIT_RANGE: LimitRange = { min: 1, max: MAX_LIMIT };
+
 /** The list parameters common to every list (interface.md 4.1); each list adds `orderBy` and its filters. */
 @ArgsType()
 export class PageArgs {
   @Field(() => Int, { defaultValue: DEFAULT_LIMIT, description: `Page size, 1 to ${MAX_LIMIT}` })
+  @Extensions({ limitRange: PAGE_LIMIT_RANGE })
   limit: number;
 
   @Field(() => String, {

@@ -1,5 +1,5 @@
 /**
- * Large queries (an estimate of more than `threshold` items, see estimatedItems) run at most `slots` at
+ * Large queries (an estimate of more than `threshold` items, see estimate in app/graphql/limits.ts) run at most `slots` at
  * a time; the others wait their turn in arrival order. Each one holds its rows and its result while it
  * runs: 32 concurrent pages of 400 full assets took the server past 400 MB, and the two cores gain
  * nothing from running more of them at once. Smaller queries never wait. `slots` 0: no limit.

@@ -10,6 +10,65 @@ export interface QueryCache {
 }
 
 /**
+ * Where Apollo keeps a persisted query's text in the cache it is given: its key is this prefix and the
+ * hash (APQ_CACHE_PREFIX of @apollo/server's request pipeline, which wraps the cache to add it).
+ */
+const APOLLO_APQ_PREFIX = 'apq:';
+
+/**
+ * The text of a persisted query by its hash, as Apollo will resolve it: what a request that sends only
+ * the hash runs (the Idempotency-Key middleware must know whether it is a mutation before Apollo runs it).
+ */
+export function persistedQueryText(cache: QueryCache, hash: string): Promise<string | undefined> {
+  return cache.get(APOLLO_APQ_PREFIX + hash);
+}
+
+/**
+ * The persisted queries in this process's memory, least recently used dropped first once their texts
+ * pass `maxChars` (Apollo's own default cache is bounded likewise, by about 30 MB). Made here rather than
+ * left to Apollo so that the Idempotency-Key middleware reads the same texts (persistedQueryText).
+ */
+export function memoryQueryCache(maxChars = 15_000_000): QueryCache {
+  const entries = new Map<string, { value: string; expiresAt: number }>();
+  let chars = 0;
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return false;
+    entries.delete(key);
+    chars -= entry.value.length;
+    return true;
+  };
+  return {
+    async get(key) {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (entry.expiresAt <= Date.now()) {
+        drop(key);
+        return undefined;
+      }
+      // Map keeps insertion order: moved to the end, it is the most recently used.
+      entries.delete(key);
+      entries.set(key, entry);
+      return entry.value;
+    },
+    async set(key, value, options) {
+      drop(key);
+      if (value.length > maxChars) return;
+      entries.set(key, { value, expiresAt: options?.ttl ? Date.now() + options.ttl * 1000 : Infinity });
+      chars += value.length;
+      for (const oldest of entries.keys()) {
+        if (chars <= maxChars) break;
+        drop(oldest);
+      }
+    },
+    async delete(key) {
+      return drop(key);
+    },
+    async close() {},
+  };
+}
+
+/**
  * The automatic persisted queries (APQ) of /graphql in Redis, so that a query registered through one
  * gateway process is found by every other (WORKERS=N, or N machines behind a balancer). While Redis is
  * away the cache misses (a client then sends the whole query again, as the APQ protocol has it) and a

@@ -15,6 +15,15 @@ const REQUEST_ERROR_CODES = new Set([
 /** Codes of Apollo's persisted-query protocol: clients act on them (send the full query), so they pass as they are. */
 const PROTOCOL_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
 
+/**
+ * Apollo's refusals of a persisted query's extension: an HTTP 400 but no code (which would read as
+ * INTERNAL). The client's mistake, in words that say what to send.
+ */
+const PERSISTED_QUERY_REFUSALS = new Map([
+  ['provided sha does not match query', 'extensions.persistedQuery.sha256Hash is not the SHA-256 (hex) of query: send the hash of the exact text'],
+  ['Unsupported persisted query version', 'extensions.persistedQuery.version must be 1'],
+]);
+
 /** graphql-js's words for a variable that does not coerce: which variable, which field of it, and why. */
 const VARIABLE_PROBLEM = /^Variable "\$(\w+)" got invalid value [\s\S]*?(?: at "([^"]+)")?; ([\s\S]*)$/;
 
@@ -56,6 +65,8 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
+  const refusal = !code && gqlError && PERSISTED_QUERY_REFUSALS.get(gqlError.message);
+  if (refusal) return { code: 'BAD_REQUEST', message: refusal, details: [] };
   const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
     const problem = variableProblem(gqlError.message);
@@ -88,20 +99,38 @@ export function logIfInternal(client: ClientError, error: unknown, requestId: st
   });
 }
 
-/** classifyError, with an INTERNAL error logged and its message naming the request id. */
-export function toClientError(schema: GraphQLSchema, error: unknown, requestError: boolean, requestId: string | undefined): ClientError {
+/** graphql-js's "Did you mean ...?" sentences, which name the schema's fields and enum values. */
+const SUGGESTIONS = / Did you mean [^?]*\?/g;
+
+/** An error as production shows it: its message and its details' messages without suggestions of names. */
+export function withoutSuggestions(client: ClientError): ClientError {
+  const cut = (text: string) => text.replace(SUGGESTIONS, '');
+  const details = client.details.map((d) => {
+    const problem = d as Partial<FieldProblem>;
+    return typeof problem.message === 'string' ? { ...problem, message: cut(problem.message) } : d;
+  });
+  return { ...client, message: cut(client.message), details };
+}
+
+/**
+ * classifyError, with an INTERNAL error logged and its message naming the request id, and in
+ * production (`hideSuggestions`) without suggestions of names.
+ */
+export function toClientError(schema: GraphQLSchema, error: unknown, requestError: boolean, requestId: string | undefined, hideSuggestions = false): ClientError {
   const client = classifyError(schema, error, requestError);
   logIfInternal(client, error, requestId);
-  return client.code === 'INTERNAL' ? { ...client, message: internalMessage(requestId) } : client;
+  if (client.code === 'INTERNAL') return { ...client, message: internalMessage(requestId) };
+  return hideSuggestions ? withoutSuggestions(client) : client;
 }
 
 /**
  * Apollo's formatError sees no context: the request id is added (and INTERNAL errors are logged) by
- * the plugin of app.ts, which does.
+ * the plugin of app.ts, which does. In production (`hideSuggestions`) no suggestion of a name.
  */
-export function formatGraphQLError(schema: GraphQLSchema) {
+export function formatGraphQLError(schema: GraphQLSchema, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const client = classifyError(schema, error);
+    const classified = classifyError(schema, error);
+    const client = hideSuggestions ? withoutSuggestions(classified) : classified;
     return {
       message: client.message,
       locations: formatted.locations,

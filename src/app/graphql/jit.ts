@@ -3,7 +3,7 @@ import { DocumentNode, execute, ExecutionResult, FieldNode, GraphQLSchema, Kind,
 import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
-import { estimatedItems } from './limits';
+import { estimate, limitsError } from './limits';
 import { coerceVariables } from './variables';
 import { checkVariables } from '../../common/limits';
 import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
@@ -20,8 +20,8 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
 
 /**
  * Runs one operation, for /graphql and /v1 alike: graphql-js coerces the variables first (a bad one is
- * refused in graphql-js's words, with no `data`), then the operation takes its turn at the gate if it
- * is large, and runs compiled when `compiled` is given, else through graphql-js.
+ * refused in graphql-js's words, with no `data`), a limit out of its list's range refuses the operation
+ * (no `data`), then the operation takes its turn at the gate if it is large, and runs compiled when `compiled` is given, else through graphql-js.
  */
 export async function runOperation(
   schema: GraphQLSchema,
@@ -40,7 +40,10 @@ export async function runOperation(
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
   const coercion = coerceVariables(schema, operation, variables);
   if (coercion.errors) return { errors: coercion.errors };
-  return largeQueries.run(estimatedItems(schema, document, operation, coercion.coerced), async () => {
+  // A limit out of range would fail its own list alone while the rest of the operation ran at full size.
+  const { items, outOfRange } = estimate(schema, document, operation, coercion.coerced);
+  if (outOfRange.length) return { errors: [limitsError(outOfRange)] };
+  return largeQueries.run(items, async () => {
     // One statement that builds the whole answer, when the plan can give it exactly (else it steps aside).
     let data: Record<string, unknown> | undefined;
     try {

@@ -3,6 +3,7 @@ import {
   DocumentNode,
   FieldNode,
   FragmentDefinitionNode,
+  GraphQLArgument,
   GraphQLError,
   GraphQLField,
   GraphQLNamedType,
@@ -16,11 +17,11 @@ import {
   isObjectType,
   visit,
 } from 'graphql';
+import { BadRequestError } from '../../common/errors';
+import { LimitRange, PAGE_LIMIT_RANGE } from '../../common/pagination';
 
 export const MAX_DEPTH = 10;
 export const MAX_COST = 50_000;
-/** A `limit` given as a variable is not known at validation time: count it at its maximum. */
-const VARIABLE_LIST_SIZE = 100;
 
 type Fragments = Map<string, FragmentDefinitionNode>;
 
@@ -28,10 +29,23 @@ function fragmentsOf(document: DocumentNode): Fragments {
   return new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
 }
 
+/** A `limit` outside its list's range: where it was given (a variable's name, or the list's response path) and what. */
+export interface LimitProblem {
+  field: string;
+  range: LimitRange;
+  got: unknown;
+}
+
+interface Measure {
+  depth: number;
+  cost: number;
+}
+
 /**
  * The depth of a selection and an estimate of the items it can return: a field with a `limit` argument
  * multiplies the cost of its selection by that limit (its default when omitted; a variable's value when
- * `variables` are known, else VARIABLE_LIST_SIZE).
+ * `variables` are known, else the list's maximum). A limit outside its list's range counts as the maximum
+ * and is added to `problems`: a value that the list would refuse must not lower the estimate.
  */
 function measure(
   schema: GraphQLSchema,
@@ -41,29 +55,32 @@ function measure(
   parent: GraphQLNamedType | undefined,
   depth: number,
   seen: Set<string>,
-): { depth: number; cost: number } {
+  path: string,
+  problems: LimitProblem[],
+): Measure {
   if (!set) return { depth, cost: 0 };
   let maxDepth = depth;
   let cost = 0;
   for (const selection of set.selections) {
-    let inner: { depth: number; cost: number };
+    let inner: Measure;
     if (selection.kind === Kind.FIELD && selection.name.value.startsWith('__')) {
       // Introspection (__schema, __type, __typename) reads the schema, not the data: its size is the
       // schema's, and Apollo Sandbox's own introspection query is nested 15 levels deep.
       continue;
     } else if (selection.kind === Kind.FIELD) {
       const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[selection.name.value] : undefined;
-      inner = measure(schema, fragments, variables, selection.selectionSet, def ? getNamedType(def.type) : undefined, depth + 1, seen);
-      cost += 1 + multiplier(def, selection, variables) * inner.cost;
+      const at = `${path}${(selection.alias ?? selection.name).value}`;
+      inner = measure(schema, fragments, variables, selection.selectionSet, def ? getNamedType(def.type) : undefined, depth + 1, seen, `${at}.`, problems);
+      cost += 1 + multiplier(def, selection, variables, at, problems) * inner.cost;
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const typeName = selection.typeCondition?.name.value;
-      inner = measure(schema, fragments, variables, selection.selectionSet, typeName ? schema.getType(typeName) ?? undefined : parent, depth, seen);
+      inner = measure(schema, fragments, variables, selection.selectionSet, typeName ? schema.getType(typeName) ?? undefined : parent, depth, seen, path, problems);
       cost += inner.cost;
     } else {
       const fragment = fragments.get(selection.name.value);
       if (!fragment || seen.has(selection.name.value)) continue;
       const type = schema.getType(fragment.typeCondition.name.value) ?? undefined;
-      inner = measure(schema, fragments, variables, fragment.selectionSet, type, depth, new Set([...seen, selection.name.value]));
+      inner = measure(schema, fragments, variables, fragment.selectionSet, type, depth, new Set([...seen, selection.name.value]), path, problems);
       cost += inner.cost;
     }
     maxDepth = Math.max(maxDepth, inner.depth);
@@ -71,18 +88,55 @@ function measure(
   return { depth: maxDepth, cost };
 }
 
-function multiplier(def: GraphQLField<unknown, unknown> | undefined, field: FieldNode, variables: Record<string, unknown> | undefined): number {
+const inRange = (value: unknown, range: LimitRange): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= range.min && value <= range.max;
+
+/**
+ * How many times a field's selection counts: its `limit`, within the list's range. A variable not known
+ * yet (validation) counts as the maximum; a value out of range counts as the maximum and is a problem
+ * (a literal, named by the list's response path; a variable, by its name, as the client sent it).
+ */
+function multiplier(
+  def: GraphQLField<unknown, unknown> | undefined,
+  field: FieldNode,
+  variables: Record<string, unknown> | undefined,
+  at: string,
+  problems: LimitProblem[],
+): number {
   const limitArg = def?.args.find((a) => a.name === 'limit');
   if (!limitArg) return 1;
+  const range = limitRangeOf(limitArg);
   const given = field.arguments?.find((a) => a.name.value === 'limit');
-  if (!given) return Number(limitArg.defaultValue ?? VARIABLE_LIST_SIZE);
-  if (given.value.kind === Kind.INT) return Number(given.value.value);
-  if (given.value.kind === Kind.VARIABLE && variables) {
-    const value = variables[given.value.name.value];
-    if (typeof value === 'number' && Number.isFinite(value)) return value;
-    if (value === undefined || value === null) return Number(limitArg.defaultValue ?? VARIABLE_LIST_SIZE);
+  if (!given) return inRange(limitArg.defaultValue, range) ? limitArg.defaultValue : range.max;
+  if (given.value.kind === Kind.VARIABLE) {
+    if (!variables) return range.max;
+    const name = given.value.name.value;
+    const value = variables[name];
+    if (value === undefined) return inRange(limitArg.defaultValue, range) ? limitArg.defaultValue : range.max;
+    if (inRange(value, range)) return value;
+    problems.push({ field: name, range, got: value });
+    return range.max;
   }
-  return VARIABLE_LIST_SIZE;
+  // Another kind of literal is not an Int: graphql-js's own validation refuses it.
+  if (given.value.kind !== Kind.INT) return range.max;
+  const literal = Number(given.value.value);
+  if (inRange(literal, range)) return literal;
+  problems.push({ field: `${at}.limit`, range, got: literal });
+  return range.max;
+}
+
+/** The range a list's `limit` argument declares (its `limitRange` extension, see common/pagination.ts). */
+function limitRangeOf(arg: GraphQLArgument): LimitRange {
+  return (arg.extensions as { limitRange?: LimitRange }).limitRange ?? PAGE_LIMIT_RANGE;
+}
+
+/** One 400 that names every out-of-range limit and its range, as the lists themselves would word it. */
+export function limitsError(problems: readonly LimitProblem[]): BadRequestError {
+  const describe = ({ range, got }: LimitProblem) => `must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(got)}`;
+  return new BadRequestError(
+    problems.map((p) => `${p.field} ${describe(p)}`).join('; '),
+    problems.map((p) => ({ field: p.field, message: describe(p) })),
+  );
 }
 
 function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): GraphQLNamedType | undefined {
@@ -101,42 +155,55 @@ function limitsFromVariables(document: DocumentNode): boolean {
   return found;
 }
 
-/** An operation whose estimate some variable gives: measured on every request. */
-const VARIES = -1;
-/** Per schema and operation: its estimate when no variable can change it, measured once, else VARIES. */
-const fixedEstimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, number>>();
+/** What an operation may return with given variables, and the limits among them that are out of range. */
+export interface Estimate {
+  items: number;
+  outOfRange: LimitProblem[];
+}
 
-/** The items an operation may return with these variables (see measure): what decides whether it is large. */
-export function estimatedItems(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-): number {
+/** An operation whose estimate some variable gives: measured on every request. */
+const VARIES = null;
+/** Per schema and operation: its estimate when no variable can change it, measured once, else VARIES. */
+const fixedEstimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, Estimate | typeof VARIES>>();
+
+function measureOperation(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined) {
+  const outOfRange: LimitProblem[] = [];
+  const { depth, cost } = measure(schema, fragmentsOf(document), variables, operation.selectionSet, rootOf(schema, operation), 0, new Set(), '', outOfRange);
+  return { depth, items: cost, outOfRange };
+}
+
+/**
+ * The items an operation may return with these variables (see measure): what decides whether it is large;
+ * and its limits that are out of range, for which the whole operation is refused before it runs.
+ */
+export function estimate(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): Estimate {
   let fixed = fixedEstimates.get(schema);
   if (!fixed) fixedEstimates.set(schema, (fixed = new WeakMap()));
   const known = fixed.get(operation);
-  if (known !== undefined && known !== VARIES) return known;
-  const cost = measure(schema, fragmentsOf(document), variables, operation.selectionSet, rootOf(schema, operation), 0, new Set()).cost;
-  if (known === undefined) fixed.set(operation, limitsFromVariables(document) ? VARIES : cost);
-  return cost;
+  if (known) return known;
+  const { items, outOfRange } = measureOperation(schema, document, operation, variables);
+  if (known === undefined) fixed.set(operation, limitsFromVariables(document) ? VARIES : { items, outOfRange });
+  return { items, outOfRange };
 }
 
 /**
  * Bounds each operation: its nesting depth, and an estimate of the items it can return, where a field
- * with a `limit` argument multiplies the cost of its selection by that limit (its default when omitted).
+ * with a `limit` argument multiplies the cost of its selection by that limit (its default when omitted,
+ * the list's maximum when given by a variable). A limit written out of its list's range refuses the
+ * document: it would fail alone while the rest ran.
  */
 export function operationLimits(context: ValidationContext): ASTVisitor {
-  const fragments = fragmentsOf(context.getDocument());
+  const document = context.getDocument();
   const schema = context.getSchema();
   return {
     OperationDefinition(node) {
-      const { depth, cost } = measure(schema, fragments, undefined, node.selectionSet, rootOf(schema, node), 0, new Set());
+      const { depth, items, outOfRange } = measureOperation(schema, document, node, undefined);
+      if (outOfRange.length) context.reportError(limitsError(outOfRange));
       if (depth > MAX_DEPTH) {
         context.reportError(new GraphQLError(`operation is nested ${depth} levels deep; the limit is ${MAX_DEPTH}`, { nodes: [node] }));
-      } else if (cost > MAX_COST) {
+      } else if (items > MAX_COST) {
         context.reportError(
-          new GraphQLError(`operation may return about ${cost} items; the limit is ${MAX_COST} (lower the limit arguments)`, {
+          new GraphQLError(`operation may return about ${items} items; the limit is ${MAX_COST} (lower the limit arguments)`, {
             nodes: [node],
           }),
         );

@@ -75,8 +75,3 @@ export function storableLiterals(context: ValidationContext): ASTVisitor {
 }
 
 export const protectionRules = (maxAliases = MAX_ALIASES) => [aliasLimit(maxAliases), directiveLimit, storableLiterals];
-
-/** A field-suggestion sentence of graphql-js's messages ("Did you mean ...?"): hidden in production. */
-export function withoutSuggestions(message: string): string {
-  return message.replace(/ Did you mean [^?]*\?/g, '');
-}

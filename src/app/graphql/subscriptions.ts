@@ -10,10 +10,10 @@ import { RequestPolicy } from '../../common/request/context';
 import { EventWakeup } from '../../modules/event/event.wakeup';
 import type { SubscriptionContext } from '../../modules/event/event.resolver';
 import { createContext } from '../context';
-import { classifyError, internalMessage, logIfInternal } from './format-error';
+import { toClientError } from './format-error';
 import { operationLimits } from './limits';
 import type { RateLimit } from '../http/rate-limit';
-import { MAX_TOKENS, protectionRules, withoutSuggestions } from './protections';
+import { MAX_TOKENS, protectionRules } from './protections';
 
 /** A validation rule of POST /graphql: a subscription there is the client's mistake (400), not a server error. */
 export function subscriptionsOverWebSocket(context: ValidationContext): ASTVisitor {
@@ -90,11 +90,8 @@ export function serveSubscriptions(
   };
 
   const format = (error: GraphQLError, requestId: string, requestError: boolean): GraphQLFormattedError => {
-    const client = classifyError(schema, error, requestError);
-    logIfInternal(client, error, requestId);
-    let message = client.code === 'INTERNAL' ? internalMessage(requestId) : client.message;
-    if (options.production) message = withoutSuggestions(message);
-    return { message, locations: error.locations, path: error.path, extensions: { code: client.code, details: client.details, requestId } };
+    const client = toClientError(schema, error, requestError, requestId, options.production);
+    return { message: client.message, locations: error.locations, path: error.path, extensions: { code: client.code, details: client.details, requestId } };
   };
   // The errors of the document itself (parse, validation, the wrong kind of operation): the client's.
   const refuse = (errors: readonly GraphQLError[], requestId: string) => errors.map((e) => Object.assign(e, { requestError: true, requestId }));

@@ -3,9 +3,10 @@ import { NextFunction, Request, RequestHandler, Response } from 'express';
 import { getOperationAST, parse } from 'graphql';
 import { DataSource } from 'typeorm';
 import { clock } from '../../common/clock';
-import { BadRequestError, ConflictError, httpStatusOf, ValidationError } from '../../common/errors';
+import { BadRequestError, ConflictError, httpStatusOf, UnauthenticatedError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
-import { digestOf, keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { callerForKey, digestOf, keyFromHeaders, UNKNOWN_KEY } from '../../modules/apikey/api-key.service';
+import { MAX_TOKENS } from '../graphql/protections';
 import { sendMiddlewareError } from './respond';
 
 const HEADER = 'Idempotency-Key';
@@ -43,14 +44,27 @@ function isKept(status: number, body: Buffer, isGraphQL: boolean): boolean {
   }
 }
 
-function isMutation(req: Request): boolean {
-  const body = req.body as { query?: unknown; operationName?: unknown } | undefined;
-  if (req.method !== 'POST' || typeof body?.query !== 'string') return false;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Whether a POST /graphql runs a mutation, by the document Apollo will run: the body's `query`, or the
+ * persisted query its hash names. Parsed under the same token limit as Apollo's, so that no document is
+ * read further than the limits allow; a document over it (or unreadable) is not taken for a mutation,
+ * and Apollo refuses it with its own message, the same as without the header.
+ */
+async function isMutation(req: Request, persistedText: (hash: string) => Promise<string | undefined>): Promise<boolean> {
+  const body: unknown = req.body;
+  if (req.method !== 'POST' || !isPlainObject(body)) return false;
+  let query = body.query;
+  if (query === undefined && isPlainObject(body.extensions) && isPlainObject(body.extensions.persistedQuery)) {
+    const hash = body.extensions.persistedQuery.sha256Hash;
+    if (typeof hash === 'string') query = await persistedText(hash);
+  }
+  if (typeof query !== 'string') return false;
   try {
     const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
-    return getOperationAST(parse(body.query), operationName)?.operation === 'mutation';
+    return getOperationAST(parse(query, { maxTokens: MAX_TOKENS }), operationName)?.operation === 'mutation';
   } catch {
-    // Not a readable document: Apollo refuses it with its own message.
     return false;
   }
 }
@@ -65,8 +79,9 @@ function requestHash(req: Request): string {
  * stores its response; a retry with the same request replays it with `Idempotent-Replayed: true`; a
  * retry while the first runs is a 409; the same key with another request is a 422. Records are scoped
  * to the API key (by its digest) and kept `ttlS` seconds. Requests without the header cost nothing here.
+ * A GraphQL request sent by a persisted query's hash alone is judged by that query's text (`persistedText`).
  */
-export function createIdempotency(ds: DataSource, ttlS: number): RequestHandler {
+export function createIdempotency(ds: DataSource, ttlS: number, persistedText: (hash: string) => Promise<string | undefined>): RequestHandler {
   let lastSweep = 0;
 
   const sweep = (now: Date) => {
@@ -151,6 +166,11 @@ export function createIdempotency(ds: DataSource, ttlS: number): RequestHandler 
         next();
         return;
       }
+      // The key is checked before anything stored is answered: a revoked key replays nothing (a 401 is never kept).
+      if (!(await callerForKey(ds, apiKey))) {
+        sendMiddlewareError(req, res, new UnauthenticatedError(UNKNOWN_KEY));
+        return;
+      }
       const [record] = (await ds.query(
         'SELECT request_hash, status, headers, body, locked_at, expires_at FROM idempotency_keys WHERE scope = $1 AND key = $2',
         [scope, key],
@@ -186,14 +206,7 @@ export function createIdempotency(ds: DataSource, ttlS: number): RequestHandler 
     sendMiddlewareError(req, res, new ConflictError(`the request with ${HEADER} ${JSON.stringify(key)} is changing concurrently; retry later`));
   }
 
-  return (req: Request, res: Response, next: NextFunction) => {
-    const key = req.headers['idempotency-key'];
-    if (key === undefined) return next();
-    const isGraphQL = req.originalUrl.startsWith('/graphql');
-    if (isGraphQL ? !isMutation(req) : !REST_WRITES.has(req.method)) return next();
-    const apiKey = keyFromHeaders(req.headers);
-    // A write without an API key is refused (401) by the operation itself: there is nothing to scope a record to.
-    if (!apiKey) return next();
+  const start = (req: Request, res: Response, next: NextFunction, key: string | string[], apiKey: string) => {
     if (typeof key !== 'string' || key.length < 1 || key.length > 255) {
       return sendMiddlewareError(req, res, new BadRequestError(`${HEADER} must be given once, 1 to 255 characters`, [{ field: HEADER, message: '1 to 255 characters' }]));
     }
@@ -201,5 +214,18 @@ export function createIdempotency(ds: DataSource, ttlS: number): RequestHandler 
       return sendMiddlewareError(req, res, new BadRequestError(`${HEADER} is not supported on multipart uploads`, [{ field: HEADER, message: 'not supported on multipart uploads' }]));
     }
     handle(req, res, next, key, apiKey).catch(next);
+  };
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) return next();
+    const apiKey = keyFromHeaders(req.headers);
+    // A write without an API key is refused (401) by the operation itself: there is nothing to scope a record to.
+    if (!apiKey) return next();
+    if (!req.originalUrl.startsWith('/graphql')) return REST_WRITES.has(req.method) ? start(req, res, next, key, apiKey) : next();
+    isMutation(req, persistedText).then(
+      (mutation) => (mutation ? start(req, res, next, key, apiKey) : next()),
+      next,
+    );
   };
 }

@@ -24,12 +24,48 @@ export interface RateLimit {
    * on, else the refusal's message and the headers of its 429 (Retry-After, RateLimit-*).
    */
   takeUpgrade(req: IncomingMessage): Promise<{ message: string; headers: Record<string, string> } | null>;
+  /**
+   * What a request's own lookup of its API key found (the request context's): a valid key gets its own
+   * bucket from then on; an unknown or revoked one spends its address's bucket again.
+   */
+  keyChecked(apiKey: string, valid: boolean): void;
   close(): Promise<void>;
 }
 
 /** A request whose token the lean door already took, and what taking it said. */
 const TAKEN = Symbol('rateLimitTaken');
-type Taken = { limit: number; apiKey: string | undefined; result: TakeResult | null };
+/** `who`: whose requests the bucket counts, for the 429's message. */
+type Taken = { limit: number; who: string; result: TakeResult | null };
+
+/** Keys found valid are remembered this long after their last lookup (each keyed request's own refreshes it). */
+const KNOWN_KEY_MS = 10 * 60 * 1000;
+/** At most this many keys are remembered; the least recently confirmed go first. */
+const MAX_KNOWN_KEYS = 100_000;
+
+/** The digests of the API keys found valid lately, in this process's memory. */
+class KnownKeys {
+  private readonly until = new Map<string, number>();
+
+  has(digest: string, now = Date.now()): boolean {
+    const until = this.until.get(digest);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.until.delete(digest);
+    return false;
+  }
+
+  set(digest: string, valid: boolean): void {
+    // Deleted first, so that Map order is the order of the last confirmation.
+    this.until.delete(digest);
+    if (!valid) return;
+    this.until.set(digest, Date.now() + KNOWN_KEY_MS);
+    if (this.until.size > MAX_KNOWN_KEYS) this.until.delete(this.until.keys().next().value!);
+  }
+}
+
+/** `then` on a value that may or may not be a promise: no promise when there was none. */
+const andThen = <T, U>(value: T | Promise<T>, next: (v: T) => U | Promise<U>): U | Promise<U> =>
+  value instanceof Promise ? value.then(next) : next(value);
 
 /**
  * A token bucket per API key (by the key's digest: the key itself is never a Redis key or a log field)
@@ -37,8 +73,12 @@ type Taken = { limit: number; apiKey: string | undefined; result: TakeResult | n
  * over `durationS`, one token per request (token-bucket.ts). In memory, or in Redis when `redisUrl` is
  * set, so that every process of a deployment draws from one bucket. When Redis cannot be reached,
  * requests are served without a limit (fail open) and a warning is logged.
+ *
+ * A key this process has not found valid lately (KnownKeys) spends its address's token as well as its
+ * own: made-up keys cannot buy a fresh bucket each. When the address has none left, the key is looked up
+ * (`isValidKey`) before the request is refused, so that a valid key is never shut out by its neighbours.
  */
-export function createRateLimit(settings: RateLimitSettings): RateLimit {
+export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey: string) => Promise<boolean>): RateLimit {
   for (const points of [settings.keyedPoints, settings.anonymousPoints]) {
     // The bucket's level is capacity × duration in ms, kept exact in a double (token-bucket.ts).
     if (points * settings.durationS * 1000 > Number.MAX_SAFE_INTEGER) {
@@ -77,30 +117,47 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
     return (socket[IP_BUCKET] ??= `${settings.redisPrefix}:ip:${socket.remoteAddress ?? 'unknown'}`);
   };
 
-  /**
-   * Takes a token; `result` is null when the store cannot be reached (served without a limit). At once
-   * (no promise) from a store in memory.
-   */
-  const takeToken = (req: IncomingMessage & { ip?: string }): Taken | Promise<Taken> => {
-    const apiKey = keyFromHeaders(req.headers);
-    const limit = apiKey ? settings.keyedPoints : settings.anonymousPoints;
-    const key = apiKey ? `${settings.redisPrefix}:key:${digestOf(apiKey)}` : ipBucket(req);
-    if (store.takeNow) return { limit, apiKey, result: store.takeNow(key, limit, durationMs) };
-    return store.take(key, limit, durationMs).then(
-      (result) => ({ limit, apiKey, result }),
+  const known = new KnownKeys();
+
+  /** Takes a token from one bucket; `result` is null when the store cannot be reached. At once from a store in memory. */
+  const takeFrom = (bucket: string, limit: number, who: string): Taken | Promise<Taken> => {
+    if (store.takeNow) return { limit, who, result: store.takeNow(bucket, limit, durationMs) };
+    return store.take(bucket, limit, durationMs).then(
+      (result) => ({ limit, who, result }),
       (err: unknown) => {
         warn(err instanceof Error ? err.message : String(err));
-        return { limit, apiKey, result: null };
+        return { limit, who, result: null };
       },
     );
   };
 
   /** A refused token's wait (Retry-After, in seconds) and error; counted as a rejection. */
-  const refusal = ({ limit, apiKey, result }: Taken & { result: TakeResult }) => {
+  const refusal = ({ limit, who, result }: Taken & { result: TakeResult }) => {
     const wait = Math.max(1, Math.ceil(result.msUntilNext / 1000));
-    const who = apiKey ? 'this API key' : 'requests without an API key from this address';
     rateLimitRejections.inc();
     return { wait, error: new RateLimitedError(`${who} has used its ${limit} requests (refilled evenly over ${settings.durationS} s); retry in ${wait} s`) };
+  };
+
+  /**
+   * Takes the request's token(s); `result` is null when the store cannot be reached (served without a
+   * limit). At once (no promise) from a store in memory, unless a key must be looked up.
+   */
+  const takeToken = (req: IncomingMessage & { ip?: string }): Taken | Promise<Taken> => {
+    const apiKey = keyFromHeaders(req.headers);
+    if (!apiKey) return takeFrom(ipBucket(req), settings.anonymousPoints, 'requests without an API key from this address');
+    const digest = digestOf(apiKey);
+    const own = () => takeFrom(`${settings.redisPrefix}:key:${digest}`, settings.keyedPoints, 'this API key');
+    if (known.has(digest)) return own();
+    return andThen(takeFrom(ipBucket(req), settings.anonymousPoints, 'requests from this address without a known API key'), (byAddress) => {
+      if (!byAddress.result || byAddress.result.allowed) return own();
+      return isValidKey(apiKey).then(
+        (valid) => {
+          known.set(digest, valid);
+          return valid ? own() : byAddress;
+        },
+        () => byAddress,
+      );
+    });
   };
 
   const answer = (req: Request, res: Response, next: NextFunction, taken: Taken) => {
@@ -148,6 +205,9 @@ export function createRateLimit(settings: RateLimitSettings): RateLimit {
       const headers: Record<string, string> = { 'Retry-After': String(wait) };
       for (let i = 0; i < head.length; i += 2) headers[head[i]] = head[i + 1];
       return { message: error.message, headers };
+    },
+    keyChecked(apiKey, valid) {
+      known.set(digestOf(apiKey), valid);
     },
     async close() {
       store.close();

@@ -15,7 +15,10 @@ export class RestRequestError extends BadRequestError {
   }
 }
 
-/** The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its status. */
+/**
+ * The REST error body of decisions.md: `{"error": {"code", "message", "details", "request_id"}}`, with its
+ * status; in production (the app's `env` setting) without suggestions of names.
+ */
 export function sendRestError(
   res: Response,
   schema: GraphQLSchema,
@@ -24,7 +27,7 @@ export function sendRestError(
   words: (text: string) => string = (text) => text,
 ): void {
   const { requestId, scope } = res.req;
-  const client = toClientError(schema, error, requestError, requestId);
+  const client = toClientError(schema, error, requestError, requestId, res.app.get('env') === 'production');
   const worded = error instanceof RestRequestError;
   // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
   const details = worded

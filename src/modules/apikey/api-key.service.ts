@@ -40,6 +40,9 @@ export async function revokeApiKey(ds: DataSource, idOrKey: string): Promise<Api
   return repo.save(found);
 }
 
+/** What a request with a key that is not (or no longer) valid is told, on every door. */
+export const UNKNOWN_KEY = 'the API key is unknown or revoked';
+
 export async function callerForKey(ds: DataSource, key: string): Promise<Caller | null> {
   const found = await ds.getRepository(ApiKey).findOneBy({ keyHash: digestOf(key), revokedAt: IsNull() });
   return found ? { address: found.address, role: found.role, keyId: found.id } : null;

@@ -1,4 +1,5 @@
 import { ArgsType, Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
+import type { LimitRange } from '../../common/pagination';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { DECIMAL_TWINS } from '../../common/decimal';
 
@@ -68,6 +69,7 @@ export class EventArgs extends EventFilterArgs {
   after?: string | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
+  @Extensions({ limitRange: { min: 1, max: MAX_EVENTS } satisfies LimitRange })
   limit: number;
 }
 

@@ -29,8 +29,7 @@ import { compileOperation, runOperation } from '../../graphql/jit';
 import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
 import { joined, type ResponseText } from '../../http/chunked-text';
 import { snakeToCamel } from '../../../common/names';
-import { createContext } from '../../context';
-import type { RequestPolicy } from '../../../common/request/context';
+import { ContextOptions, createContext } from '../../context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, RestRequestError, sendRestError } from '../errors';
@@ -311,7 +310,7 @@ export function restRouter(
   ds: DataSource,
   inFlight: InFlight,
   largeQueries: QueryGate,
-  policy: RequestPolicy,
+  contextOptions: ContextOptions,
   plans?: Planner,
 ): RestRoutes {
   const readRouter = readRouterOf(ds);
@@ -321,7 +320,7 @@ export function restRouter(
 
   /** Runs a route's operation; `data` is the REST body's value, or the errors to answer with. */
   async function execute(route: CompiledRoute, variableValues: Record<string, unknown>, key: string | undefined, scope: RequestScope) {
-    const context = createContext(ds, scope, key, { policy });
+    const context = createContext(ds, scope, key, contextOptions);
     // A wrong or revoked key is a 401 on every request, reads too.
     if (key) await context.requireCaller();
     const result = await runOperation(schema, largeQueries, route.document, route.operation, variableValues, context, route.compiled, route.plan);
