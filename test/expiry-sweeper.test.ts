@@ -107,7 +107,7 @@ describe('the expiry sweeper', () => {
 
   test('when a listing is cancelled before it expires, then it gets no expired event, while an offer beside it does', async () => {
     const owned = await saveOwnedAsset(server);
-    const { offer } = await expiringPair(owned, 1500);
+    const { offer } = await expiringPair(owned, 3000);
     const cancelled = await server.rest('DELETE', `/v1/assets/listing/${owned.asset.tokenAddress}/${owned.asset.tokenId}`, undefined, owned.owner.key);
     expect(cancelled.status).toBe(200);
 
