@@ -143,15 +143,16 @@ describe('field suggestions in production', () => {
     }
   });
 
+  // REST words an unknown body field itself (the documented fields, public in the interface): graphql-js's
+  // suggestion never reaches it; should a coercion error reach sendRestError, production cuts it there.
   test('when a REST body has an unknown field in production, then the 400 names it and suggests nothing, in message and details', async () => {
     const { key } = await production.key();
     const body = { contract_address: randomAddress(), chain_id: '1', nam: 'x' };
-    const [dev, prod] = await Promise.all([server.rest('POST', '/v1/collections', body, key), production.rest('POST', '/v1/collections', body, key)]);
+    const prod = await production.rest('POST', '/v1/collections', body, key);
 
-    expect(suggestions(dev.body)).not.toEqual([]);
     expect(prod.status).toBe(400);
     expect(prod.body.error.code).toBe('BAD_REQUEST');
-    expect(prod.body.error.message).toContain('"nam"');
+    expect(prod.body.error.details).toEqual([expect.objectContaining({ field: 'nam' })]);
     expect(suggestions(prod.body)).toEqual([]);
   });
 });
