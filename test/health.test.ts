@@ -39,9 +39,11 @@ describe('health and landing pages', () => {
 
 describe('requests that cannot be read', () => {
   test('when a GraphQL multipart body is malformed, then the answer is a 400 naming the problem, not a 500', async () => {
+    // An upload's key is checked before its body is read (an anonymous one is a 401 first).
+    const { key } = await server.key();
     const res = await fetch(`${server.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'multipart/form-data; boundary=xyz', 'apollo-require-preflight': 'true' },
+      headers: { 'content-type': 'multipart/form-data; boundary=xyz', 'apollo-require-preflight': 'true', 'access-token': key },
       body: '--xyz\r\nContent-Disposition: form-data; name="operations"\r\n\r\nnot json\r\n--xyz--\r\n',
     });
     const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
