@@ -59,7 +59,7 @@ export async function readEventPage(ds: DataSource, filter: EventFilter, after: 
   const rows: (MarketEvent & { head: string })[] = await ds.query(
     `SELECT s.last::text AS head, e.* FROM event_sequence s LEFT JOIN LATERAL (
        SELECT e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
-         e.collection_id AS "collectionId", e.asset_id AS "assetId", e.data
+         e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data
        FROM events e WHERE ${where.join(' AND ')} ORDER BY e.position LIMIT ${p.add(limit)}) e ON true`,
     p.values,
   );

@@ -208,7 +208,7 @@ export class WebhookWorker {
   private async nextEvent(webhook: Claimed, cursor: string): Promise<NextEvent> {
     const [row] = await this.ds.query(
       `SELECT h.last::text AS head, e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
-         e.collection_id AS "collectionId", e.asset_id AS "assetId", e.data
+         e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data
        FROM (SELECT last FROM event_sequence) h
        LEFT JOIN LATERAL (
          SELECT * FROM events e
