@@ -130,6 +130,30 @@ describe('statement timeout', () => {
     expect(await blocked()).toBe(0);
   });
 
+  testPg('when a read on the lean door waits past the statement timeout, then the database cancels one statement, not two, and the answer is 503 TIMEOUT', async () => {
+    const cancelled = async () => {
+      const text = await (await fetch(`${planned.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('gateway_db_statements_cancelled_total '));
+      return Number(line?.split(' ')[1] ?? 0);
+    };
+    const doc = '{ assets(limit: 4) { result { id name } } }';
+    // Answered once in time first, so that the door knows the document (CompiledOperations).
+    expect((await planned.gql(doc)).status).toBe(200);
+    const requests: [string, () => Promise<{ status: number; headers: Headers; body: any }>][] = [
+      ['GraphQL', () => planned.gql(doc)],
+      ['REST', () => planned.rest('GET', '/v1/assets?limit=4')],
+    ];
+    for (const [door, send] of requests) {
+      const before = await cancelled();
+      const { answer, sawWaiting } = await underLock('assets', send);
+      expect(sawWaiting).toBe(true);
+      expect({ door, status: answer.status, retryAfter: answer.headers.get('retry-after') }).toEqual({ door, status: 503, retryAfter: '1' });
+      expect(door === 'REST' ? answer.body.error.code : answer.body.errors[0].extensions.code).toBe('TIMEOUT');
+      // Before, the door handed the request to express, which ran it again: the database waited out the timeout twice.
+      expect({ door, cancelled: (await cancelled()) - before }).toEqual({ door, cancelled: 1 });
+    }
+  });
+
   testPg('when a write waits past the statement timeout, then it is 503 TIMEOUT on both doors and nothing is written', async () => {
     const name = `Timed out ${Date.now()}`;
     const input = { contract_address: randomAddress(), chain_id: '1', name };

@@ -20,7 +20,7 @@ import type { SignatureMode } from '../common/eip712';
 import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor } from './graphql/lean';
+import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor, timedOutAtDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
 import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -142,6 +142,8 @@ declare module 'express-serve-static-core' {
 function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
   req.scope = { requestId: req.requestId, sqlStatements: 0 };
+  const timedOut = timedOutAtDoor(req);
+  if (timedOut) req.scope.failWith = timedOut;
   // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
   const token = req.headers['x-min-lsn'];
   if (typeof token === 'string' && token !== '') {

@@ -67,6 +67,12 @@ export const dbReads = new Counter({
   registers: [metricsRegistry],
 });
 
+export const statementsCancelled = new Counter({
+  name: 'gateway_db_statements_cancelled_total',
+  help: 'Statements the database cancelled (DB_STATEMENT_TIMEOUT_MS ran out, or an operator cancelled them), each answered 503 TIMEOUT',
+  registers: [metricsRegistry],
+});
+
 export const replicaLag = new Gauge({
   name: 'gateway_db_replica_lag_seconds',
   help: 'How far each read replica was behind the primary at its last check (-1: not usable)',

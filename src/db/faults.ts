@@ -1,6 +1,7 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { StatementTimeoutError, UnavailableError } from '../common/errors';
 import { logger } from '../common/logger';
+import { statementsCancelled } from '../common/metrics';
 import { RequestScope } from '../common/request/scope';
 
 /**
@@ -47,7 +48,10 @@ export function timedOutFor(scope: RequestScope | undefined, sql: string, cause:
     statement: sql.replace(/\s+/g, ' ').slice(0, 200),
     error: (driverErrorOf(cause)?.message as string | undefined) ?? String(cause),
   });
-  return new StatementTimeoutError();
+  statementsCancelled.inc();
+  const error = new StatementTimeoutError();
+  if (scope) scope.timedOut = error;
+  return error;
 }
 
 /** UNAVAILABLE errors of a transaction that certainly did not commit: the whole transaction may run again. */
@@ -126,6 +130,8 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
     const retried = tries > 1;
     const inTransaction = runner.isTransactionActive;
     const hadConnection = runner.databaseConnection !== undefined;
+    const carried = scopeOf(runner)?.failWith;
+    if (carried) throw carried;
     try {
       if (released && brokenBy !== undefined) throw brokenBy;
       return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;

@@ -152,6 +152,7 @@ const SEPARATE_HEAD = 64 * 1024;
 const MAX_DOOR_BODY = 64 * 1024;
 /** A body the door read and could not parse as JSON: express's body parser answers it (see bodyReadByDoor). */
 const BAD_JSON = Symbol('leanDoorBadJson');
+const TIMED_OUT = Symbol('leanDoorTimedOut');
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
 type DoorRequest = IncomingMessage & {
@@ -159,6 +160,8 @@ type DoorRequest = IncomingMessage & {
   scope?: RequestScope;
   body?: unknown;
   [BAD_JSON]?: boolean;
+  /** The TIMEOUT the door's answer met: express answers the request with it, without running its statements again. */
+  [TIMED_OUT]?: Error;
   /** The content type of a GraphQL answer (http-request.ts's negotiation); REST's is JSON. */
   responseType?: string;
 };
@@ -234,6 +237,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     deps.inFlight.enter();
     const finish = (text: ResponseText | undefined) => {
       try {
+        if (text === undefined && scope.timedOut) req[TIMED_OUT] = scope.timedOut;
         if (text === undefined) pass(req, res);
         else respond(req, res, scope, text, started);
       } finally {
@@ -346,6 +350,11 @@ function readBody(req: IncomingMessage, length: number): Promise<string | undefi
     req.on('end', () => resolve(size === length ? Buffer.concat(chunks, size).toString('utf8') : undefined));
     req.on('error', () => resolve(undefined));
   });
+}
+
+/** The TIMEOUT the lean door met for this request before handing it to express (see RequestScope.failWith). */
+export function timedOutAtDoor(req: IncomingMessage): Error | undefined {
+  return (req as DoorRequest)[TIMED_OUT];
 }
 
 /**
