@@ -20,13 +20,13 @@ const WEBHOOKS: WebhookSettings = {
   pollMs: 50,
 };
 
-/** The function of docs/webhooks.md's Node snippet, exactly as documented (and as the README repeats it). */
+/** The function of docs/webhooks.md's Node snippet, exactly as documented (and as docs/market.md repeats it). */
 function documentedVerifier(): (rawBody: string | Buffer, headers: IncomingHttpHeaders, secret: string) => Record<string, any> {
   const snippet = (file: string) =>
     /<!-- verify-snippet -->\s*```js\n([\s\S]*?)```/.exec(readFileSync(path.resolve(__dirname, '..', file), 'utf8'))?.[1];
   const code = snippet('docs/webhooks.md');
   if (!code) throw new Error('docs/webhooks.md has no verification snippet');
-  if (snippet('README.md') !== code) throw new Error("README.md's verification snippet differs from docs/webhooks.md's");
+  if (snippet('docs/market.md') !== code) throw new Error("docs/market.md's verification snippet differs from docs/webhooks.md's");
   return new Function('require', `${code}\nreturn verifyWebhook;`)(require);
 }
 const verifyWebhook = documentedVerifier();
