@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { isAlive } from '../common/running-servers';
 import { PGliteServer } from './pglite-server';
 
@@ -59,7 +60,8 @@ export async function startEmbedded(
     const existing = currentOwner(dataDir);
     if (existing) throw new DataDirInUseError(existing, dataDir);
   }
-  const db = await PGlite.create(options.memory ? {} : { dataDir: path.join(dataDir, 'pgdata') });
+  // pg_trgm for search by name (migration 1765400000000): PGlite's extensions are loaded by the process.
+  const db = await PGlite.create({ ...(options.memory ? {} : { dataDir: path.join(dataDir, 'pgdata') }), extensions: { pg_trgm } });
   const server = new PGliteServer(db, options.maxConnections);
   const url = `postgres://postgres@${await server.listen('127.0.0.1', 0)}/postgres`;
   if (!options.memory) {

@@ -14,6 +14,7 @@ import { OfferResolver } from '../../modules/offer/offer.resolver';
 import { OrderResolver } from '../../modules/order/order.resolver';
 import { FloorListingResolver, StatisticsResolver } from '../../modules/statistics/statistics.resolver';
 import { WebhookResolver } from '../../modules/webhook/webhook.resolver';
+import { SearchResolver } from '../../modules/search/search.resolver';
 
 export const resolvers = [
   ChainResolver,
@@ -32,6 +33,7 @@ export const resolvers = [
   ListingHistoryResolver,
   OfferHistoryResolver,
   WebhookResolver,
+  SearchResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -45,6 +45,9 @@ export class AssetListArgs extends NestedAssetArgs {
     description: 'Traits the asset carries, each type:value (Background:Blue): every trait type given must match, with any of its values',
   })
   trait?: string[] | null;
+
+  /** Not an argument: the query of searchAssets, whose results are ranked by relevance (common/name-search.ts). */
+  search?: string;
 }
 
 /** interface.md's create-asset body. Required fields are checked by the service so that every missing one is named (422). */

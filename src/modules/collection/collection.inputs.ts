@@ -30,6 +30,9 @@ export class CollectionListArgs extends PageArgs {
 
   @Field(() => Boolean, { defaultValue: true, description: 'When false, `assets` of each collection is null' })
   includeAssets: boolean;
+
+  /** Not an argument: the query of searchCollections, whose results are ranked by relevance (common/name-search.ts). */
+  search?: string;
 }
 
 @InputType()

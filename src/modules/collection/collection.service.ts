@@ -1,6 +1,7 @@
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
@@ -60,6 +61,8 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   if (args.categoryId != null) where.push(`t.category_id = ${p.add(args.categoryId)}`);
   if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
   if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
+  const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
+  if (search) where.push(search.where);
   const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
   // The chains and categories the selection reads come in the page's statement (one row each per collection).
   const joins = [
@@ -72,8 +75,8 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     idExpression: 't.id',
     where,
     params: p,
-    sort: COLLECTION_SORTS[args.orderBy],
-    orderBy: args.orderBy,
+    sort: search?.sort ?? COLLECTION_SORTS[args.orderBy],
+    orderBy: search ? RELEVANCE : args.orderBy,
     args,
   });
   if (joins.length) {

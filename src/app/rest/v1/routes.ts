@@ -110,6 +110,27 @@ export const routes: RouteSpec[] = [
     repeated: ['trait'],
   },
   {
+    method: 'get',
+    path: '/v1/search/assets',
+    summary: 'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered like GET /v1/assets',
+    operation: `query ($query: String!, ${PAGE_VARS}, $collection_id: String, $owner_id: Address, $status: AssetStatus,
+        $chain_id: String, $trait: [String!]) {
+      searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, collectionId: $collection_id,
+          ownerId: $owner_id, status: $status, chainId: $chain_id, trait: $trait) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+    aliases: { query: ['q'] },
+    repeated: ['trait'],
+  },
+  {
+    method: 'get',
+    path: '/v1/search/collections',
+    summary: 'Search collections by name (query, 1 to 100 characters, any script), ranked best first, filtered like GET /v1/collections',
+    operation: `query ($query: String!, ${PAGE_VARS}, $chain_id: String, $category_id: String, $owner_address: Address,
+        $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
+      searchCollections(query: $query, limit: $limit, page: $page, direction: $direction, chainId: $chain_id,
+          categoryId: $category_id, ownerAddress: $owner_address, status: $status, includeAssets: $include_assets) { cursor remaining result { ${collectionWithAssets} } } }`,
+    aliases: { query: ['q'] },
+  },
+  {
     method: 'post',
     path: '/v1/assets',
     summary: 'Create an asset in a collection; the next token_id is minted unless one is given',

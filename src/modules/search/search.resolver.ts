@@ -1,0 +1,82 @@
+import { Args, ArgsType, Ctx, Field, Info, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { PageArgs, remainingSelected } from '../../common/pagination';
+import { selectedFields } from '../../common/graphql/selection';
+import { MAX_QUERY_LENGTH } from '../../common/name-search';
+import type { Context } from '../../common/request/context';
+import { AddressScalar } from '../../common/scalars';
+import { AssetStatus } from '../asset/asset.entity';
+import { assetRelations } from '../asset/asset.loaders';
+import { listAssets } from '../asset/asset.service';
+import { AssetListArgs, AssetOrderBy, AssetPage } from '../asset/asset.types';
+import { CollectionStatus } from '../collection/collection.entity';
+import { CollectionListArgs, CollectionOrderBy } from '../collection/collection.inputs';
+import { listCollections } from '../collection/collection.service';
+import { CollectionPage } from '../collection/collection.resolver';
+
+const QUERY = `Words of the name, in any script (1 to ${MAX_QUERY_LENGTH} characters, case ignored): one or two characters match the names they start; more also match names that hold them anywhere, and similar names (a typo or two)`;
+const RANKED = 'ranked best first (direction: ASC reverses): the whole name, then names that start with the query, then names that hold it, then similar names; ties by similarity, then id';
+
+@ArgsType()
+class SearchArgs extends PageArgs {
+  @Field(() => String, { description: QUERY })
+  query: string;
+}
+
+@ArgsType()
+export class AssetSearchArgs extends SearchArgs {
+  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address' })
+  collectionId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true, description: 'Owner address' })
+  ownerId?: string | null;
+
+  @Field(() => AssetStatus, { nullable: true })
+  status?: AssetStatus | null;
+
+  @Field(() => [String], { nullable: true, description: 'Traits the asset carries, each type:value, as in assets(trait:)' })
+  trait?: string[] | null;
+}
+
+@ArgsType()
+export class CollectionSearchArgs extends SearchArgs {
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  categoryId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true })
+  ownerAddress?: string | null;
+
+  @Field(() => CollectionStatus, { nullable: true })
+  status?: CollectionStatus | null;
+
+  @Field(() => Boolean, { defaultValue: false, description: 'When true, each collection has its first assets too' })
+  includeAssets: boolean;
+}
+
+/** Search by name: the lists `assets` and `collections` with their filters, ranked by relevance (common/name-search.ts). */
+@Resolver()
+export class SearchResolver {
+  @Query(() => AssetPage, { description: `Assets whose name matches query, with the filters of assets(...); ${RANKED}. GET /v1/search/assets` })
+  searchAssets(@Args() args: AssetSearchArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    const { query, ...rest } = args;
+    const list: AssetListArgs = Object.assign(new AssetListArgs(), rest, { orderBy: AssetOrderBy.CREATED_AT, search: query, countRemaining: remainingSelected(info) });
+    return listAssets(ctx, list, [...selectedFields(info, 'result')].sort(), assetRelations(info, ['result']));
+  }
+
+  @Query(() => CollectionPage, { description: `Collections whose name matches query, with the filters of collections(...); ${RANKED}. GET /v1/search/collections` })
+  searchCollections(@Args() args: CollectionSearchArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    const { query, ...rest } = args;
+    const list: CollectionListArgs = Object.assign(new CollectionListArgs(), rest, {
+      orderBy: CollectionOrderBy.CREATED_AT,
+      search: query,
+      countRemaining: remainingSelected(info),
+    });
+    return listCollections(ctx, list, selectedFields(info, 'result'));
+  }
+}
