@@ -58,7 +58,7 @@ test('when a search is paged with its cursor, then every match comes once, in ra
   const seen: string[] = [];
   let page: string | null = null;
   do {
-    const res = await server.gql(SEARCH_ASSETS, { query: 'whale', collectionId: sea.id, limit: 2, page });
+    const res: { body: { errors?: unknown[]; data?: any } } = await server.gql(SEARCH_ASSETS, { query: 'whale', collectionId: sea.id, limit: 2, page });
     expect(res.body.errors).toBeUndefined();
     seen.push(...res.body.data.searchAssets.result.map((a: { name: string }) => a.name));
     page = res.body.data.searchAssets.cursor;
@@ -82,8 +82,8 @@ test('when the query is empty, blank or too long, then it is BAD_REQUEST naming 
     const res = await server.gql(SEARCH_ASSETS, { query });
     // An execution error: 200 under application/json, as GraphQL over HTTP has it.
     expect(res.body.data).toBeNull();
-    expect(res.body.errors[0].extensions.code).toBe('BAD_REQUEST');
-    expect(res.body.errors[0].extensions.details).toEqual([expect.objectContaining({ field: 'query' })]);
+    expect(res.body.errors![0].extensions.code).toBe('BAD_REQUEST');
+    expect(res.body.errors![0].extensions.details).toEqual([expect.objectContaining({ field: 'query' })]);
   }
   const rest = await server.rest('GET', '/v1/search/assets?query=');
   expect(rest.status).toBe(400);

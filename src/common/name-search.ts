@@ -23,7 +23,7 @@ const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * Matching and ranking by name, for `column` (a name, read lower-cased: the indexes of migration
- * 1765400000000 are on lower(name)), in any script. A query of one or two characters matches the names it
+ * 1765405000000 are on lower(name)), in any script. A query of one or two characters matches the names it
  * starts; a longer one also names that hold it anywhere, and names similar to it (pg_trgm's `%`:
  * similarity of at least pg_trgm.similarity_threshold, 0.3, which a typo or two keeps). Ranked by how the
  * name matches (3 equal, 2 starts with, 1 holds it, 0 similar only) plus the similarity, rounded to 4

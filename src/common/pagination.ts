@@ -55,6 +55,14 @@ export function remainingSelected(info: GraphQLResolveInfo): boolean {
   return selectedFields(info).has('remaining');
 }
 
+/**
+ * A nested list's arguments as its page loader keys them (pagesByParent): those given, `page` null when
+ * absent, and whether the request selects `remaining`.
+ */
+export function nestedPageArgs<A extends PageArgs>(args: A, info: GraphQLResolveInfo): A {
+  return { ...args, page: args.page ?? null, countRemaining: remainingSelected(info) };
+}
+
 export interface Page<T> {
   cursor: string | null;
   remaining: number;
@@ -295,16 +303,20 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
  * The same page for many parents at once (e.g. the first 20 assets of each of 20 collections), in one
  * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count. The
  * counts are made first, once per parent, in a materialized CTE: a count in a lateral join of its own
- * could be planned again per row of the pages, as fetchPage's could.
+ * could be planned again per row of the pages, as fetchPage's could. `parent.column`: the column that
+ * holds the parent's id; several: a row belongs to every parent any of them holds (an order to its
+ * seller and its buyer).
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
   q: ListQuery,
-  parent: { column: string; ids: readonly string[]; sqlType: 'uuid' | 'text' },
+  parent: { column: string | readonly string[]; ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const ids = q.params.add(parent.ids);
-  const where = [`${parent.column} = p.id`, ...q.where];
+  const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
+  const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
+  const where = [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where];
   if (position.after) where.push(keysetCondition(q, position.after));
   const whereSql = ` WHERE ${where.join(' AND ')}`;
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;

@@ -60,7 +60,7 @@ export async function startEmbedded(
     const existing = currentOwner(dataDir);
     if (existing) throw new DataDirInUseError(existing, dataDir);
   }
-  // pg_trgm for search by name (migration 1765400000000): PGlite's extensions are loaded by the process.
+  // pg_trgm for search by name (migration 1765405000000): PGlite's extensions are loaded by the process.
   const db = await PGlite.create({ ...(options.memory ? {} : { dataDir: path.join(dataDir, 'pgdata') }), extensions: { pg_trgm } });
   const server = new PGliteServer(db, options.maxConnections);
   const url = `postgres://postgres@${await server.listen('127.0.0.1', 0)}/postgres`;

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema, PubSub } from 'type-graphql';
+import { AccountResolver } from '../../modules/account/account.resolver';
 import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
 import { AssetResolver } from '../../modules/asset/asset.resolver';
 import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
@@ -34,6 +35,7 @@ export const resolvers = [
   OfferHistoryResolver,
   WebhookResolver,
   SearchResolver,
+  AccountResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -10,7 +10,8 @@ import { Webhooks1764500000000 } from './1764500000000-webhooks';
 import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
 import { CollectionAssetCounts1765000000000 } from './1765000000000-collection-asset-counts';
 import { EventDataAsApi1765300000000 } from './1765300000000-event-data-as-api';
-import { NameSearch1765400000000 } from './1765400000000-name-search';
+import { NameSearch1765405000000 } from './1765405000000-name-search';
+import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -26,5 +27,6 @@ export const migrations = [
   OfferSignature1764900000000,
   CollectionAssetCounts1765000000000,
   EventDataAsApi1765300000000,
-  NameSearch1765400000000,
+  NameSearch1765405000000,
+  RelationIndexes1765410000000,
 ];

@@ -12,7 +12,7 @@ import { pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
 import { columnsFor, Params } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
-import { Asset } from './asset.entity';
+import { Asset, AssetStatus } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
 import { createTraitLoaders } from './asset.traits';
 
@@ -20,7 +20,7 @@ import { createTraitLoaders } from './asset.traits';
  * `fields`: the GraphQL fields asked of each asset, so only their columns are read (all when absent);
  * `relations`: what the page loads for all its assets at once before it is returned.
  */
-export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; fields?: string[]; relations?: AssetRelation[] };
+export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; status?: AssetStatus | null; fields?: string[]; relations?: AssetRelation[] };
 
 /** The rows an asset's field resolvers read besides its own: its collection, its chain, its active listing. */
 export type AssetRelation = 'chain' | 'collection' | 'listing';
@@ -29,6 +29,8 @@ declare module '../../common/request/context' {
   interface Loaders {
     assetById: PeekLoader<string, Asset | null>;
     assetPagesByCollection: DataLoader<{ parentId: string; args: NestedAssetPageArgs }, Page<Asset>, string>;
+    /** An account's assets (Account.assets), by its address. */
+    assetPagesByOwner: DataLoader<{ parentId: string; args: NestedAssetPageArgs }, Page<Asset>, string>;
   }
 }
 
@@ -43,7 +45,8 @@ export interface RelationLoaders {
 export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
   return {
     assetById: rowsById(ds, Asset, 'uuid'),
-    assetPagesByCollection: assetPagesByCollection(ds, all),
+    assetPagesByCollection: assetPagesByParent(ds, all, 'assetPagesByCollection', { column: 't.collection_id', sqlType: 'uuid' }),
+    assetPagesByOwner: assetPagesByParent(ds, all, 'assetPagesByOwner', { column: 't.owner', sqlType: 'text' }),
     ...createTraitLoaders(ds),
   };
 }
@@ -121,14 +124,19 @@ export function assetListBase(
   };
 }
 
-/** `collection.assets`: one statement for every collection of the request that asks with the same arguments. */
-export function assetPagesByCollection(ds: DataSource, loaders: () => RelationLoaders) {
-  return pagesByParent<NestedAssetPageArgs, Page<Asset>>('assetPagesByCollection', async (args, collectionIds) => {
-    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args), where: [] }, {
-      column: 't.collection_id',
-      ids: collectionIds,
-      sqlType: 'uuid',
-    });
+/** The condition of an asset list's `status` filter, over the active listing `l` that assetListBase joins for it. */
+export function assetStatusSql(status: AssetStatus): string {
+  return status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL';
+}
+
+/**
+ * Pages of assets by a parent (`collection.assets`, `account.assets`): one statement for every parent of
+ * the request that asks with the same arguments.
+ */
+function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
+  return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
+    const where = args.status != null ? [assetStatusSql(args.status)] : [];
+    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args, args.status != null), where }, { ...parent, ids: parentIds });
     await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
     return pages;
   });

@@ -2,14 +2,16 @@ import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } fr
 import { Parent } from '../../common/graphql/parent';
 import { whenLoaded } from '../../common/batch';
 import type { GraphQLResolveInfo } from 'graphql';
-import { remainingSelected } from '../../common/pagination';
+import { nestedPageArgs, remainingSelected } from '../../common/pagination';
 import { selectedFields } from '../../common/graphql/selection';
 import type { Context } from '../../common/request/context';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { Fee, feesOf } from '../collection/fee.type';
-import { Listing } from '../listing/listing.types';
+import { Listing, ListingListArgs, ListingPage } from '../listing/listing.types';
+import { NestedOfferArgs, OfferPage } from '../offer/offer.types';
+import { NestedOrderArgs, OrderPage } from '../order/order.types';
 import { Asset, AssetStatus } from './asset.entity';
 import { assetRelations } from './asset.loaders';
 import { Trait } from './asset.traits';
@@ -76,5 +78,26 @@ export class AssetResolver {
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })
   fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return whenLoaded(ctx.loaders.collectionById.get(asset.collectionId), (collection) => feesOf(collection?.royaltyFees, 'royalty'));
+  }
+
+  // Pages of its market, batched across the request's assets (one statement per list and arguments).
+
+  @FieldResolver(() => OfferPage, {
+    description:
+      'The offers that can buy it: its item offers, and the collection offers of its collection (kind tells them apart). ' +
+      "Trait offers are not included, though some may match it: see its collection's offers(kind: TRAIT).",
+  })
+  offers(@Parent() asset: Asset, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.offerPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => OrderPage, { description: 'Its sales' })
+  orders(@Parent() asset: Asset, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.orderPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => ListingPage, { description: 'Its listings of every status, past and present (status filters them as read now)' })
+  listings(@Parent() asset: Asset, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.listingPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
   }
 }

@@ -9,8 +9,8 @@ import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
-import { Asset, AssetStatus } from './asset.entity';
-import { AssetRelation, assetListBase, prefetchAssetRelations } from './asset.loaders';
+import { Asset } from './asset.entity';
+import { AssetRelation, assetListBase, assetStatusSql, prefetchAssetRelations } from './asset.loaders';
 import { withEvents } from '../event/event.log';
 import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
@@ -32,7 +32,7 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   }
   if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
-  if (args.status != null) where.push(args.status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL');
+  if (args.status != null) where.push(assetStatusSql(args.status));
   if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
   const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
   if (search) where.push(search.where);

@@ -11,22 +11,26 @@ export enum CollectionOrderBy {
 }
 registerEnumType(CollectionOrderBy, { name: 'CollectionOrderBy' });
 
+/** The arguments of an account's collections; the root list's add theirs. */
 @ArgsType()
-export class CollectionListArgs extends PageArgs {
+export class NestedCollectionArgs extends PageArgs {
   @Field(() => CollectionOrderBy, { defaultValue: CollectionOrderBy.CREATED_AT })
   orderBy: CollectionOrderBy;
 
   @Field(() => String, { nullable: true })
-  chainId?: string | null;
-
-  @Field(() => String, { nullable: true })
   categoryId?: string | null;
-
-  @Field(() => AddressScalar, { nullable: true })
-  ownerAddress?: string | null;
 
   @Field(() => CollectionStatus, { nullable: true })
   status?: CollectionStatus | null;
+}
+
+@ArgsType()
+export class CollectionListArgs extends NestedCollectionArgs {
+  @Field(() => String, { nullable: true })
+  chainId?: string | null;
+
+  @Field(() => AddressScalar, { nullable: true })
+  ownerAddress?: string | null;
 
   @Field(() => Boolean, { defaultValue: true, description: 'When false, `assets` of each collection is null' })
   includeAssets: boolean;

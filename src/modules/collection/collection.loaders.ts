@@ -1,13 +1,44 @@
+import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { PeekLoader, rowsById } from '../../common/batch';
+import { pagesByParent, PeekLoader, rowsById } from '../../common/batch';
+import { fetchPagesByParent, Page } from '../../common/pagination';
+import { Params, selectColumns } from '../../common/sql';
 import { Collection } from './collection.entity';
+import { NestedCollectionArgs } from './collection.inputs';
+import { COLLECTION_SORTS, collectionConditions } from './collection.service';
 
 declare module '../../common/request/context' {
   interface Loaders {
     collectionById: PeekLoader<string, Collection | null>;
+    /** Account.collections, by the owner's address. */
+    collectionPagesByOwner: DataLoader<{ parentId: string; args: NestedCollectionArgs }, Page<Collection>, string>;
   }
 }
 
+/** Pages of collections of many owners in one statement, whole rows (they go to collectionById). */
+function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<string, Collection | null>) {
+  return pagesByParent<NestedCollectionArgs, Page<Collection>>('collectionPagesByOwner', async (args, owners) => {
+    const p = new Params();
+    const pages = await fetchPagesByParent<Collection>(
+      ds,
+      {
+        from: 'collections t',
+        columns: selectColumns(ds.getMetadata(Collection), 't'),
+        idExpression: 't.id',
+        where: collectionConditions(p, args),
+        params: p,
+        sort: COLLECTION_SORTS[args.orderBy],
+        orderBy: args.orderBy,
+        args,
+      },
+      { column: 't.owner', ids: owners, sqlType: 'text' },
+    );
+    for (const page of pages.values()) for (const c of page.result) collectionById.prime(c.id, c);
+    return pages;
+  });
+}
+
 export function createCollectionLoaders(ds: DataSource) {
-  return { collectionById: rowsById(ds, Collection, 'uuid') };
+  const collectionById = rowsById(ds, Collection, 'uuid');
+  return { collectionById, collectionPagesByOwner: collectionPagesByOwner(ds, collectionById) };
 }

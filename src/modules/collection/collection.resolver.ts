@@ -3,13 +3,16 @@ import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
 import type { Context } from '../../common/request/context';
-import { PageType, remainingSelected } from '../../common/pagination';
+import { nestedPageArgs, PageType, remainingSelected } from '../../common/pagination';
 import { AddressScalar } from '../../common/scalars';
 import { assetRelations } from '../asset/asset.loaders';
 import { AssetPage, NestedAssetArgs } from '../asset/asset.types';
 import { Trait } from '../asset/asset.traits';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
+import { Listing, ListingListArgs, ListingPage } from '../listing/listing.types';
+import { NestedOfferArgs, Offer, OfferPage } from '../offer/offer.types';
+import { NestedOrderArgs, OrderPage } from '../order/order.types';
 import { Collection } from './collection.entity';
 import { CollectionListArgs, CreateCollectionInput, UpdateCollectionInput } from './collection.inputs';
 import {
@@ -117,5 +120,40 @@ export class CollectionResolver {
     @Ctx() ctx: Context,
   ) {
     return ctx.loaders.statisticsByCollection.load({ parentId: collection.id, args: checkPeriod(period) });
+  }
+
+  // Pages of its market, batched across the request's collections (one statement per list and arguments).
+
+  @FieldResolver(() => OfferPage, { description: 'Offers of every kind on its assets, like offers(collectionId)' })
+  offers(@Parent() collection: Collection, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.offerPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => ListingPage, { description: 'Listings of its assets, of every status unless status says' })
+  listings(@Parent() collection: Collection, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.listingPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => OrderPage, { description: 'Sales of its assets, like orders(collectionId)' })
+  orders(@Parent() collection: Collection, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.orderPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => Listing, {
+    nullable: true,
+    description: "The cheapest active listing now (by current price, then id): the listing that sets the statistics' floor; null when none is active",
+  })
+  floorListing(@Parent() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.floorListingByCollection.load(collection.id);
+  }
+
+  @FieldResolver(() => Offer, {
+    nullable: true,
+    description:
+      'The best collection offer that could buy any of its assets now: active, its window started, the highest price (the earliest of equal ones). ' +
+      'Item and trait offers are not counted: they cannot buy every asset. Null when there is none.',
+  })
+  topOffer(@Parent() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.topOfferByCollection.load(collection.id);
   }
 }

@@ -9,7 +9,7 @@ import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/valid
 import { MAX_LENGTH } from '../../common/limits';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
-import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, UpdateCollectionInput } from './collection.inputs';
+import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
 
 /** The sort keys of collection lists. */
 export const COLLECTION_SORTS: Record<CollectionOrderBy, SortKey> = {
@@ -53,14 +53,21 @@ export async function chainCondition(ctx: Context, p: Params, column: string, ch
   return `${column} = ${p.add(chainId)}`;
 }
 
+/** The conditions of a collection list's filters that need no look-up, over `collections t`. */
+export function collectionConditions(p: Params, args: NestedCollectionArgs & { ownerAddress?: string | null }): string[] {
+  const where: string[] = [];
+  if (args.categoryId != null) where.push(`t.category_id = ${p.add(args.categoryId)}`);
+  if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
+  if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
+  return where;
+}
+
 export async function listCollections(ctx: Context, args: CollectionListArgs, fields?: Set<string>): Promise<Page<Collection>> {
   const p = new Params();
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
   if (chain) where.push(chain);
-  if (args.categoryId != null) where.push(`t.category_id = ${p.add(args.categoryId)}`);
-  if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
-  if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
+  where.push(...collectionConditions(p, args));
   const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
   if (search) where.push(search.where);
   const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);

@@ -1,19 +1,56 @@
+import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { byKey, observed, PeekLoader } from '../../common/batch';
+import { byKey, observed, pagesByParent, PeekLoader } from '../../common/batch';
 import { clock } from '../../common/clock';
-import { activeListingsByAssets } from './listing.sql';
-import { Listing } from './listing.types';
+import { fetchPagesByParent, Page } from '../../common/pagination';
+import { Params } from '../../common/sql';
+import { activeListingsByAssets, floorListingSql, listingColumns, listingsByIds } from './listing.sql';
+import { listingListQuery } from './listing.service';
+import { Listing, ListingListArgs } from './listing.types';
+
+type ListingPages = DataLoader<{ parentId: string; args: ListingListArgs }, Page<Listing>, string>;
 
 declare module '../../common/request/context' {
   interface Loaders {
     activeListingByAsset: PeekLoader<string, Listing | null>;
+    listingById: DataLoader<string, Listing | null>;
+    /** Asset.listings, Collection.listings, Account.listings (as seller). */
+    listingPagesByAsset: ListingPages;
+    listingPagesByCollection: ListingPages;
+    listingPagesBySeller: ListingPages;
+    /** Collection.floorListing: the listing that sets the collection's floor now. */
+    floorListingByCollection: DataLoader<string, Listing | null>;
   }
+}
+
+/** Pages of listings by the column naming their parent, one statement per batch (listingListQuery). */
+function listingPages(ds: DataSource, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }): ListingPages {
+  return pagesByParent<ListingListArgs, Page<Listing>>(name, (args, ids) => fetchPagesByParent<Listing>(ds, listingListQuery(args), { ...parent, ids }));
+}
+
+/** The floor listing of each collection now, by the statistics' rule (floorListingSql), in one statement. */
+async function floorListings(ds: DataSource, collectionIds: readonly string[]): Promise<Listing[]> {
+  const p = new Params();
+  const now = p.add(clock.now());
+  const ids = p.add(collectionIds);
+  return ds.query(
+    `SELECT f.* FROM unnest(${ids}::uuid[]) AS c(id)
+     CROSS JOIN LATERAL (${floorListingSql('c.id', now, listingColumns(now), ' JOIN assets a ON a.id = l.asset_id')}) f`,
+    p.values,
+  );
 }
 
 export function createListingLoaders(ds: DataSource) {
   return {
     activeListingByAsset: new PeekLoader<string, Listing | null>(
       observed('activeListingByAsset', async (ids) => byKey(ids, await activeListingsByAssets(ds, ids, clock.now()), (l) => l.assetId)),
+    ),
+    listingById: new DataLoader<string, Listing | null>(observed('listingById', async (ids) => byKey(ids, await listingsByIds(ds, ids, clock.now()), (l) => l.id))),
+    listingPagesByAsset: listingPages(ds, 'listingPagesByAsset', { column: 'l.asset_id', sqlType: 'uuid' }),
+    listingPagesByCollection: listingPages(ds, 'listingPagesByCollection', { column: 'l.collection_id', sqlType: 'uuid' }),
+    listingPagesBySeller: listingPages(ds, 'listingPagesBySeller', { column: 'l.seller', sqlType: 'text' }),
+    floorListingByCollection: new DataLoader<string, Listing | null>(
+      observed('floorListingByCollection', async (ids) => byKey(ids, await floorListings(ds, ids), (l) => l.collectionId)),
     ),
   };
 }

@@ -1,4 +1,6 @@
-import { Arg, Ctx, FieldResolver, Mutation, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, Info, Mutation, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { nestedPageArgs } from '../../common/pagination';
 import { Parent } from '../../common/graphql/parent';
 import { whenLoaded } from '../../common/batch';
 import type { Context } from '../../common/request/context';
@@ -6,6 +8,7 @@ import { AddressScalar, DecimalScalar, TokenIdScalar } from '../../common/scalar
 import { Asset } from '../asset/asset.entity';
 import { Chain } from '../chain/chain.entity';
 import { Fee, feesOf } from '../collection/fee.type';
+import { OfferPage, OfferPageArgs } from '../offer/offer.types';
 import { cancelListing, createListing, updateListing } from './listing.service';
 import { CreateListingInput, Listing, UpdateListingInput } from './listing.types';
 
@@ -68,5 +71,14 @@ export class ListingResolver {
   @FieldResolver(() => Asset)
   asset(@Parent() listing: Listing, @Ctx() ctx: Context) {
     return ctx.loaders.assetById.load(listing.assetId);
+  }
+
+  @FieldResolver(() => OfferPage, {
+    description:
+      'The bids of an english auction: the item offers on its asset made while it stood (from its creation to its close, sale or cancellation), ' +
+      'of every status; empty for other order types (batched across listings)',
+  })
+  offers(@Parent() listing: Listing, @Args() args: OfferPageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return ctx.loaders.bidPagesByListing.load({ parentId: listing.id, args: nestedPageArgs(args, info) });
   }
 }

@@ -2,7 +2,8 @@ import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
-import { updateReturning } from '../../common/sql';
+import { ListQuery, SortKey } from '../../common/pagination';
+import { Params, updateReturning } from '../../common/sql';
 import { ADDRESS, UUID, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
@@ -10,8 +11,8 @@ import { checkSignature } from '../../common/eip712';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
-import { CreateListingInput, ExpirationInput, Listing, ListingOrderType, UpdateListingInput } from './listing.types';
-import { activeListingsByAssets, listingsByIds } from './listing.sql';
+import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, UpdateListingInput } from './listing.types';
+import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset } from './auction';
 
@@ -254,4 +255,33 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
     events.add('listing.cancelled', 'listing', listing.id);
   });
   return readListing(ctx, listing.id);
+}
+
+/** How a list of listings sorts (over `l`); by current price, the price as read at `now` (a parameter). */
+function listingSort(orderBy: ListingOrderBy, now: string): SortKey {
+  if (orderBy === ListingOrderBy.CURRENT_PRICE) return { expression: currentPriceSql('l', now), sqlType: 'numeric' };
+  if (orderBy === ListingOrderBy.LISTING_TIME) return { expression: 'l.listing_time', sqlType: 'timestamptz' };
+  return { expression: 'l.created_at', sqlType: 'timestamptz' };
+}
+
+/**
+ * The list of listings, every status, each with its figures as read now: the one list that an asset's, a
+ * collection's and a seller's listings page (the caller names the parent). `status` filters by the status
+ * as read now (listingStatusSql: an active listing past its closing date is expired).
+ */
+export function listingListQuery(args: ListingListArgs, p = new Params()): ListQuery {
+  const now = p.add(clock.now());
+  const where: string[] = [];
+  if (args.status != null) where.push(`${listingStatusSql('l', now)} = ${p.add(args.status)}`);
+  if (args.orderType != null) where.push(`l.order_type = ${p.add(args.orderType)}`);
+  return {
+    from: 'listings l JOIN assets a ON a.id = l.asset_id',
+    columns: listingColumns(now),
+    idExpression: 'l.id',
+    where,
+    params: p,
+    sort: listingSort(args.orderBy, now),
+    orderBy: args.orderBy,
+    args,
+  };
 }

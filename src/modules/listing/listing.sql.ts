@@ -42,6 +42,16 @@ export function listingStatusSql(l: string, now: string): string {
   return `(CASE WHEN ${l}.status = 'active' AND ${l}.closing_date <= ${now}::timestamptz THEN 'expired' ELSE ${l}.status END)`;
 }
 
+/**
+ * The floor of the collection `collectionId` (an SQL expression) now: its active listing of the lowest
+ * current price, the lowest id of equal ones, as a one-row subquery over `listings l` (`joins` may add
+ * its asset `a`) selecting `columns`. The statistics' floor and `Collection.floorListing` both read it.
+ */
+export function floorListingSql(collectionId: string, now: string, columns: string, joins = ''): string {
+  return `SELECT ${columns} FROM listings l${joins} WHERE l.collection_id = ${collectionId} AND ${isActiveListingSql('l', now)}
+    ORDER BY ${currentPriceSql('l', now)} ASC, l.id LIMIT 1`;
+}
+
 export function listingColumns(now: string): string {
   return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
     ${listingStatusSql('l', now)} AS status,

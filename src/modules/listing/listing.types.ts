@@ -1,5 +1,6 @@
-import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 import { StoredFee } from '../collection/collection.entity';
 
@@ -74,6 +75,29 @@ export class Listing {
 
   @Field(() => Date)
   updatedAt: Date;
+}
+
+@ObjectType()
+export class ListingPage extends PageType(Listing) {}
+
+export enum ListingOrderBy {
+  CREATED_AT = 'created_at',
+  LISTING_TIME = 'listing_time',
+  CURRENT_PRICE = 'current_price',
+}
+registerEnumType(ListingOrderBy, { name: 'ListingOrderBy' });
+
+/** The arguments of a list of listings (an asset's, a collection's, a seller's). */
+@ArgsType()
+export class ListingListArgs extends PageArgs {
+  @Field(() => ListingOrderBy, { defaultValue: ListingOrderBy.CREATED_AT })
+  orderBy: ListingOrderBy;
+
+  @Field(() => ListingStatus, { nullable: true, description: 'As read now: an active listing past its closing date is expired' })
+  status?: ListingStatus | null;
+
+  @Field(() => ListingOrderType, { nullable: true })
+  orderType?: ListingOrderType | null;
 }
 
 @InputType({ description: 'Either `at` or `durationSeconds` (counted from the listing time)' })

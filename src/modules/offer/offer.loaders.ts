@@ -1,18 +1,88 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { byKey, observed } from '../../common/batch';
+import { byKey, observed, pagesByParent } from '../../common/batch';
 import { clock } from '../../common/clock';
-import { offersByIds } from './offer.sql';
-import { Offer } from './offer.types';
+import { fetchPagesByParent, Page } from '../../common/pagination';
+import { Params } from '../../common/sql';
+import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
+import { offerListQuery, OfferSource } from './offer.service';
+import { NestedOfferArgs, Offer, OfferPageArgs } from './offer.types';
+
+type OfferPages<A> = DataLoader<{ parentId: string; args: A }, Page<Offer>, string>;
 
 declare module '../../common/request/context' {
   interface Loaders {
     offerById: DataLoader<string, Offer | null>;
+    /** Asset.offers: its item offers and its collection's collection offers. */
+    offerPagesByAsset: OfferPages<NestedOfferArgs>;
+    offerPagesByCollection: OfferPages<NestedOfferArgs>;
+    /** Account.offers(role: MADE). */
+    offerPagesByTaker: OfferPages<NestedOfferArgs>;
+    /** Account.offers(role: RECEIVED): item offers on the assets the account owns now, made by others. */
+    offerPagesByAssetOwner: OfferPages<NestedOfferArgs>;
+    /** Listing.offers: the bids of an english auction. */
+    bidPagesByListing: OfferPages<OfferPageArgs>;
+    /** Collection.topOffer. */
+    topOfferByCollection: DataLoader<string, Offer | null>;
   }
 }
 
+/**
+ * The bids of an english auction `bl`: the item offers on its asset made while it stood, from its creation
+ * to its end (the close; or the sale, cancellation or expiry that was written, whichever came first).
+ */
+const BIDS: OfferSource = {
+  from: 'offers o JOIN listings bl ON bl.asset_id = o.asset_id',
+  where: [
+    `bl.order_type = 'english_auction'`,
+    `o.kind = 'item'`,
+    `o.created_at >= bl.created_at`,
+    `o.created_at < COALESCE(CASE WHEN bl.status = 'active' THEN bl.closing_date ELSE LEAST(bl.updated_at, bl.closing_date) END, 'infinity')`,
+  ],
+};
+
+/** Pages of offers of many parents, one statement per batch (offerListQuery over `source`). */
+function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, source: OfferSource, parent: { column: string; sqlType: 'uuid' | 'text' }) {
+  return pagesByParent<A, Page<Offer>>(name, (args, ids) => fetchPagesByParent<Offer>(ds, offerListQuery(args, new Params(), source), { ...parent, ids }));
+}
+
+/**
+ * The best collection offer of each collection that could buy one of its assets now: active, its window
+ * started, the highest price (the earliest of equal ones, as an auction's winning bid). One statement.
+ */
+async function topCollectionOffers(ds: DataSource, collectionIds: readonly string[]): Promise<Offer[]> {
+  const p = new Params();
+  const now = p.add(clock.now());
+  return ds.query(
+    `SELECT x.* FROM unnest(${p.add(collectionIds)}::uuid[]) AS c(id)
+     CROSS JOIN LATERAL (SELECT ${offerColumns(now)} FROM offers o
+       WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz
+       ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x`,
+    p.values,
+  );
+}
+
 export function createOfferLoaders(ds: DataSource) {
+  const offers: OfferSource = { from: 'offers o', where: [] };
   return {
     offerById: new DataLoader<string, Offer | null>(observed('offerById', async (ids) => byKey(ids, await offersByIds(ds, ids, clock.now()), (o) => o.id))),
+    offerPagesByAsset: offerPages<NestedOfferArgs>(
+      ds,
+      'offerPagesByAsset',
+      { from: `offers o JOIN assets pa ON pa.id = o.asset_id OR (o.kind = 'collection' AND pa.collection_id = o.collection_id)`, where: [] },
+      { column: 'pa.id', sqlType: 'uuid' },
+    ),
+    offerPagesByCollection: offerPages<NestedOfferArgs>(ds, 'offerPagesByCollection', offers, { column: 'o.collection_id', sqlType: 'uuid' }),
+    offerPagesByTaker: offerPages<NestedOfferArgs>(ds, 'offerPagesByTaker', offers, { column: 'o.taker', sqlType: 'text' }),
+    offerPagesByAssetOwner: offerPages<NestedOfferArgs>(
+      ds,
+      'offerPagesByAssetOwner',
+      { from: 'offers o JOIN assets oa ON oa.id = o.asset_id', where: ['o.taker <> oa.owner'] },
+      { column: 'oa.owner', sqlType: 'text' },
+    ),
+    bidPagesByListing: offerPages<OfferPageArgs>(ds, 'bidPagesByListing', BIDS, { column: 'bl.id', sqlType: 'uuid' }),
+    topOfferByCollection: new DataLoader<string, Offer | null>(
+      observed('topOfferByCollection', async (ids) => byKey(ids, await topCollectionOffers(ds, ids), (o) => o.collectionId)),
+    ),
   };
 }

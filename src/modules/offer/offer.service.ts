@@ -1,7 +1,7 @@
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
-import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
 import { UUID, checkText, required } from '../../common/validate';
 import { compareDecimals } from '../../common/decimal';
@@ -17,7 +17,7 @@ import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSale, selfTrade } from '../order/sale';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
-import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy } from './offer.types';
+import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o` (SQL plans read them too). */
 export const OFFER_SORTS: Record<OfferOrderBy, SortKey> = {
@@ -26,28 +26,34 @@ export const OFFER_SORTS: Record<OfferOrderBy, SortKey> = {
   [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz' },
 };
 
+/** What a list of offers is: `from` (offers `o`, joined to whatever names their parent), and conditions on them. */
+export interface OfferSource {
+  from: string;
+  where: string[];
+}
+
+/**
+ * The list of offers with the filters every offer list takes (status as read now, kind), over `source`:
+ * the root list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
+ */
+export function offerListQuery(args: OfferPageArgs & { kind?: OfferKind | null }, p = new Params(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
+  const now = p.add(clock.now());
+  const where = [...source.where];
+  if (args.status != null) where.push(`${offerStatusSql('o', now)} = ${p.add(args.status)}`);
+  if (args.kind != null) where.push(`o.kind = ${p.add(args.kind)}`);
+  return { from: source.from, columns: offerColumns(now), idExpression: 'o.id', where, params: p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
+}
+
 export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Page<Offer>> {
   const p = new Params();
-  const now = p.add(clock.now());
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 'o.chain_id', args.chainId);
   if (chain) where.push(chain);
   if (args.tokenAddress != null) where.push(`o.token_address = ${p.add(args.tokenAddress)}`);
   if (args.tokenId != null) where.push(`o.token_id = ${p.add(args.tokenId)}::numeric`);
   if (args.ownerId != null) where.push(`o.taker = ${p.add(args.ownerId)}`);
-  if (args.status != null) where.push(`${offerStatusSql('o', now)} = ${p.add(args.status)}`);
   if (args.collectionId != null) where.push(`o.collection_id = ${p.add((await findCollectionByRef(ctx, args.collectionId)).id)}`);
-  if (args.kind != null) where.push(`o.kind = ${p.add(args.kind)}`);
-  return fetchPage<Offer>(ctx.ds, {
-    from: 'offers o',
-    columns: offerColumns(now),
-    idExpression: 'o.id',
-    where,
-    params: p,
-    sort: OFFER_SORTS[args.orderBy],
-    orderBy: args.orderBy,
-    args,
-  });
+  return fetchPage<Offer>(ctx.ds, offerListQuery(args, p, { from: 'offers o', where }));
 }
 
 export async function getOffer(ctx: Context, id: string): Promise<Offer> {

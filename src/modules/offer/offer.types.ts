@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { PageType } from '../../common/pagination';
+import { PageArgs, PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 
@@ -44,6 +44,16 @@ export enum OfferOrderBy {
   END_TIME = 'end_time',
 }
 registerEnumType(OfferOrderBy, { name: 'OfferOrderBy' });
+
+/** An account's part in an offer (Account.offers). */
+export enum OfferRole {
+  MADE = 'made',
+  RECEIVED = 'received',
+}
+registerEnumType(OfferRole, {
+  name: 'OfferRole',
+  description: 'MADE: the account is the taker; RECEIVED: item offers of others on assets the account owns now',
+});
 
 /** A price offered for an asset by its would-be taker. `status` is `expired` once `endTime` has passed. */
 @ObjectType({ simpleResolvers: true })
@@ -105,6 +115,23 @@ export class Offer {
 
 @ObjectType()
 export class OfferPage extends PageType(Offer) {}
+
+/** The arguments of every nested list of offers; an auction's bids (Listing.offers), all item offers, take only these. */
+@ArgsType()
+export class OfferPageArgs extends PageArgs {
+  @Field(() => OfferOrderBy, { defaultValue: OfferOrderBy.CREATED_AT })
+  orderBy: OfferOrderBy;
+
+  @Field(() => OfferStatus, { nullable: true })
+  status?: OfferStatus | null;
+}
+
+/** The arguments of an asset's, a collection's or an account's offers. */
+@ArgsType()
+export class NestedOfferArgs extends OfferPageArgs {
+  @Field(() => OfferKind, { nullable: true })
+  kind?: OfferKind | null;
+}
 
 @ArgsType()
 export class OfferListArgs extends TokenListArgs {

@@ -1,15 +1,42 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
-import { byKey, observed } from '../../common/batch';
-import { ordersByIds } from './order.service';
-import { Order } from './order.types';
+import { byKey, observed, pagesByParent } from '../../common/batch';
+import { fetchPagesByParent, Page } from '../../common/pagination';
+import { orderListQuery, ordersByIds } from './order.service';
+import { NestedOrderArgs, Order, OrderRole } from './order.types';
+
+/** The arguments of an account's orders: its part in them besides the list's own. */
+export type AccountOrderPageArgs = NestedOrderArgs & { role: OrderRole };
+
+type OrderPages<A> = DataLoader<{ parentId: string; args: A }, Page<Order>, string>;
 
 declare module '../../common/request/context' {
   interface Loaders {
     orderById: DataLoader<string, Order | null>;
+    orderPagesByAsset: OrderPages<NestedOrderArgs>;
+    orderPagesByCollection: OrderPages<NestedOrderArgs>;
+    /** Account.orders, by the account's address. */
+    orderPagesByAccount: OrderPages<AccountOrderPageArgs>;
   }
 }
 
+/** The columns that name an account in its role: an order belongs to its seller and to its buyer. */
+const PARTY: Record<OrderRole, string[]> = {
+  [OrderRole.BOUGHT]: ['r.buyer'],
+  [OrderRole.SOLD]: ['r.seller'],
+  [OrderRole.ANY]: ['r.seller', 'r.buyer'],
+};
+
+/** Pages of orders of many parents, one statement per batch (orderListQuery). */
+function orderPages<A extends NestedOrderArgs>(ds: DataSource, name: string, parent: (args: A) => { column: string | string[]; sqlType: 'uuid' | 'text' }) {
+  return pagesByParent<A, Page<Order>>(name, (args, ids) => fetchPagesByParent<Order>(ds, orderListQuery(args), { ...parent(args), ids }));
+}
+
 export function createOrderLoaders(ds: DataSource) {
-  return { orderById: new DataLoader<string, Order | null>(observed('orderById', async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id))) };
+  return {
+    orderById: new DataLoader<string, Order | null>(observed('orderById', async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id))),
+    orderPagesByAsset: orderPages<NestedOrderArgs>(ds, 'orderPagesByAsset', () => ({ column: 'r.asset_id', sqlType: 'uuid' })),
+    orderPagesByCollection: orderPages<NestedOrderArgs>(ds, 'orderPagesByCollection', () => ({ column: 'r.collection_id', sqlType: 'uuid' })),
+    orderPagesByAccount: orderPages<AccountOrderPageArgs>(ds, 'orderPagesByAccount', (args) => ({ column: PARTY[args.role], sqlType: 'text' })),
+  };
 }

@@ -5,6 +5,7 @@ import { Parent } from '../../common/graphql/parent';
 import { DecimalScalar } from '../../common/scalars';
 import type { Context } from '../../common/request/context';
 import { Asset } from '../asset/asset.entity';
+import { Listing } from '../listing/listing.types';
 import { Offer } from '../offer/offer.types';
 import { getOrder, listOrders } from './order.service';
 import { Order, OrderListArgs, OrderPage } from './order.types';
@@ -35,5 +36,10 @@ export class OrderResolver {
   @FieldResolver(() => Asset)
   asset(@Parent() order: Order, @Ctx() ctx: Context) {
     return ctx.loaders.assetById.load(order.assetId);
+  }
+
+  @FieldResolver(() => Listing, { nullable: true, description: 'The listing the sale closed (listingId); null when the asset was not listed' })
+  listing(@Parent() order: Order, @Ctx() ctx: Context) {
+    return order.listingId ? ctx.loaders.listingById.load(order.listingId) : null;
   }
 }

@@ -1,11 +1,11 @@
 import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
-import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
-import { Order, OrderListArgs, OrderOrderBy } from './order.types';
+import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
 
 export const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "listingId", r.asset_id AS "assetId",
   r.collection_id AS "collectionId", r.chain_id AS "chainId", r.token_address AS "tokenAddress", r.token_id::text AS "tokenId",
@@ -21,6 +21,16 @@ export async function ordersByIds(ds: DataSource, ids: readonly string[]): Promi
   return ds.query(`SELECT ${ORDER_COLUMNS} FROM orders r WHERE r.id = ANY($1::uuid[])`, [ids]);
 }
 
+/**
+ * The list of orders with the filters every order list takes (status), over `orders r` plus `where`: the
+ * root list's and each relation's (an asset's, a collection's, an account's).
+ */
+export function orderListQuery(args: NestedOrderArgs, p = new Params(), where: string[] = []): ListQuery {
+  const conditions = [...where];
+  if (args.status != null) conditions.push(`r.status = ${p.add(args.status)}`);
+  return { from: 'orders r', columns: ORDER_COLUMNS, idExpression: 'r.id', where: conditions, params: p, sort: ORDER_SORTS[args.orderBy], orderBy: args.orderBy, args };
+}
+
 export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Page<Order>> {
   const p = new Params();
   const where: string[] = [];
@@ -33,17 +43,7 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
     const owner = p.add(args.ownerId);
     where.push(`(r.seller = ${owner} OR r.buyer = ${owner})`);
   }
-  if (args.status != null) where.push(`r.status = ${p.add(args.status)}`);
-  return fetchPage<Order>(ctx.ds, {
-    from: 'orders r',
-    columns: ORDER_COLUMNS,
-    idExpression: 'r.id',
-    where,
-    params: p,
-    sort: ORDER_SORTS[args.orderBy],
-    orderBy: args.orderBy,
-    args,
-  });
+  return fetchPage<Order>(ctx.ds, orderListQuery(args, p, where));
 }
 
 export async function getOrder(ctx: Context, id: string): Promise<Order> {

@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { PageType } from '../../common/pagination';
+import { PageArgs, PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 
@@ -15,6 +15,14 @@ export enum OrderOrderBy {
   PRICE = 'price',
 }
 registerEnumType(OrderOrderBy, { name: 'OrderOrderBy' });
+
+/** An account's part in an order (Account.orders). */
+export enum OrderRole {
+  BOUGHT = 'bought',
+  SOLD = 'sold',
+  ANY = 'any',
+}
+registerEnumType(OrderRole, { name: 'OrderRole', description: 'BOUGHT: the account is the buyer; SOLD: the seller; ANY: either' });
 
 /** The record of a sale: an accepted offer, with price, seller and buyer. Never written by clients. */
 @ObjectType({ simpleResolvers: true })
@@ -69,6 +77,16 @@ export class Order {
 
 @ObjectType()
 export class OrderPage extends PageType(Order) {}
+
+/** The arguments of an asset's, a collection's or an account's orders. */
+@ArgsType()
+export class NestedOrderArgs extends PageArgs {
+  @Field(() => OrderOrderBy, { defaultValue: OrderOrderBy.CREATED_AT })
+  orderBy: OrderOrderBy;
+
+  @Field(() => OrderStatus, { nullable: true })
+  status?: OrderStatus | null;
+}
 
 @ArgsType()
 export class OrderListArgs extends TokenListArgs {

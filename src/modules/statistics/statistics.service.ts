@@ -8,7 +8,7 @@ import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { chainCondition } from '../collection/collection.service';
-import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { currentPriceSql, floorListingSql } from '../listing/listing.sql';
 import { cachedStatistics } from './statistics.cache';
 import { PERIODS, Period, StatisticsArgs, StatisticsOrderBy, StatisticsRecord } from './statistics.types';
 
@@ -118,10 +118,7 @@ function statisticsTable(
       : salesTable(p, period, now, collectionIds);
   const nowP = figures.floor ? p.add(now) : '';
   const floor = figures.floor
-    ? `LEFT JOIN LATERAL (
-        SELECT ${currentPriceSql('l', nowP)} AS floor_price, l.id AS listing_id, l.asset_id
-        FROM listings l WHERE l.collection_id = c.id AND ${isActiveListingSql('l', nowP)}
-        ORDER BY 1 ASC, l.id LIMIT 1) f ON true
+    ? `LEFT JOIN LATERAL (${floorListingSql('c.id', nowP, `${currentPriceSql('l', nowP)} AS floor_price, l.id AS listing_id, l.asset_id`)}) f ON true
       LEFT JOIN assets fa ON fa.id = f.asset_id`
     : `LEFT JOIN (SELECT NULL::numeric AS floor_price, NULL::uuid AS listing_id, NULL::uuid AS asset_id) f ON true
       LEFT JOIN (SELECT NULL::varchar AS token_address, NULL::numeric AS token_id) fa ON true`;

@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * and assets, a trigram index (substrings of 3 characters or more, and similarity) and a pattern index
  * (prefixes, for queries of one or two characters, which have no trigram to look up).
  */
-export class NameSearch1765400000000 implements MigrationInterface {
-  name = 'NameSearch1765400000000';
+export class NameSearch1765405000000 implements MigrationInterface {
+  name = 'NameSearch1765405000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
