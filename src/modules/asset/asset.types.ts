@@ -23,8 +23,9 @@ export class NestedAssetArgs extends PageArgs {
   orderBy: AssetOrderBy;
 }
 
+/** The filters of the asset lists (`assets`, `searchAssets`), with the page arguments. */
 @ArgsType()
-export class AssetListArgs extends NestedAssetArgs {
+export class AssetFilterArgs extends PageArgs {
   @Field(() => AddressScalar, { nullable: true, description: 'Address of the ERC721 contract' })
   assetContract?: string | null;
 
@@ -45,6 +46,12 @@ export class AssetListArgs extends NestedAssetArgs {
     description: 'Traits the asset carries, each type:value (Background:Blue): every trait type given must match, with any of its values',
   })
   trait?: string[] | null;
+}
+
+@ArgsType()
+export class AssetListArgs extends AssetFilterArgs {
+  @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
+  orderBy: AssetOrderBy;
 
   /** Not an argument: the query of searchAssets, whose results are ranked by relevance (common/name-search.ts). */
   search?: string;

@@ -11,17 +11,21 @@ export enum CollectionOrderBy {
 }
 registerEnumType(CollectionOrderBy, { name: 'CollectionOrderBy' });
 
-/** The arguments of an account's collections; the root list's add theirs. */
+/** The filters of every collection list (an account's, the root's, the search's), with the page arguments. */
 @ArgsType()
-export class NestedCollectionArgs extends PageArgs {
-  @Field(() => CollectionOrderBy, { defaultValue: CollectionOrderBy.CREATED_AT })
-  orderBy: CollectionOrderBy;
-
+export class CollectionFilterArgs extends PageArgs {
   @Field(() => String, { nullable: true })
   categoryId?: string | null;
 
   @Field(() => CollectionStatus, { nullable: true })
   status?: CollectionStatus | null;
+}
+
+/** The arguments of an account's collections; the root list's add theirs. */
+@ArgsType()
+export class NestedCollectionArgs extends CollectionFilterArgs {
+  @Field(() => CollectionOrderBy, { defaultValue: CollectionOrderBy.CREATED_AT })
+  orderBy: CollectionOrderBy;
 }
 
 @ArgsType()

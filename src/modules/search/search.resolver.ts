@@ -1,16 +1,14 @@
 import { Args, ArgsType, Ctx, Field, Info, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { PageArgs, remainingSelected } from '../../common/pagination';
+import { remainingSelected } from '../../common/pagination';
 import { selectedFields } from '../../common/graphql/selection';
 import { MAX_QUERY_LENGTH } from '../../common/name-search';
 import type { Context } from '../../common/request/context';
 import { AddressScalar } from '../../common/scalars';
-import { AssetStatus } from '../asset/asset.entity';
 import { assetRelations } from '../asset/asset.loaders';
 import { listAssets } from '../asset/asset.service';
-import { AssetListArgs, AssetOrderBy, AssetPage } from '../asset/asset.types';
-import { CollectionStatus } from '../collection/collection.entity';
-import { CollectionListArgs, CollectionOrderBy } from '../collection/collection.inputs';
+import { AssetFilterArgs, AssetListArgs, AssetOrderBy, AssetPage } from '../asset/asset.types';
+import { CollectionFilterArgs, CollectionListArgs, CollectionOrderBy } from '../collection/collection.inputs';
 import { listCollections } from '../collection/collection.service';
 import { CollectionPage } from '../collection/collection.resolver';
 
@@ -18,42 +16,21 @@ const QUERY = `Words of the name, in any script (1 to ${MAX_QUERY_LENGTH} charac
 const RANKED = 'ranked best first (direction: ASC reverses): the whole name, then names that start with the query, then names that hold it, then similar names; ties by similarity, then id';
 
 @ArgsType()
-class SearchArgs extends PageArgs {
+export class AssetSearchArgs extends AssetFilterArgs {
   @Field(() => String, { description: QUERY })
   query: string;
 }
 
 @ArgsType()
-export class AssetSearchArgs extends SearchArgs {
-  @Field(() => String, { nullable: true, description: 'Collection id (UUID) or contract address' })
-  collectionId?: string | null;
+export class CollectionSearchArgs extends CollectionFilterArgs {
+  @Field(() => String, { description: QUERY })
+  query: string;
 
   @Field(() => String, { nullable: true })
   chainId?: string | null;
-
-  @Field(() => AddressScalar, { nullable: true, description: 'Owner address' })
-  ownerId?: string | null;
-
-  @Field(() => AssetStatus, { nullable: true })
-  status?: AssetStatus | null;
-
-  @Field(() => [String], { nullable: true, description: 'Traits the asset carries, each type:value, as in assets(trait:)' })
-  trait?: string[] | null;
-}
-
-@ArgsType()
-export class CollectionSearchArgs extends SearchArgs {
-  @Field(() => String, { nullable: true })
-  chainId?: string | null;
-
-  @Field(() => String, { nullable: true })
-  categoryId?: string | null;
 
   @Field(() => AddressScalar, { nullable: true })
   ownerAddress?: string | null;
-
-  @Field(() => CollectionStatus, { nullable: true })
-  status?: CollectionStatus | null;
 
   @Field(() => Boolean, { defaultValue: false, description: 'When true, each collection has its first assets too' })
   includeAssets: boolean;
