@@ -113,9 +113,9 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/v1/search/assets',
     summary: 'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered like GET /v1/assets',
-    operation: `query ($query: String!, ${PAGE_VARS}, $collection_id: String, $owner_id: Address, $status: AssetStatus,
-        $chain_id: String, $trait: [String!]) {
-      searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, collectionId: $collection_id,
+    operation: `query ($query: String!, ${PAGE_VARS}, $asset_contract: Address, $collection_id: String, $owner_id: Address,
+        $status: AssetStatus, $chain_id: String, $trait: [String!]) {
+      searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, assetContract: $asset_contract, collectionId: $collection_id,
           ownerId: $owner_id, status: $status, chainId: $chain_id, trait: $trait) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
     aliases: { query: ['q'] },
     repeated: ['trait'],
