@@ -3,6 +3,8 @@ import type { ClassType } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DataSource } from 'typeorm';
 import { selectedFields } from './graphql/selection';
+import { edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf } from './connection';
+import type { Edge } from './connection';
 import { BadRequestError } from './errors';
 import { stringProblem } from './limits';
 import { Params } from './sql';
@@ -44,15 +46,34 @@ export class PageArgs {
   direction: SortDirection;
 
   /**
-   * Not an argument: false when the request does not select `remaining`, so the list need not count every
-   * matching row (it reads one row past the page to know whether a cursor is due). Set from remainingSelected().
+   * Relay's names of `limit` and `page` (the connection's arguments): the schema's list fields take them
+   * as those (graphql/connection-arguments.ts), so a list reads only `limit` and `page`.
    */
-  countRemaining?: boolean;
+  @Field(() => Int, { nullable: true, description: `As \`limit\` (1 to ${MAX_LIMIT}), for Relay's connection; not with \`limit\`` })
+  @Extensions({ limitRange: PAGE_LIMIT_RANGE })
+  first?: number | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "The items after this edge's `cursor` (or a page's `cursor`), for Relay's connection; not with `page`",
+  })
+  after?: string | null;
+
+  /** Not an argument: what the list counts besides its page (see Counting). Set from remainingSelected(). */
+  countRemaining?: Counting;
 }
 
-/** Whether the page being resolved selects `remaining`; set it on the args as `countRemaining`. */
-export function remainingSelected(info: GraphQLResolveInfo): boolean {
-  return selectedFields(info).has('remaining');
+/**
+ * What a list counts besides its page: `true` the items after it (`remaining`); `'total'` also every item
+ * matching the filters (`totalCount`); `false` nothing, so the list need not count every matching row (it
+ * reads one row past the page to know whether a cursor is due).
+ */
+export type Counting = boolean | 'total';
+
+/** What the page being resolved needs counted (`remaining`, `totalCount`); set it on the args as `countRemaining`. */
+export function remainingSelected(info: GraphQLResolveInfo): Counting {
+  const fields = selectedFields(info);
+  return fields.has('totalCount') ? 'total' : fields.has('remaining');
 }
 
 /**
@@ -67,10 +88,17 @@ export interface Page<T> {
   cursor: string | null;
   remaining: number;
   result: T[];
+  /** The page as a connection (edges, pageInfo, totalCount); absent on a list made whole, without paging. */
+  connection?: PageConnection;
 }
 
-/** The page envelope type of one item type: `{ cursor remaining result }`. */
+/**
+ * The page type of one item type: the envelope `{ cursor remaining result }` and Relay's connection
+ * `{ edges pageInfo totalCount }` of the same page (common/connection.ts).
+ */
 export function PageType<T extends object>(itemType: ClassType<T>) {
+  const EdgeClass = edgeType(itemType);
+
   @ObjectType({ simpleResolvers: true })
   abstract class PageClass implements Page<T> {
     @Field(() => String, { nullable: true, description: 'Pass as `page` to get the next page; null on the last page' })
@@ -81,6 +109,23 @@ export function PageType<T extends object>(itemType: ClassType<T>) {
 
     @Field(() => [itemType])
     result: T[];
+
+    declare connection?: PageConnection;
+
+    @Field(() => [EdgeClass], { description: 'The items of the page (`result`), each with its cursor' })
+    get edges(): Edge<T>[] {
+      return edgesOf(this.result, this.connection);
+    }
+
+    @Field(() => PageInfo)
+    get pageInfo(): PageInfo {
+      return pageInfoOf(this.result.length, this.remaining > 0, this.connection);
+    }
+
+    @Field(() => Int, { description: 'How many items match the filters, before and after this page' })
+    get totalCount(): number {
+      return totalCountOf(this.result.length, this.remaining, this.connection);
+    }
   }
   return PageClass;
 }
@@ -238,22 +283,40 @@ function orderClause(q: ListQuery): string {
   return orderBySql(q.sort, q.idExpression, q.args.direction);
 }
 
-function toPage<T>(rows: Record<string, unknown>[], offset: number, q: ListQuery): Page<T> {
+/**
+ * The page of a list's rows. With `countRemaining: 'total'` (totalColumns) the rows come with the counts
+ * even when the page is empty: then as one row of counts alone, without `__in`.
+ */
+function toPage<T>(rows: Record<string, unknown>[], position: Position, q: ListQuery): Page<T> {
+  const counts = rows[0];
+  if (q.args.countRemaining === 'total' && counts && !counts.__in) rows = [];
   let remaining: number;
+  let total: number | undefined;
   if (q.args.countRemaining === false) {
     // One row past the page was read to tell whether more follow; `remaining` is not selected, so 1 stands
     // for "some" and is never shown.
     remaining = rows.length > q.args.limit ? 1 : 0;
     if (remaining) rows.length = q.args.limit;
   } else {
-    const total = rows.length ? Number(rows[0].__total) : 0;
-    remaining = Math.max(0, total - offset - rows.length);
+    const fromPosition = counts ? Number(counts.__total) : 0;
+    remaining = Math.max(0, fromPosition - position.offset - rows.length);
+    if (q.args.countRemaining === 'total') total = position.after ? Number(counts.__all) : fromPosition;
   }
-  const last = rows[rows.length - 1];
-  const cursor = remaining > 0 && last ? encodeCursor(q.orderBy, q.args.direction, last.__sort, String(last.id)) : null;
+  const cursorAt = connectionCursors(rows, q);
+  const cursor = remaining > 0 && rows.length ? cursorAt(rows.length - 1) : null;
   // The helper columns (__sort, __total, __parent) stay on the rows: no field reads them, and deleting
   // them would turn every row into a slow dictionary-mode object.
-  return { cursor, remaining, result: rows as T[] };
+  return { cursor, remaining, result: rows as T[], connection: { cursorAt, hasPrevious: position.offset > 0 || position.after !== undefined, total } };
+}
+
+/**
+ * The cursor of each row of a page: its sort value and id, so that `after` it the list goes on right
+ * after that row. The ids are taken now: a list may drop `id` from its rows before they are returned
+ * (statistics records have none).
+ */
+function connectionCursors(rows: Record<string, unknown>[], q: ListQuery): (index: number) => string {
+  const ids = rows.map((row) => String(row.id));
+  return (index) => encodeCursor(q.orderBy, q.args.direction, rows[index].__sort, ids[index]);
 }
 
 /** The sort value of each row, for the next cursor (a timestamp already as ISO text). */
@@ -278,9 +341,29 @@ function countColumn(q: ListQuery, whereSql: string): string {
   return q.args.countRemaining === false ? '' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
 }
 
+/**
+ * The counts of a page that answers `totalCount` (`countRemaining: 'total'`): the rows from its position on
+ * (`__total`, for `remaining`) and, when the position is a cursor, every row matching the filters
+ * (`__all`). They are made before the page and joined to it (`LEFT JOIN LATERAL` the page): so they come
+ * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
+ */
+function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined): string {
+  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
+  return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
+}
+
 /** LIMIT of a page: one row more when that row stands in for the count. */
 function pageLimit(q: ListQuery): string {
   return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
+}
+
+const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
+
+/** The WHERE of a page: the list's filters, and after a cursor, the rows past it; and the filters alone (for `__all`). */
+function pageWhere(q: ListQuery, filters: string[], position: Position): { whereSql: string; filterSql?: string } {
+  const filterSql = whereClause(filters);
+  if (!position.after) return { whereSql: filterSql };
+  return { whereSql: whereClause([...filters, keysetCondition(q, position.after)]), filterSql };
 }
 
 /**
@@ -289,14 +372,15 @@ function pageLimit(q: ListQuery): string {
  */
 export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T>> {
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
-  const where = [...q.where];
-  if (position.after) where.push(keysetCondition(q, position.after));
-  const whereSql = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const { whereSql, filterSql } = pageWhere(q, q.where, position);
+  const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
+  const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
   const sql =
-    `SELECT ${q.columns}, ${sortColumn(q)}${countColumn(q, whereSql)} FROM ${q.from}${whereSql}` +
-    ` ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+    q.args.countRemaining === 'total'
+      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      : `${select}${countColumn(q, whereSql)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
-  return toPage<T>(rows, position.offset, q);
+  return toPage<T>(rows, position, q);
 }
 
 /**
@@ -316,17 +400,24 @@ export async function fetchPagesByParent<T>(
   const ids = q.params.add(parent.ids);
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
-  const where = [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where];
-  if (position.after) where.push(keysetCondition(q, position.after));
-  const whereSql = ` WHERE ${where.join(' AND ')}`;
+  const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
-  const sql =
-    (q.args.countRemaining === false
-      ? `SELECT x.* FROM ${parents}`
-      : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
-    ` CROSS JOIN LATERAL (SELECT ${q.columns}, p.id AS "__parent", ${sortColumn(q)} ` +
-    `FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
+  const page = (head: string) =>
+    `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
     `LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}) x`;
+  let sql: string;
+  if (q.args.countRemaining === 'total') {
+    sql =
+      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql)} FROM ${parents}) ` +
+      `SELECT x.*, p.id AS "__parent", p."__total"${filterSql === undefined ? '' : ', p."__all"'} FROM p ` +
+      `LEFT JOIN LATERAL ${page('true AS "__in", ')} ON true`;
+  } else {
+    sql =
+      (q.args.countRemaining === false
+        ? `SELECT x.* FROM ${parents}`
+        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
+      ` CROSS JOIN LATERAL ${page('p.id AS "__parent", ')}`;
+  }
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   const grouped = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {
@@ -336,6 +427,6 @@ export async function fetchPagesByParent<T>(
     list.push(row);
   }
   const pages = new Map<string, Page<T>>();
-  for (const id of parent.ids) pages.set(id, toPage<T>(grouped.get(id) ?? [], position.offset, q));
+  for (const id of parent.ids) pages.set(id, toPage<T>(grouped.get(id) ?? [], position, q));
   return pages;
 }

@@ -205,6 +205,7 @@ export class DocumentGenerator {
     const r = this.r;
     switch (arg.name) {
       case 'limit':
+      case 'first':
         return field.name === 'events' ? r.pick([...LIMITS, 1000, 1001]) : r.pick(LIMITS);
       case 'isTrending':
         return r.pick([0, 1, 2, -1]);
@@ -232,6 +233,8 @@ export class DocumentGenerator {
       case 'types':
         return r.pick(EVENT_TYPES);
       case 'after':
+        // The feed's `after` is a position; a list's, a cursor (as `page`'s).
+        if (field.name !== 'events') return r.chance(0.6) && p.cursors.length ? r.pick(p.cursors) : r.pick(['2', 'x', '']);
         return r.chance(0.85) && p.eventIds.length ? r.pick(p.eventIds) : r.pick(['0', 'x']);
       case 'assetId':
         return r.pick([...p.assetIds, UUID_NONE]);

@@ -14,6 +14,7 @@ import {
   ValidationContext,
   getNamedType,
   isInterfaceType,
+  isNonNullType,
   isObjectType,
   visit,
 } from 'graphql';
@@ -91,10 +92,15 @@ function measure(
 const inRange = (value: unknown, range: LimitRange): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value >= range.min && value <= range.max;
 
+/** The arguments that size a list: `limit`, and Relay's `first`, which stands for it. */
+const SIZE_ARGUMENTS = ['limit', 'first'] as const;
+
 /**
- * How many times a field's selection counts: its `limit`, within the list's range. A variable not known
- * yet (validation) counts as the maximum; a value out of range counts as the maximum and is a problem
- * (a literal, named by the list's response path; a variable, by its name, as the client sent it).
+ * How many times a field's selection counts: its `limit` (or `first`), within the list's range; the
+ * larger when both are given (the list refuses that, but not before the estimate). Neither given: the
+ * default of `limit`. A variable not known yet (validation) counts as the maximum; a value out of range
+ * counts as the maximum and is a problem (a literal, named by the list's response path; a variable, by
+ * its name, as the client sent it).
  */
 function multiplier(
   def: GraphQLField<unknown, unknown> | undefined,
@@ -103,16 +109,39 @@ function multiplier(
   at: string,
   problems: LimitProblem[],
 ): number {
-  const limitArg = def?.args.find((a) => a.name === 'limit');
-  if (!limitArg) return 1;
-  const range = limitRangeOf(limitArg);
-  const given = field.arguments?.find((a) => a.name.value === 'limit');
-  if (!given) return inRange(limitArg.defaultValue, range) ? limitArg.defaultValue : range.max;
+  let sized: number | undefined;
+  let fallback: number | undefined;
+  for (const name of SIZE_ARGUMENTS) {
+    const arg = def?.args.find((a) => a.name === name);
+    if (!arg) continue;
+    const range = limitRangeOf(arg);
+    fallback ??= inRange(arg.defaultValue, range) ? arg.defaultValue : range.max;
+    const size = givenSize(arg, field, variables, `${at}.${name}`, problems);
+    if (size !== undefined) sized = Math.max(sized ?? 0, size);
+  }
+  return sized ?? fallback ?? 1;
+}
+
+/**
+ * The size an argument gives; undefined when it is not given (omitted, a variable without a value, or
+ * null for a nullable one: `first: null` is no `first`; a null `limit` is refused).
+ */
+function givenSize(
+  arg: GraphQLArgument,
+  field: FieldNode,
+  variables: Record<string, unknown> | undefined,
+  at: string,
+  problems: LimitProblem[],
+): number | undefined {
+  const range = limitRangeOf(arg);
+  const given = field.arguments?.find((a) => a.name.value === arg.name);
+  const optional = !isNonNullType(arg.type);
+  if (!given || (given.value.kind === Kind.NULL && optional)) return undefined;
   if (given.value.kind === Kind.VARIABLE) {
     if (!variables) return range.max;
     const name = given.value.name.value;
     const value = variables[name];
-    if (value === undefined) return inRange(limitArg.defaultValue, range) ? limitArg.defaultValue : range.max;
+    if (value === undefined || (value === null && optional)) return undefined;
     if (inRange(value, range)) return value;
     problems.push({ field: name, range, got: value });
     return range.max;
@@ -121,7 +150,7 @@ function multiplier(
   if (given.value.kind !== Kind.INT) return range.max;
   const literal = Number(given.value.value);
   if (inRange(literal, range)) return literal;
-  problems.push({ field: `${at}.limit`, range, got: literal });
+  problems.push({ field: at, range, got: literal });
   return range.max;
 }
 
@@ -144,12 +173,12 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
   return root ?? undefined;
 }
 
-/** Whether a variable gives some `limit` of the document, so that the estimate depends on the variables. */
+/** Whether a variable gives some `limit` (or `first`) of the document, so that the estimate depends on the variables. */
 function limitsFromVariables(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     Argument(node) {
-      if (node.name.value === 'limit' && node.value.kind === Kind.VARIABLE) found = true;
+      if ((SIZE_ARGUMENTS as readonly string[]).includes(node.name.value) && node.value.kind === Kind.VARIABLE) found = true;
     },
   });
   return found;

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema, PubSub } from 'type-graphql';
 import { AccountResolver } from '../../modules/account/account.resolver';
+import { withConnectionArguments } from '../../common/graphql/connection-arguments';
 import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
 import { AssetResolver } from '../../modules/asset/asset.resolver';
 import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
@@ -53,9 +54,12 @@ const noTopics: PubSub = {
   },
 };
 
-/** The schema is built once per process: type-graphql's metadata is global, and building is the slow part of start-up. */
+/**
+ * The schema is built once per process: type-graphql's metadata is global, and building is the slow part of start-up.
+ * Its lists take Relay's `first` and `after` as their `limit` and `page` (withConnectionArguments).
+ */
 export function buildAppSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers, validate: false, pubSub: noTopics });
+  built ??= buildSchema({ resolvers, validate: false, pubSub: noTopics }).then(withConnectionArguments);
   return built;
 }
 

@@ -1,4 +1,6 @@
-import { Args, Ctx, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Args, Ctx, Info, Query, Resolver, Root, Subscription } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { selectedFields } from '../../common/graphql/selection';
 import type { Context } from '../../common/request/context';
 import { BadRequestError } from '../../common/errors';
 import { rootDataSource } from '../../common/request/scope';
@@ -29,7 +31,8 @@ async function subscribeToEvents({ args, context }: { args: EventSubscriptionArg
 @Resolver()
 export class EventResolver {
   @Query(() => EventFeed, { description: 'The change feed: events after a position, in commit order, like GET /v1/events' })
-  events(@Args() args: EventArgs, @Ctx() ctx: Context) {
+  events(@Args() args: EventArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    args.countTotal = selectedFields(info).has('totalCount');
     return readEvents(ctx, args);
   }
 

@@ -47,25 +47,32 @@ export interface EventPage {
    * events may go on after the head without missing one of its filter.
    */
   head: string;
+  /** With `countAll`: every event that passes the filter, whatever its position, in the same snapshot. */
+  total?: number;
 }
 
-/** Up to `limit` events after `after` that pass `filter`, in log order, and the head of the log in the same snapshot. */
-export async function readEventPage(ds: DataSource, filter: EventFilter, after: string, limit: number): Promise<EventPage> {
+/**
+ * Up to `limit` events after `after` that pass `filter`, in log order, and the head of the log in the same
+ * snapshot (and, with `countAll`, how many events pass the filter in all).
+ */
+export async function readEventPage(ds: DataSource, filter: EventFilter, after: string, limit: number, countAll = false): Promise<EventPage> {
   const p = new Params();
-  const where = [`e.position > ${p.add(after)}::bigint`];
-  if (filter.types) where.push(`e.type = ANY(${p.add(filter.types)}::text[])`);
-  if (filter.collectionId) where.push(`e.collection_id = ${p.add(filter.collectionId)}`);
-  if (filter.assetId) where.push(`e.asset_id = ${p.add(filter.assetId)}::uuid`);
-  const rows: (MarketEvent & { head: string })[] = await ds.query(
-    `SELECT s.last::text AS head, e.* FROM event_sequence s LEFT JOIN LATERAL (
+  const filters: string[] = [];
+  if (filter.types) filters.push(`e.type = ANY(${p.add(filter.types)}::text[])`);
+  if (filter.collectionId) filters.push(`e.collection_id = ${p.add(filter.collectionId)}`);
+  if (filter.assetId) filters.push(`e.asset_id = ${p.add(filter.assetId)}::uuid`);
+  const where = [`e.position > ${p.add(after)}::bigint`, ...filters];
+  const total = countAll ? `, (SELECT count(*) FROM events e${filters.length ? ` WHERE ${filters.join(' AND ')}` : ''}) AS total` : '';
+  const rows: (MarketEvent & { head: string; total?: string })[] = await ds.query(
+    `SELECT s.last::text AS head${total}, e.* FROM event_sequence s LEFT JOIN LATERAL (
        SELECT e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
          e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data
        FROM events e WHERE ${where.join(' AND ')} ORDER BY e.position LIMIT ${p.add(limit)}) e ON true`,
     p.values,
   );
   const head = rows[0]?.head ?? '0';
-  const events = rows.filter((r) => r.id != null).map(({ head: _head, ...event }) => event);
-  return { events, head };
+  const events = rows.filter((r) => r.id != null).map(({ head: _head, total: _total, ...event }) => event);
+  return { events, head, total: countAll && rows[0] ? Number(rows[0].total) : undefined };
 }
 
 /**
@@ -73,7 +80,7 @@ export async function readEventPage(ds: DataSource, filter: EventFilter, after: 
  * event once, in order, with none appearing later below a position it has passed (positions follow
  * commit order).
  */
-export async function readEvents(ctx: Context, args: EventArgs): Promise<EventFeed> {
+export async function readEvents(ctx: Context, args: EventArgs): Promise<Omit<EventFeed, 'edges' | 'pageInfo' | 'totalCount'>> {
   const problems = new Problems();
   checkFilter(problems, args);
   if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_EVENTS) {
@@ -82,15 +89,21 @@ export async function readEvents(ctx: Context, args: EventArgs): Promise<EventFe
   problems.throwIfAnyMalformed();
   const filter = await eventFilterOf(ctx, args);
   const after = args.after ?? '0';
-  let { events, head } = await readEventPage(ctx.ds, filter, after, args.limit + 1);
+  const countAll = args.countTotal === true;
+  let { events, head, total } = await readEventPage(ctx.ds, filter, after, args.limit + 1, countAll);
   if (BigInt(after) > BigInt(head)) {
     // A read replica may be behind the primary, where the position was handed out: the primary decides.
-    ({ events, head } = await readEventPage(rootDataSource(ctx.ds), filter, after, args.limit + 1));
+    ({ events, head, total } = await readEventPage(rootDataSource(ctx.ds), filter, after, args.limit + 1, countAll));
     refuseBeyondHead(after, head);
   }
   const hasMore = events.length > args.limit;
   if (hasMore) events.length = args.limit;
-  return { result: events, cursor: events.length ? events[events.length - 1].id : after, hasMore };
+  return {
+    result: events,
+    cursor: events.length ? events[events.length - 1].id : after,
+    hasMore,
+    connection: { cursorAt: (index) => events[index].id, hasPrevious: BigInt(after) > 0n, total },
+  };
 }
 
 /**

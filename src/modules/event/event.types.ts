@@ -1,9 +1,11 @@
 import { ArgsType, Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
 import type { LimitRange } from '../../common/pagination';
+import { Edge, edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf } from '../../common/connection';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { DECIMAL_TWINS } from '../../common/decimal';
 
 export const MAX_EVENTS = 1000;
+const EVENT_LIMIT_RANGE: LimitRange = { min: 1, max: MAX_EVENTS };
 
 /** One state change, at its position in the log's single order. */
 @ObjectType({ simpleResolvers: true })
@@ -35,6 +37,8 @@ export class MarketEvent {
   data: Record<string, unknown>;
 }
 
+const MarketEventEdge = edgeType(MarketEvent);
+
 @ObjectType({ simpleResolvers: true })
 export class EventFeed {
   @Field(() => [MarketEvent])
@@ -45,6 +49,24 @@ export class EventFeed {
 
   @Field(() => Boolean, { description: 'More events follow now; read again with `after: cursor`' })
   hasMore: boolean;
+
+  /** Each event's cursor is its position, a value of `after`. */
+  declare connection?: PageConnection;
+
+  @Field(() => [MarketEventEdge], { description: 'The events (`result`), each with its position as its cursor' })
+  get edges(): Edge<MarketEvent>[] {
+    return edgesOf(this.result, this.connection);
+  }
+
+  @Field(() => PageInfo, { description: 'endCursor: the last event\'s position (null when none came: read on with the same `after`)' })
+  get pageInfo(): PageInfo {
+    return pageInfoOf(this.result.length, this.hasMore, this.connection);
+  }
+
+  @Field(() => Int, { description: 'How many events match the filters, before and after this read' })
+  get totalCount(): number {
+    return totalCountOf(this.result.length, 0, this.connection);
+  }
 }
 
 /** The filters of the feed, the same for the query and the subscription. */
@@ -69,8 +91,15 @@ export class EventArgs extends EventFilterArgs {
   after?: string | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Events per read, 1 to ${MAX_EVENTS}` })
-  @Extensions({ limitRange: { min: 1, max: MAX_EVENTS } satisfies LimitRange })
+  @Extensions({ limitRange: EVENT_LIMIT_RANGE })
   limit: number;
+
+  @Field(() => Int, { nullable: true, description: `As \`limit\` (1 to ${MAX_EVENTS}), for Relay's connection; not with \`limit\`` })
+  @Extensions({ limitRange: EVENT_LIMIT_RANGE })
+  first?: number | null;
+
+  /** Not an argument: the read counts every event matching the filters (`totalCount` is selected). */
+  countTotal?: boolean;
 }
 
 @ArgsType()

@@ -12,14 +12,13 @@ import {
   Build,
   columnKey,
   constant,
-  isFirstPage,
-  limitFits,
   MAX_FIELDS,
   nextAlias,
   nowOf,
   objectPart,
   objectShape,
   PAGE_ARGUMENTS,
+  plannedPage,
   readsEveryArgument,
   Part,
   Planned,
@@ -309,7 +308,7 @@ export class ObjectPlanner {
         if (b.withoutAssets.has(row)) return 'NULL';
         const args = argumentsOf(b.variables);
         const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
-        if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
+        if (!sort || !plannedPage(args)) return undefined;
         const a = nextAlias(b);
         b.collectionOf.set(a, row);
         return json(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });

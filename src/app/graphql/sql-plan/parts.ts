@@ -229,8 +229,16 @@ export function enumPart(type: GraphQLEnumType, expression: Render): Part | unde
  */
 export const readsEveryArgument = (field: GraphQLField<unknown, unknown>, read: readonly string[]) => field.args.every((arg) => read.includes(arg.name));
 
-/** The arguments of every page: a first page is planned, in any order (`page` given: the resolvers answer). */
-export const PAGE_ARGUMENTS = ['limit', 'orderBy', 'direction', 'page'] as const;
+/**
+ * The arguments of every page: a first page is planned, in any order (`page` given: the resolvers answer).
+ * Relay's `first` and `after` are read by stepping aside when given (plannedPage): plans know the page
+ * envelope only, not the connection.
+ */
+export const PAGE_ARGUMENTS = ['limit', 'orderBy', 'direction', 'page', 'first', 'after'] as const;
 
-export const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
-export const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
+const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
+const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
+
+/** Whether a page's arguments ask for a first page that a plan answers: a limit in range, no `page`, no `first` or `after`. */
+export const plannedPage = (args: Record<string, unknown>): boolean =>
+  limitFits(args.limit) && isFirstPage(args.page) && args.first == null && args.after == null;

@@ -7,7 +7,7 @@ import { offerStatusSql } from '../../../modules/offer/offer.sql';
 import { OFFER_SORTS } from '../../../modules/offer/offer.service';
 import { ORDER_SORTS } from '../../../modules/order/order.service';
 import { argumentReader } from '../variables';
-import { Build, isFirstPage, limitFits, nextAlias, nowOf, PAGE_ARGUMENTS, Planned, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
+import { Build, nextAlias, nowOf, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
 import { ObjectPlanner } from './objects';
 import type { RowsForm, StreamRow } from './page';
@@ -156,7 +156,7 @@ export class Planner extends ObjectPlanner {
     const rows = (b: Build, text: boolean, streamed = false) => {
       const args = argumentsOf(b.variables);
       const sort = sorts[args.orderBy as string];
-      if (!sort || !limitFits(args.limit) || !isFirstPage(args.page)) return undefined;
+      if (!sort || !plannedPage(args)) return undefined;
       const a = nextAlias(b);
       const filtered = filters(b, args, a);
       // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
