@@ -2,6 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';
+import { generatePersistedQueryIdsFromManifest } from '@apollo/persisted-query-lists';
 import { OperationDefinitionNode, parse, print } from 'graphql';
 import { runDocumentsCommand } from '../src/tools/documents';
 import { randomAddress, startServer, TestServer, toResult } from './setup/server';
@@ -399,6 +403,49 @@ describe('TRUSTED_DOCUMENTS=require', () => {
     } finally {
       await Promise.all([refused.stop(), started.stop()]);
     }
+  });
+});
+
+describe("a client built with Apollo's tooling", () => {
+  test('when the manifest @apollo/generate-persisted-query-manifest writes is registered, then Apollo Client\'s persisted query link reads by GET and writes by POST, ids only, in require mode', async () => {
+    const source = path.join(dir, 'client');
+    fs.mkdirSync(source);
+    const page = `query ToolPage_${RUN}($address: Address!) { collection(address: $address, includeAssets: false) { id name ...ToolOwner_${RUN} } }
+      fragment ToolOwner_${RUN} on Collection { owner }`;
+    const create = `mutation ToolCreate_${RUN}($input: CreateCollectionInput!) { createCollection(input: $input, includeAssets: false) { id name } }`;
+    fs.writeFileSync(path.join(source, 'page.graphql'), page);
+    fs.writeFileSync(path.join(source, 'create.graphql'), create);
+    const manifest = await generatePersistedQueryManifest({ documents: [`${source}/*.graphql`] }, undefined);
+    const registered = await documents('register', writeManifest('tooling.json', manifest));
+    /** Each request the client sends: its method and whether it carries a document's text. */
+    const sent: { method: string; withText: boolean }[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const url = new URL(String(input));
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { query?: string }) : {};
+      sent.push({ method: init?.method ?? 'GET', withText: url.searchParams.has('query') || body.query !== undefined });
+      return fetch(input, init);
+    };
+    const persistedIds = generatePersistedQueryIdsFromManifest({ loadManifest: () => manifest });
+    const client = new ApolloClient({
+      cache: new InMemoryCache(),
+      link: new PersistedQueryLink({ ...persistedIds, useGETForHashedQueries: true }).concat(
+        new HttpLink({ uri: `${require1.url}/graphql`, headers: { 'access-token': owner.key }, fetch: recording }),
+      ),
+    });
+    const contractAddress = randomAddress();
+
+    const read = await client.query({ query: gql(page), variables: { address: collection.contractAddress } });
+    const written = await client.mutate({ mutation: gql(create), variables: { input: { contractAddress, chainId: '1', name: `Tool ${RUN}` } } });
+
+    expect(registered.code).toBe(0);
+    expect(read.data).toEqual({ collection: { __typename: 'Collection', id: expect.any(String), name: collection.name, owner: collection.owner } });
+    expect((written.data as { createCollection: { name: string } }).createCollection.name).toBe(`Tool ${RUN}`);
+    expect(sent).toEqual([
+      { method: 'GET', withText: false },
+      { method: 'POST', withText: false },
+    ]);
+    const rows = await require1.ds.query(`SELECT name FROM collections WHERE contract_address = $1`, [contractAddress]);
+    expect(rows).toEqual([{ name: `Tool ${RUN}` }]);
   });
 });
 
