@@ -37,6 +37,14 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
   throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
 }
 
+/**
+ * TRUSTED_DOCUMENTS: the registered operations of persisted-query manifests (docs/trusted-documents.md).
+ * off: never read; allow: a registered id is served, and every other request as before; require: /graphql
+ * runs registered operations only.
+ */
+export const TRUST_MODES = ['off', 'allow', 'require'] as const;
+export type TrustMode = (typeof TRUST_MODES)[number];
+
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
   port: number;
@@ -96,6 +104,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** SIGNATURES=off|optional|required: EIP-712 signatures of listings and offers (docs/signatures.md). */
   signatures: SignatureMode;
+  /** TRUSTED_DOCUMENTS=off|allow|require: registered persisted-query manifests (docs/trusted-documents.md). */
+  trustedDocuments: TrustMode;
   /** STATISTICS_MAX_AGE_MS: a statistics page is computed at most this often per database state (0: every time). */
   statisticsMaxAgeMs: number;
   /**
@@ -185,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlS: Math.max(1, intFromEnv('IDEMPOTENCY_TTL_S', 86400)),
     redisUrl: env.REDIS_URL || undefined,
     signatures: oneOf('SIGNATURES', env.SIGNATURES, SIGNATURE_MODES, 'optional'),
+    trustedDocuments: oneOf('TRUSTED_DOCUMENTS', env.TRUSTED_DOCUMENTS, TRUST_MODES, 'allow'),
     statisticsMaxAgeMs: Math.max(0, intFromEnv('STATISTICS_MAX_AGE_MS', 1000)),
     auctionMinIncrementPercent: percentFromEnv('AUCTION_MIN_INCREMENT_PERCENT', env.AUCTION_MIN_INCREMENT_PERCENT, AUCTION_MIN_INCREMENT_PERCENT),
     expirySweeper: onOff('EXPIRY_SWEEPER', env.EXPIRY_SWEEPER, true),

@@ -35,6 +35,7 @@ async function serve(): Promise<void> {
     rateLimit: config.rateLimit,
     idempotencyTtlS: config.idempotencyTtlS,
     signatures: config.signatures,
+    trustedDocuments: config.trustedDocuments,
     redisUrl: config.redisUrl,
     expirySweeper: config.expirySweeper,
     statisticsMaxAgeMs: config.statisticsMaxAgeMs,

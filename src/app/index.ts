@@ -27,6 +27,8 @@ import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-e
 import { operationLimits } from './graphql/limits';
 import { MAX_TOKENS, protectionRules } from './graphql/protections';
 import { buildAppSchema } from './graphql/schema';
+import { trustedDocumentsGate } from './graphql/trusted/gate';
+import { TrustedDocuments } from './graphql/trusted/trusted-documents';
 import { serveSubscriptions, subscriptionsOverWebSocket, SubscriptionServer } from './graphql/subscriptions';
 import { EventWakeup } from '../modules/event/event.wakeup';
 import { callerForKey, keyFromHeaders } from '../modules/apikey/api-key.service';
@@ -40,7 +42,7 @@ import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
-import { RateLimitSettings, WebhookSettings } from '../config';
+import { RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
@@ -90,6 +92,12 @@ export interface AppOptions {
   redisUrl?: string;
   /** Prefix of the persisted queries' Redis keys (tests give each server its own). Default nftgw:apq: */
   apqRedisPrefix?: string;
+  /**
+   * TRUSTED_DOCUMENTS: the registered operations of persisted-query manifests (`npm run documents`,
+   * docs/trusted-documents.md). `allow` (default) serves a registered id besides everything else, `require`
+   * runs nothing else on /graphql, `off` never reads them.
+   */
+  trustedDocuments?: TrustMode;
   /**
    * Run the expiry sweeper in this process (EXPIRY_SWEEPER; main.ts passes it, on by default). Off unless
    * asked: tests that start many servers run it only where they test it.
@@ -207,6 +215,11 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, ds, operation, planOptions)
       : undefined;
   const compiledOperations = new CompiledOperations(plans);
+  const trustMode = options.trustedDocuments ?? 'allow';
+  const trust =
+    trustMode === 'off'
+      ? undefined
+      : new TrustedDocuments(trustMode, ds, schema, { maxAliases: options.maxAliases, prepare: (known, hash) => compiledOperations.prepare(known, hash) });
   const apqCache = options.redisUrl ? redisQueryCache(options.redisUrl, options.apqRedisPrefix ?? 'nftgw:apq:') : memoryQueryCache();
   const apollo = new ApolloServer<Context>({
     // Automatic persisted queries: in Redis when there is one (every process finds them), else in memory.
@@ -328,9 +341,9 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.use(apiDocsRouter(schema));
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), contextOptions).requireCaller()));
-  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, (hash) => persistedQueryText(apqCache, hash));
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions) };
-
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust };
+  const persistedText = (hash: string) => persistedQueryText(apqCache, hash);
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, persistedText);
   app.use(
     '/graphql',
     graphqlHttpErrors,
@@ -339,6 +352,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     express.json({ limit }),
     bodyReadByDoor,
     openScope,
+    // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
+    ...(trust ? [trustedDocumentsGate(trust, persistedText)] : []),
     idempotency,
     (req: Request, res: Response, next: NextFunction) =>
       inFlight.track(async () => {
@@ -424,6 +439,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
           rateLimit,
           production,
           maxAliases: options.maxAliases,
+          trust,
           perConnection: options.subscriptionsPerConnection ?? 20,
           maxPayload: 1024 * 1024,
         }),

@@ -18,6 +18,7 @@ export const httpStatusOf: Record<string, number> = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  PERSISTED_QUERY_NOT_TRUSTED: 400,
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
@@ -63,6 +64,15 @@ export class MethodNotAllowedError extends AppError {
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {
     super('UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+/**
+ * TRUSTED_DOCUMENTS=require: the request's document (its text, or the id it sends) is not a registered one
+ * (docs/trusted-documents.md). Its own code, so that a client tells it from a mistake in a document.
+ */
+export class NotTrustedError extends AppError {
+  constructor(message: string) {
+    super('PERSISTED_QUERY_NOT_TRUSTED', message);
   }
 }
 export class RequestTimeoutError extends AppError {

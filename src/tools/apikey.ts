@@ -1,11 +1,8 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
 import { setLogLevel } from '../common/logger';
 import { parseAddress } from '../common/scalars';
-import { databaseOf, runningServers } from '../common/running-servers';
-import { openDatabase } from '../db/database';
-import { DataDirInUseError } from '../db/embedded';
+import { CommandIo, withDatabase } from './database';
 import { ApiKeyRole } from '../modules/apikey/api-key.entity';
 import { createApiKey, revokeApiKey } from '../modules/apikey/api-key.service';
 
@@ -16,11 +13,6 @@ const USAGE = `usage:
 
 Works with DATABASE_URL, or on the embedded database: directly when no server runs, through the
 running server's database connection when one does.`;
-
-export interface CommandIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 /** The apikey command; returns the exit code. */
 export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<number> {
@@ -54,7 +46,7 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
       io.err(`--address: ${(err as Error).message}\n${USAGE}`);
       return 2;
     }
-    return withDatabase(io, argv, async (db) => {
+    return withDatabase(io, { command: 'apikey', argv, writes: 'the key' }, async (db) => {
       const role = parsed.values.admin ? ApiKeyRole.ADMIN : ApiKeyRole.USER;
       const { key, apiKey } = await createApiKey(db.ds.manager, { address, role, label: parsed.values.label });
       io.out(`Created ${role} key ${apiKey.id} for ${address}. The key, shown only this once:`);
@@ -63,7 +55,7 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
     });
   }
   if (command === 'revoke' && target) {
-    return withDatabase(io, argv, async (db) => {
+    return withDatabase(io, { command: 'apikey', argv, writes: 'the key' }, async (db) => {
       const revoked = await revokeApiKey(db.ds, target);
       io.out(`Revoked key ${revoked.id} of ${revoked.address}.`);
       return 0;
@@ -71,48 +63,6 @@ export async function runApiKeyCommand(argv: string[], io: CommandIo): Promise<n
   }
   io.err(USAGE);
   return 2;
-}
-
-/**
- * With neither DATA_DIR nor DATABASE_URL set, a key written to ./data is lost on a server that runs on
- * another database: refuse, naming the server and the setting that reaches its database.
- */
-function wrongDatabase(target: { database: string }, argv: string[]): string | undefined {
-  if (process.env.DATA_DIR || process.env.DATABASE_URL) return undefined;
-  const servers = runningServers();
-  if (!servers.length || servers.some((s) => s.database === target.database)) return undefined;
-  const [first] = servers;
-  return [
-    `No server runs on ${target.database}, where this command would write, so no server would know the key.`,
-    ...servers.map((s) => `A server (pid ${s.pid}, port ${s.port}) runs on ${s.database}.`),
-    `To write where it reads: ${first.reach} npm run apikey -- ${argv.join(' ')}`,
-  ].join('\n');
-}
-
-async function withDatabase(io: CommandIo, argv: string[], work: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<number>) {
-  const config = loadConfig();
-  const target = databaseOf(config);
-  const refusal = wrongDatabase(target, argv);
-  if (refusal) {
-    io.err(refusal);
-    return 1;
-  }
-  io.out(`Database: ${target.database}`);
-  let db;
-  try {
-    db = await openDatabase(config, 'npm run apikey', { reuseRunningServer: true });
-  } catch (err) {
-    io.err(err instanceof DataDirInUseError ? err.message : `cannot open the database: ${(err as Error).message}`);
-    return 1;
-  }
-  try {
-    return await work(db);
-  } catch (err) {
-    io.err((err as Error).message);
-    return 1;
-  } finally {
-    await db.close();
-  }
 }
 
 if (require.main === module) {

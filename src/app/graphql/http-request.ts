@@ -64,7 +64,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * (extensions not an object, another version, no hash). Other extensions (clientLibrary, ...) are
  * ignored, as Apollo ignores them.
  */
-function persistedHashOf(extensions: unknown): string | null | undefined {
+export function persistedHashOf(extensions: unknown): string | null | undefined {
   if (extensions === undefined || extensions === null) return null;
   if (!isPlainObject(extensions)) return undefined;
   const persisted = extensions.persistedQuery;

@@ -40,12 +40,17 @@ export class CompiledOperations implements OperationMemory {
     let byName = this.byText.get(query);
     if (byName?.has(name) || this.size >= MAX_KNOWN) return;
     if (!byName) this.byText.set(query, (byName = new Map()));
-    const entry: Known = { ...known, plan: this.plan?.(known.operation, { document: known.document }), hash: hash ?? queryHashOf(query) };
+    const entry = this.prepare(known, hash ?? queryHashOf(query));
     byName.set(name, entry);
     let sameHash = this.byHash.get(entry.hash);
     if (!sameHash) this.byHash.set(entry.hash, (sameHash = new Map()));
     sameHash.set(name, entry);
     this.size += 1;
+  }
+
+  /** A compiled query ready for the lean path: with its SQL plan, when it has one, and its text's hash. */
+  prepare(known: KnownOperation, hash: string): Known {
+    return { ...known, plan: this.plan?.(known.operation, { document: known.document }), hash };
   }
 
   find(query: string, operationName: string | null | undefined): Known | undefined {
@@ -64,7 +69,51 @@ export class CompiledOperations implements OperationMemory {
 }
 
 /** A remembered operation: compiled, with its plan (if any) and its text's persisted-query hash. */
-type Known = KnownOperation & { plan?: SqlPlan; hash: string };
+export type Known = KnownOperation & { plan?: SqlPlan; hash: string };
+
+/**
+ * TRUSTED_DOCUMENTS=allow|require as the lean path sees it (trusted/trusted-documents.ts): the registered
+ * documents, found by their id (the hash of their text).
+ */
+export interface DocumentTrust {
+  readonly mode: 'allow' | 'require';
+  /**
+   * The registered query of this id compiled, loaded from the database on its first use in the process;
+   * null when no document has this id, undefined when one has but the lean path does not run it (a
+   * mutation, another operationName, a document the schema no longer validates: Apollo answers those).
+   */
+  compiledQuery(id: string, operationName: string | undefined): Promise<Known | null | undefined>;
+  /** Whether this process holds a registered document of this id (no statement). */
+  isRegistered(id: string): boolean;
+}
+
+/** A request the lean door found to send the id of no registered document: express's trust check does not look again. */
+const UNREGISTERED = Symbol('leanDoorUnregisteredId');
+
+/** The id of no registered document that the lean door looked up for this request, if it did. */
+export const unregisteredIdOf = (req: IncomingMessage): string | undefined => (req as DoorRequest)[UNREGISTERED];
+
+/**
+ * The known operation a request asks for, as TRUSTED_DOCUMENTS allows: any known one when trust is off;
+ * with trust, an id alone names a registered document as well (in `require`, only those), and in
+ * `require` a text runs only when it is a registered document's. `door`: the request, to note an id that
+ * no document has (express's trust check then answers without a second look).
+ */
+function knownOf(request: GraphQLHttpRequest, deps: LeanDeps, door?: DoorRequest): Known | undefined | Promise<Known | undefined> {
+  const { trust } = deps;
+  if (!trust) return deps.known.of(request);
+  if (request.query !== undefined) {
+    const found = deps.known.of(request);
+    return found && (trust.mode === 'allow' || trust.isRegistered(found.hash)) ? found : undefined;
+  }
+  const known = trust.mode === 'allow' ? deps.known.of(request) : undefined;
+  if (known) return known;
+  const id = request.persistedHash!;
+  return trust.compiledQuery(id, request.operationName).then((registered) => {
+    if (registered === null && door) door[UNREGISTERED] = id;
+    return registered ?? undefined;
+  });
+}
 
 
 /** What the lean path needs of the app. */
@@ -74,6 +123,8 @@ export interface LeanDeps {
   largeQueries: QueryGate;
   /** A request's context, with the API key it carries. */
   newContext: (scope: RequestScope, apiKey?: string) => Context;
+  /** The registered documents (TRUSTED_DOCUMENTS allow or require); absent when off. */
+  trust?: DocumentTrust;
 }
 
 /**
@@ -83,8 +134,11 @@ export interface LeanDeps {
  * and Apollo answers it as always, errors and their status included). A request with an API key is a
  * read like any other once its key is found valid, as Apollo's plugin finds it (one statement).
  */
-async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps): Promise<string | undefined> {
-  const found = request && deps.known.of(request);
+async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps, door?: DoorRequest): Promise<string | undefined> {
+  if (!request) return undefined;
+  // Awaited only when it is a promise (a registered id's first use): a known text costs no extra turn.
+  let found = knownOf(request, deps, door);
+  if (found instanceof Promise) found = await found;
   if (!found) return undefined;
   // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.
   scope.operation = found.operation.name?.value;
@@ -164,6 +218,7 @@ type DoorRequest = IncomingMessage & {
   [TIMED_OUT]?: Error;
   /** The content type of a GraphQL answer (http-request.ts's negotiation); REST's is JSON. */
   responseType?: string;
+  [UNREGISTERED]?: string;
 };
 
 /**
@@ -299,12 +354,13 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
       if (q === -1 || h['content-length'] !== undefined || getPrefersHtml(h.accept) || !passesCsrf(h)) return pass(req, res);
       if (contentType !== undefined && !contentType.startsWith('application/json')) return pass(req, res);
       const read = readGetParams(url.slice(q + 1));
-      if (!read || !deps.known.of(read)) return pass(req, res);
+      // An id alone may name a registered document this process has not loaded yet: runKnown looks.
+      if (!read || !(deps.known.of(read) || (deps.trust && read.query === undefined))) return pass(req, res);
       req.responseType = type;
       void (async () => {
         const opened = open(req);
         if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
-        await serve(req, res, started, (scope) => runKnown(read, apiKey, scope, deps));
+        await serve(req, res, started, (scope) => runKnown(read, apiKey, scope, deps, req));
       })().catch(() => {
         if (!res.headersSent) res.destroy();
       });
@@ -328,7 +384,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
         req[BAD_JSON] = true;
         return pass(req, res);
       }
-      await serve(req, res, started, (scope) => runKnown(readPostBody(req.body), apiKey, scope, deps));
+      await serve(req, res, started, (scope) => runKnown(readPostBody(req.body), apiKey, scope, deps, req));
     })().catch(() => {
       if (!res.headersSent) res.destroy();
     });

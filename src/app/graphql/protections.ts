@@ -1,6 +1,7 @@
-import { ASTVisitor, GraphQLError, ValidationContext } from 'graphql';
+import { ASTVisitor, GraphQLError, specifiedRules, ValidationContext } from 'graphql';
 import { Problems, ValidationError } from '../../common/errors';
 import { stringProblem } from '../../common/limits';
+import { operationLimits } from './limits';
 
 /** Response keys renamed by an alias in a /graphql document, by default (GRAPHQL_MAX_ALIASES; REST routes are not held to it). */
 export const MAX_ALIASES = 15;
@@ -75,3 +76,9 @@ export function storableLiterals(context: ValidationContext): ASTVisitor {
 }
 
 export const protectionRules = (maxAliases = MAX_ALIASES) => [aliasLimit(maxAliases), directiveLimit, storableLiterals];
+
+/**
+ * Every rule a document of a client is validated by outside Apollo's pipeline (which adds the same to
+ * graphql-js's own rules): WebSocket subscriptions and the documents of a manifest at registration.
+ */
+export const documentRules = (maxAliases = MAX_ALIASES) => [...specifiedRules, operationLimits, ...protectionRules(maxAliases)];

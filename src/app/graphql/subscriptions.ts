@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { ASTVisitor, DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, getOperationAST, parse, specifiedRules, validate, ValidationContext } from 'graphql';
+import { ASTVisitor, DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, getOperationAST, parse, validate, ValidationContext } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DataSource } from 'typeorm';
@@ -11,9 +11,10 @@ import { EventWakeup } from '../../modules/event/event.wakeup';
 import type { SubscriptionContext } from '../../modules/event/event.resolver';
 import { createContext } from '../context';
 import { toClientError } from './format-error';
-import { operationLimits } from './limits';
 import type { RateLimit } from '../http/rate-limit';
-import { MAX_TOKENS, protectionRules } from './protections';
+import { documentRules, MAX_TOKENS } from './protections';
+import { persistedHashOf } from './http-request';
+import type { TrustedDocuments } from './trusted/trusted-documents';
 
 /** A validation rule of POST /graphql: a subscription there is the client's mistake (400), not a server error. */
 export function subscriptionsOverWebSocket(context: ValidationContext): ASTVisitor {
@@ -37,6 +38,8 @@ export interface SubscriptionOptions {
   maxAliases?: number;
   /** Operations one connection may have open at once (SUBSCRIPTIONS_PER_CONNECTION). */
   perConnection: number;
+  /** TRUSTED_DOCUMENTS allow or require: a subscribe message may name a registered document by its id (and in require, must run one). */
+  trust?: TrustedDocuments;
   /** Bytes of one WebSocket message from a client (the JSON body limit of POST /graphql). */
   maxPayload: number;
 }
@@ -81,7 +84,7 @@ export function serveSubscriptions(
       );
     }),
   });
-  const rules = [...specifiedRules, operationLimits, ...protectionRules(options.maxAliases)];
+  const rules = documentRules(options.maxAliases);
   const requestIds = new WeakMap<object, Ids>();
   const idsOf = (ctx: object): Ids => {
     let ids = requestIds.get(ctx);
@@ -106,12 +109,18 @@ export function serveSubscriptions(
         if (Object.keys(ctx.subscriptions).length > options.perConnection) {
           return refuse([new RateLimitedError(`a connection may have at most ${options.perConnection} operations open; complete one first or open another connection`)], requestId);
         }
-        if (typeof payload.query !== 'string' || payload.query === '') {
+        let query: unknown = payload.query;
+        if (options.trust) {
+          const verdict = await options.trust.judge(query, persistedHashOf(payload.extensions) ?? undefined);
+          if ('refuse' in verdict) return refuse([verdict.refuse], requestId);
+          if (verdict.run === 'registered') query = verdict.body;
+        }
+        if (typeof query !== 'string' || query === '') {
           return refuse([new BadRequestError('the subscribe message needs the document in payload.query')], requestId);
         }
         let document: DocumentNode;
         try {
-          document = parse(payload.query, { maxTokens: MAX_TOKENS });
+          document = parse(query, { maxTokens: MAX_TOKENS });
         } catch (err) {
           return refuse([err instanceof GraphQLError ? err : new BadRequestError(String(err))], requestId);
         }

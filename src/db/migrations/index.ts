@@ -10,6 +10,7 @@ import { Webhooks1764500000000 } from './1764500000000-webhooks';
 import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
 import { CollectionAssetCounts1765000000000 } from './1765000000000-collection-asset-counts';
 import { EventDataAsApi1765300000000 } from './1765300000000-event-data-as-api';
+import { TrustedDocuments1765400000000 } from './1765400000000-trusted-documents';
 import { NameSearch1765405000000 } from './1765405000000-name-search';
 import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 
@@ -27,6 +28,7 @@ export const migrations = [
   OfferSignature1764900000000,
   CollectionAssetCounts1765000000000,
   EventDataAsApi1765300000000,
+  TrustedDocuments1765400000000,
   NameSearch1765405000000,
   RelationIndexes1765410000000,
 ];

@@ -1,0 +1,62 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { sendMiddlewareError } from '../../http/respond';
+import { persistedHashOf } from '../http-request';
+import { unregisteredIdOf } from '../lean';
+import type { TrustedDocuments } from './trusted-documents';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `extensions` without persistedQuery; undefined when nothing else is left. */
+function withoutPersistedQuery(extensions: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(extensions)) return undefined;
+  const { persistedQuery: _persisted, ...rest } = extensions;
+  return Object.keys(rest).length ? rest : undefined;
+}
+
+/** A GET's `extensions` parameter as JSON; undefined when absent or not JSON (Apollo answers such a request itself). */
+function extensionsOfGet(params: URLSearchParams): unknown {
+  const text = params.get('extensions');
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * /graphql in express, after the body is read and before anything acts on the document (idempotency,
+ * the compiled path, Apollo), under TRUSTED_DOCUMENTS (trusted-documents.ts's judge): a request refused
+ * is answered 400 PERSISTED_QUERY_NOT_TRUSTED before its document is parsed; a request that names a
+ * registered document by its id alone goes on with that document's text in place of the id, as if the
+ * client had sent it (by POST, JSON or multipart, or by GET), so that everything after reads the same
+ * request whichever way it came. `persisted`: the automatic persisted queries' text by hash.
+ */
+export function trustedDocumentsGate(trust: TrustedDocuments, persisted: (hash: string) => Promise<string | undefined>): RequestHandler {
+  const decide = async (req: Request, res: Response, next: NextFunction) => {
+    const isGet = req.method === 'GET';
+    const q = req.url.indexOf('?');
+    const params = isGet ? new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)) : undefined;
+    const body: unknown = req.body;
+    if (!params && !isPlainObject(body)) return next();
+    const query = params ? params.get('query') ?? undefined : (body as Record<string, unknown>).query;
+    const extensions = params ? extensionsOfGet(params) : (body as Record<string, unknown>).extensions;
+    const hash = persistedHashOf(extensions) ?? undefined;
+    const verdict = await trust.judge(query, hash, { persisted, unregistered: unregisteredIdOf(req) });
+    if ('refuse' in verdict) return sendMiddlewareError(req, res, verdict.refuse);
+    if (verdict.run === 'as-sent') return next();
+    const rest = withoutPersistedQuery(extensions);
+    if (params) {
+      params.set('query', verdict.body);
+      if (rest) params.set('extensions', JSON.stringify(rest));
+      else params.delete('extensions');
+      req.url = `${req.url.slice(0, q)}?${params.toString()}`;
+    } else {
+      // Apollo refuses an `extensions` key whose value is not an object: none is left when nothing else was in it.
+      const { extensions: _sent, ...others } = body as Record<string, unknown>;
+      req.body = { ...others, query: verdict.body, ...(rest ? { extensions: rest } : {}) };
+    }
+    next();
+  };
+  return (req, res, next) => void decide(req, res, next).catch(next);
+}
