@@ -2,14 +2,15 @@ import 'reflect-metadata';
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema, PubSub } from 'type-graphql';
 import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
-import { AssetResolver } from '../../modules/asset/asset.resolver';
-import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
-import { ChainResolver } from '../../modules/chain/chain.resolver';
+import { AssetResolver, TraitResolver } from '../../modules/asset/asset.resolver';
+import { CatalogResolver, CategoryResolver, TagResolver } from '../../modules/catalog/catalog.resolver';
+import { ChainNodeResolver, ChainResolver } from '../../modules/chain/chain.resolver';
 import { EventResolver } from '../../modules/event/event.resolver';
 import { AssetHistoryResolver, ListingHistoryResolver, OfferHistoryResolver } from '../../modules/event/history.resolver';
 import { CollectionResolver } from '../../modules/collection/collection.resolver';
 import { ImportResolver } from '../../modules/import/import.resolver';
 import { ListingResolver } from '../../modules/listing/listing.resolver';
+import { NodeResolver } from '../../modules/node/node.resolver';
 import { OfferResolver } from '../../modules/offer/offer.resolver';
 import { OrderResolver } from '../../modules/order/order.resolver';
 import { FloorListingResolver, StatisticsResolver } from '../../modules/statistics/statistics.resolver';
@@ -17,9 +18,13 @@ import { WebhookResolver } from '../../modules/webhook/webhook.resolver';
 
 export const resolvers = [
   ChainResolver,
+  ChainNodeResolver,
   CatalogResolver,
+  CategoryResolver,
+  TagResolver,
   CollectionResolver,
   AssetResolver,
+  TraitResolver,
   ListingResolver,
   OfferResolver,
   OrderResolver,
@@ -32,6 +37,7 @@ export const resolvers = [
   ListingHistoryResolver,
   OfferHistoryResolver,
   WebhookResolver,
+  NodeResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
+import { traitNodeId } from '../../common/graphql/node';
 import { whenLoaded } from '../../common/batch';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
@@ -76,5 +77,13 @@ export class AssetResolver {
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })
   fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
     return whenLoaded(ctx.loaders.collectionById.get(asset.collectionId), (collection) => feesOf(collection?.royaltyFees, 'royalty'));
+  }
+}
+
+@Resolver(() => Trait)
+export class TraitResolver {
+  @FieldResolver(() => ID, { description: 'Its Node id: the same under Asset.traits and Collection.traits' })
+  id(@Parent() trait: Trait): string {
+    return traitNodeId(trait.collectionId, trait.traitType, trait.value);
   }
 }

@@ -2,6 +2,7 @@ import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-gr
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 import { StoredFee } from '../collection/collection.entity';
+import { Node } from '../../common/graphql/node';
 
 export enum ListingOrderType {
   FIXED_PRICE = 'fixed_price',
@@ -19,7 +20,7 @@ export enum ListingStatus {
 registerEnumType(ListingStatus, { name: 'ListingStatus' });
 
 /** An asset's offer for sale. Status and current price are computed at the moment of reading. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Listing {
   @Field(() => ID)
   id: string;
