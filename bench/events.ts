@@ -14,7 +14,7 @@ export interface EventsFigures {
   wrongSubscribers: number;
 }
 
-const SUBSCRIPTION = 'subscription ($after: ID, $types: [String!]) { events(after: $after, types: $types) { id occurredAt } }';
+const SUBSCRIPTION = 'subscription ($after: ID, $types: [String!]) { events(after: $after, types: $types) { position occurredAt } }';
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : 0;
@@ -37,11 +37,11 @@ export async function benchEvents(base: string, key: string, options: { subscrib
     received.push(mine);
     const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, on: { connected: () => (acked += 1) } });
     clients.push(client);
-    client.subscribe<{ events: { id: string; occurredAt: string } }>(
+    client.subscribe<{ events: { position: string; occurredAt: string } }>(
       { query: SUBSCRIPTION, variables: { types: ['collection.created'] } },
       {
         next: (r) => {
-          if (r.data) mine.push({ id: Number(r.data.events.id), latency: Date.now() - Date.parse(r.data.events.occurredAt) });
+          if (r.data) mine.push({ id: Number(r.data.events.position), latency: Date.now() - Date.parse(r.data.events.occurredAt) });
         },
         error: () => undefined,
         complete: () => undefined,

@@ -73,14 +73,14 @@ describe('the event log', () => {
 
     const rest = await readAll(`collection_id=${created.body.id}`);
     const graphql = await server.gql(
-      `query ($c: String) { events(collectionId: $c, types: ["collection.verified", "collection.created"]) { result { id type } hasMore } }`,
+      `query ($c: String) { events(collectionId: $c, types: ["collection.verified", "collection.created"]) { result { position type } hasMore } }`,
       { c: address },
     );
 
     expect(rest.map((e) => e.type)).toEqual(['collection.created', 'collection.updated', 'collection.updated', 'collection.verified']);
     expect(rest[1].data).toMatchObject({ description: 'now described' });
     expect(graphql.body.data.events).toEqual({
-      result: [rest[0], rest[3]].map((e) => ({ id: e.id, type: e.type })),
+      result: [rest[0], rest[3]].map((e) => ({ position: e.id, type: e.type })),
       hasMore: false,
     });
   });

@@ -165,7 +165,7 @@ describe('event data is the resource as the API shows it', () => {
       expect(byType['listing.created'].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
       // GraphQL writes a price as a double with its exact twin, as its Price and Decimal fields do.
-      const graphql = await server.gql(`query ($c: String, $after: ID) { events(collectionId: $c, after: $after) { result { id type data } } }`, {
+      const graphql = await server.gql(`query ($c: String, $after: ID) { events(collectionId: $c, after: $after) { result { id: position type data } } }`, {
         c: collection.body.id,
         after: before,
       });
@@ -174,7 +174,7 @@ describe('event data is the resource as the API shows it', () => {
       expect(graphql.body.data.events.result[3].data).toMatchObject({ start_price: Number(START), start_price_decimal: START });
 
       await live.until(() => live.events.filter((e) => e.collectionId === collection.body.id).length === events.length, 15_000, 'the subscription');
-      expect(live.events.filter((e) => e.collectionId === collection.body.id).map((e) => ({ id: e.id, type: e.type, data: e.data }))).toEqual(plain);
+      expect(live.events.filter((e) => e.collectionId === collection.body.id).map((e) => ({ id: e.position, type: e.type, data: e.data }))).toEqual(plain);
 
       // The webhook was registered after the collection's creation: it gets the events after that one.
       await until(() => receiver.bodies.length === events.length - 1, 'the webhook deliveries');

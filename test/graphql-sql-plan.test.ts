@@ -1,6 +1,7 @@
 import { buildASTSchema, DocumentNode, GraphQLSchema, ObjectTypeDefinitionNode, OperationDefinitionNode, parse, printSchema, visit } from 'graphql';
 import { buildAppSchema } from '../src/app/graphql/schema';
 import { planOperation } from '../src/app/graphql/sql-plan';
+import { nodeId } from '../src/common/graphql/node';
 import { startServer, TestServer } from './setup/server';
 import { saveAsset, saveCollection, CollectionRow } from './factories/marketplace';
 import { OwnedAsset, Party, saveAcceptedOffer, saveListing, saveOffer, saveOwnedAsset, saveSiblingAsset } from './factories/market';
@@ -128,6 +129,30 @@ describe('queries answered by one JSON-building statement', () => {
     expect(data.asset.animationUrl).toBe('https://example.com/a.mp4');
     expect(data.again.name).toBe(ODD_NAME);
     expect(data.assets.result).toEqual([{ tokenId: '7' }]);
+  });
+
+  test("when chains and categories are read by their ids and keys, and collections filtered by a category's id, then the planned answer is the same bytes in one statement", async () => {
+    const other = await server.key();
+    const categorised = await saveCollection(server, other.key, { name: 'Categorised', categoryId: 'gaming' });
+    await saveAsset(server, other.key, categorised, other.address, { tokenId: '1' });
+    const query = `query ($o: Address!, $cat: String) {
+      collections(ownerAddress: $o, categoryId: $cat, limit: 5, orderBy: NAME, direction: ASC) {
+        result { name chain { id chainId name } category { __typename id categoryId name } assets(limit: 2, orderBy: TOKEN_ID, direction: ASC) { result { chain { id chainId } } } }
+      }
+    }`;
+    for (const cat of ['gaming', nodeId('Category', 'gaming')]) {
+      const { first, third } = await firstAndThird(query, { o: other.address, cat });
+      expect(third.sql).toBe(1);
+      expect(third.text).toBe(first.text);
+      expect(JSON.parse(third.text).data.collections.result).toEqual([
+        {
+          name: 'Categorised',
+          chain: { id: nodeId('Chain', '1'), chainId: '1', name: 'Ethereum' },
+          category: { __typename: 'Category', id: nodeId('Category', 'gaming'), categoryId: 'gaming', name: 'Gaming' },
+          assets: { result: [{ chain: { id: nodeId('Chain', '1'), chainId: '1' } }] },
+        },
+      ]);
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { clock } from '../src/common/clock';
+import { nodeId } from '../src/common/graphql/node';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 import { Party, saveListing, saveOffer } from './factories/market';
@@ -417,7 +418,7 @@ describe('the GraphQL twin of the documented shape', () => {
     expect(JSON.parse(third.text)).toEqual(unplanned.body);
     const { collections } = JSON.parse(third.text).data;
     expect(collections).toMatchObject({ remaining: 1, cursor: expect.any(String) });
-    expect(collections.result[0].category).toEqual({ id: category.category_id, name: category.category_name });
+    expect(collections.result[0].category).toEqual({ id: nodeId('Category', category.category_id), categoryId: category.category_id, name: category.category_name });
     const assets = collections.result[0].assets;
     expect(assets).toMatchObject({ remaining: 3, cursor: expect.any(String) });
     expect(assets.result.map((a: { status: string }) => a.status)).toEqual(['LISTED', 'LISTED', 'LISTED', 'LISTED']);
@@ -487,8 +488,8 @@ const COLLECTIONS_WITH_LISTINGS = /* GraphQL */ `
       result {
         id name description totalSupply status createdAt
         fees { type basisPoints address }
-        chain { id name symbol }
-        category { id name }
+        chain { id chainId name symbol }
+        category { id categoryId name }
         assets(limit: 4, orderBy: TOKEN_ID, direction: ASC) {
           cursor
           remaining

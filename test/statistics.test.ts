@@ -248,7 +248,7 @@ describe('statistics', () => {
           trendVolume: e.trend_volume,
           previousVolume: e.previous_volume,
           collection: { id: r.collectionId },
-          chain: { id: '1' },
+          chain: { chainId: '1' },
         });
       }
     }
@@ -426,7 +426,7 @@ const STATISTICS_PAGE = /* GraphQL */ `
   query ($period: StatisticsPeriod, $limit: Int, $page: String) {
     statistics(period: $period, limit: $limit, page: $page) {
       cursor remaining
-      result { collectionId ${RECORD} period trendVolume previousVolume collection { id } chain { id } }
+      result { collectionId ${RECORD} period trendVolume previousVolume collection { id } chain { chainId } }
     }
   }`;
 

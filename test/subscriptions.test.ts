@@ -23,7 +23,7 @@ function live(variables: Record<string, unknown> = {}, query?: string, url = ser
 }
 
 const head = async () => String((await server.ds.query('SELECT last FROM event_sequence'))[0].last);
-const ids = (s: Subscriber) => s.events.map((e) => Number(e.id));
+const ids = (s: Subscriber) => s.events.map((e) => Number(e.position));
 
 /** The positions the table holds in (from, to], optionally of some assets only. */
 async function stored(from: string, to: number, assetIds?: string[]): Promise<number[]> {
@@ -38,7 +38,7 @@ const storedOffers = async (from: string, assetIds: string[]) => stored(from, Nu
 
 /** Waits until the subscriber has received the last of `positions` (or beyond). */
 const untilPast = (s: Subscriber, positions: number[]) =>
-  s.until(() => s.events.length > 0 && Number(s.events[s.events.length - 1].id) >= positions[positions.length - 1], 20_000, 'the last offer');
+  s.until(() => s.events.length > 0 && Number(s.events[s.events.length - 1].position) >= positions[positions.length - 1], 20_000, 'the last offer');
 
 /** 20 assets of 20 owners, and a bidder for each. */
 async function writers() {
@@ -93,7 +93,7 @@ describe('replay, then live', () => {
     expect(mine).toHaveLength(60);
     for (const s of subscribers) {
       await untilPast(s, mine);
-      const last = Number(s.events[s.events.length - 1].id);
+      const last = Number(s.events[s.events.length - 1].position);
       expect(ids(s)).toEqual(await stored(from, last));
     }
   });
@@ -130,7 +130,7 @@ describe('resuming after a disconnect', () => {
     expect(mine).toHaveLength(80);
     await untilPast(second, mine);
 
-    const all = [...received, ...second.events].map((e) => Number(e.id));
+    const all = [...received, ...second.events].map((e) => Number(e.position));
     const last = all[all.length - 1];
     expect(all).toEqual(await stored(from, last));
     expect(new Set(all).size).toBe(all.length);

@@ -9,6 +9,7 @@ import { createOfferLoaders } from '../modules/offer/offer.loaders';
 import { createOrderLoaders } from '../modules/order/order.loaders';
 import { createHistoryLoaders } from '../modules/event/history.loaders';
 import { createStatisticsLoaders } from '../modules/statistics/statistics.loaders';
+import { createNodeLoaders } from '../modules/node/node.loaders';
 
 /** The loaders of one request, gathered from every module: each nested relation goes through one of them. */
 export function createLoaders(ds: DataSource): Loaders {
@@ -22,6 +23,7 @@ export function createLoaders(ds: DataSource): Loaders {
     ...createOrderLoaders(ds),
     ...createStatisticsLoaders(ds),
     ...createHistoryLoaders(ds),
+    ...createNodeLoaders(ds, () => loaders),
   };
   return loaders;
 }

@@ -44,7 +44,7 @@ describe('GraphQL createAsset', () => {
       owner,
       status: 'UNLISTED',
       collection: { id: collection.id, name: 'Polygon Pets', imageUrl: 'https://example.com/pets.png', contractAddress: collection.contractAddress },
-      chain: { id: '137', name: 'Polygon', symbol: 'POL' },
+      chain: { chainId: '137', name: 'Polygon', symbol: 'POL' },
       fees: [{ address: royalty, basisPoints: 750, type: 'royalty' }],
     });
     expect(asset.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -100,7 +100,7 @@ describe('GraphQL asset and assetById', () => {
       name: 'Readable',
       tokenId: '1',
       collection: { name: 'Read Me', contractAddress: collection.contractAddress },
-      chain: { id: '1', name: 'Ethereum', symbol: 'ETH' },
+      chain: { chainId: '1', name: 'Ethereum', symbol: 'ETH' },
       fees: [{ address: owner, basisPoints: 100, type: 'royalty' }],
     });
   });
@@ -125,7 +125,7 @@ describe('GraphQL asset and assetById', () => {
 
     const chosen = await server.gql(ASSET, { tokenAddress: address, tokenId: '1', chainId: '56' });
     expect(chosen.body.errors).toBeUndefined();
-    expect(chosen.body.data.asset).toMatchObject({ name: 'BNB one', chain: { id: '56', name: 'BNB Chain', symbol: 'BNB' } });
+    expect(chosen.body.data.asset).toMatchObject({ name: 'BNB one', chain: { chainId: '56', name: 'BNB Chain', symbol: 'BNB' } });
   });
 
   test('when read by id, then the same asset is returned; an unknown or malformed id is NOT_FOUND', async () => {
@@ -216,7 +216,7 @@ const ASSET_FIELDS = /* GraphQL */ `
   id collectionId chainId tokenAddress tokenId name description imageUrl animationUrl externalLink metadata owner status
   createdAt updatedAt
   collection { id name imageUrl contractAddress }
-  chain { id name symbol }
+  chain { chainId name symbol }
   fees { address basisPoints type }`;
 
 const CREATE_ASSET = /* GraphQL */ `

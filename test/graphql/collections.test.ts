@@ -26,8 +26,8 @@ describe('GraphQL collections', () => {
       id: collection.id,
       name: 'Night Owls',
       status: 'UNVERIFIED',
-      chain: { id: '1', name: 'Ethereum', symbol: 'ETH' },
-      category: { id: 'art', name: 'Art' },
+      chain: { chainId: '1', name: 'Ethereum', symbol: 'ETH' },
+      category: { categoryId: 'art', name: 'Art' },
       fees: [{ basisPoints: 250, type: 'royalty' }],
     });
     expect(read.assets.result.map((a: { name: string }) => a.name)).toEqual(['Owl 1']);
@@ -48,8 +48,8 @@ const COLLECTION_BY_ADDRESS = /* GraphQL */ `
   query ($address: Address!) {
     collection(address: $address) {
       id name status
-      chain { id name symbol }
-      category { id name }
+      chain { chainId name symbol }
+      category { categoryId name }
       fees { address basisPoints type }
       assets(limit: 5) { cursor remaining result { name tokenId } }
     }

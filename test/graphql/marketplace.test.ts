@@ -65,7 +65,7 @@ describe('createListing, updateListing, cancelListing', () => {
       seller: owned.owner.address,
       tokenAddress: owned.asset.tokenAddress,
       tokenId: owned.asset.tokenId,
-      chain: { id: '1' },
+      chain: { chainId: '1' },
       fees: [
         { address: royalty, basisPoints: 300, type: 'royalty' },
         { address: maker, basisPoints: 200, type: 'maker' },
@@ -397,7 +397,7 @@ describe('expiry is a fact of time', () => {
 
 const LISTING_FIELDS = /* GraphQL */ `
   id status orderType startPrice acceptPrice currentPrice listingTime closingDate seller tokenAddress tokenId
-  chain { id }
+  chain { chainId }
   fees { address basisPoints type }`;
 
 const ASSET_MARKET = /* GraphQL */ `

@@ -8,11 +8,13 @@ import {
   GraphQLObjectType,
   GraphQLSchema,
   isEnumType,
+  isInterfaceType,
   isListType,
   isNonNullType,
   isObjectType,
 } from 'graphql';
 import type { RichMarket } from '../factories/rich-market';
+import { nodeId } from '../../src/common/graphql/node';
 
 /** A seeded generator (mulberry32): the same seed gives the same requests. */
 export class Random {
@@ -128,6 +130,8 @@ export class DocumentGenerator {
   private field(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, depth: number, alias = ''): string {
     const args = this.arguments(parent, field);
     const type = getNamedType(field.type);
+    // A Node (node, nodes): its type and id; objects of each type are the rest of the schema's.
+    if (isInterfaceType(type)) return `${alias}${field.name}${args} { __typename id }`;
     if (!isObjectType(type)) return `${alias}${field.name}${args}`;
     return `${alias}${field.name}${args} { ${this.selection(type, depth + 1)} }`;
   }
@@ -227,7 +231,8 @@ export class DocumentGenerator {
       case 'collectionId':
         return r.chance(0.85) ? r.pick([...p.collectionIds, ...p.contracts]) : r.pick([UUID_NONE, 'nope', p.collectionIds[0].toUpperCase()]);
       case 'categoryId':
-        return r.pick([...p.categoryIds, 'nope']);
+        // A category's key or its Node id (a plan reads both).
+        return r.pick([...p.categoryIds, ...p.categoryIds.map((k) => nodeId('Category', k)), 'nope']);
       case 'trait':
         return r.chance(0.9) ? r.pick(p.traits) : r.pick(['Background', 'Nope:Nope', ':']);
       case 'types':
@@ -241,7 +246,8 @@ export class DocumentGenerator {
       case 'webhookId':
         return UUID_NONE;
     }
-    if (arg.name === 'id') {
+    if (arg.name === 'id' || arg.name === 'ids') {
+      if (field.name === 'node' || field.name === 'nodes') return r.pick([...p.assetIds, ...p.collectionIds, ...p.offerIds, nodeId('Chain', '1'), UUID_NONE, 'x']);
       if (field.name === 'assetById') return r.pick([...p.assetIds, UUID_NONE, 'x']);
       if (field.name === 'offer') return r.pick([...p.offerIds, UUID_NONE, 'x']);
       if (field.name === 'order') return r.pick([...p.orderIds, UUID_NONE]);

@@ -2,7 +2,10 @@ import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
 
 export interface ReceivedEvent {
+  /** Its Node id: what a client resumes `after`. */
   id: string;
+  /** Its position in the log (REST's id of the event). */
+  position: string;
   type: string;
   assetId: string | null;
   collectionId: string | null;
@@ -29,7 +32,7 @@ export interface Subscriber {
 export const EVENTS_SUBSCRIPTION = /* GraphQL */ `
   subscription ($after: ID, $types: [String!], $collectionId: String, $assetId: ID) {
     events(after: $after, types: $types, collectionId: $collectionId, assetId: $assetId) {
-      id type assetId collectionId occurredAt data
+      id position type assetId collectionId occurredAt data
     }
   }`;
 

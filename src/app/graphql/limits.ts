@@ -109,6 +109,8 @@ function multiplier(
   at: string,
   problems: LimitProblem[],
 ): number {
+  const listed = def?.args.find((a) => listedItemsOf(a) !== undefined);
+  if (listed) return listedCount(listed, field, variables);
   let sized: number | undefined;
   let fallback: number | undefined;
   for (const name of SIZE_ARGUMENTS) {
@@ -154,6 +156,21 @@ function givenSize(
   return range.max;
 }
 
+/** At most how many items a field returns per value of this list argument (its `listedItems` extension: `nodes(ids)`). */
+function listedItemsOf(arg: GraphQLArgument): number | undefined {
+  return (arg.extensions as { listedItems?: number }).listedItems;
+}
+
+/** How many values a list argument gives, at most its `listedItems` (a variable not known yet: that many). */
+function listedCount(arg: GraphQLArgument, field: FieldNode, variables: Record<string, unknown> | undefined): number {
+  const max = listedItemsOf(arg)!;
+  const given = field.arguments?.find((a) => a.name.value === arg.name)?.value;
+  let count = max;
+  if (given?.kind === Kind.LIST) count = given.values.length;
+  else if (given?.kind === Kind.VARIABLE && variables && Array.isArray(variables[given.name.value])) count = (variables[given.name.value] as unknown[]).length;
+  return Math.min(count, max);
+}
+
 /** The range a list's `limit` argument declares (its `limitRange` extension, see common/pagination.ts). */
 function limitRangeOf(arg: GraphQLArgument): LimitRange {
   return (arg.extensions as { limitRange?: LimitRange }).limitRange ?? PAGE_LIMIT_RANGE;
@@ -173,12 +190,12 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
   return root ?? undefined;
 }
 
-/** Whether a variable gives some `limit` (or `first`) of the document, so that the estimate depends on the variables. */
+/** Whether a variable gives some `limit` (or `first`, or a list of ids) of the document, so that the estimate depends on the variables. */
 function limitsFromVariables(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     Argument(node) {
-      if ((SIZE_ARGUMENTS as readonly string[]).includes(node.name.value) && node.value.kind === Kind.VARIABLE) found = true;
+      if (((SIZE_ARGUMENTS as readonly string[]).includes(node.name.value) || node.name.value === 'ids') && node.value.kind === Kind.VARIABLE) found = true;
     },
   });
   return found;

@@ -4,14 +4,15 @@ import { buildSchema, PubSub } from 'type-graphql';
 import { AccountResolver } from '../../modules/account/account.resolver';
 import { withConnectionArguments } from '../../common/graphql/connection-arguments';
 import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
-import { AssetResolver } from '../../modules/asset/asset.resolver';
-import { CatalogResolver } from '../../modules/catalog/catalog.resolver';
-import { ChainResolver } from '../../modules/chain/chain.resolver';
+import { AssetResolver, TraitResolver } from '../../modules/asset/asset.resolver';
+import { CatalogResolver, CategoryResolver, TagResolver } from '../../modules/catalog/catalog.resolver';
+import { ChainNodeResolver, ChainResolver } from '../../modules/chain/chain.resolver';
 import { EventResolver } from '../../modules/event/event.resolver';
 import { AssetHistoryResolver, ListingHistoryResolver, OfferHistoryResolver } from '../../modules/event/history.resolver';
 import { CollectionResolver } from '../../modules/collection/collection.resolver';
 import { ImportResolver } from '../../modules/import/import.resolver';
 import { ListingResolver } from '../../modules/listing/listing.resolver';
+import { NodeResolver } from '../../modules/node/node.resolver';
 import { OfferResolver } from '../../modules/offer/offer.resolver';
 import { OrderResolver } from '../../modules/order/order.resolver';
 import { FloorListingResolver, StatisticsResolver } from '../../modules/statistics/statistics.resolver';
@@ -20,9 +21,13 @@ import { SearchResolver } from '../../modules/search/search.resolver';
 
 export const resolvers = [
   ChainResolver,
+  ChainNodeResolver,
   CatalogResolver,
+  CategoryResolver,
+  TagResolver,
   CollectionResolver,
   AssetResolver,
+  TraitResolver,
   ListingResolver,
   OfferResolver,
   OrderResolver,
@@ -37,6 +42,7 @@ export const resolvers = [
   WebhookResolver,
   SearchResolver,
   AccountResolver,
+  NodeResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

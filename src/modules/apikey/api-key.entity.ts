@@ -2,13 +2,14 @@ import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { AddressScalar } from '../../common/scalars';
 import { ApiKeyRole } from '../../common/request/context';
+import { Node } from '../../common/graphql/node';
 
 export { ApiKeyRole };
 registerEnumType(ApiKeyRole, { name: 'ApiKeyRole' });
 
 /** An API key. Only the SHA-256 digest of the key is kept; the key itself is shown once, at creation. */
 @Entity('api_keys')
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class ApiKey {
   @Field(() => ID)
   @PrimaryGeneratedColumn('uuid')

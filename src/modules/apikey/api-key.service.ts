@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { NotFoundError } from '../../common/errors';
 import { ApiKey, ApiKeyRole } from './api-key.entity';
 import type { Caller } from '../../common/request/context';
@@ -38,6 +38,14 @@ export async function revokeApiKey(ds: DataSource, idOrKey: string): Promise<Api
   if (!found) throw new NotFoundError(`no active API key ${isUuid ? `with id ${idOrKey}` : 'matches the given key'}`);
   found.revokedAt = new Date();
   return repo.save(found);
+}
+
+/** Keys by id (never their digests). */
+export function apiKeysByIds(ds: DataSource, ids: readonly string[]): Promise<ApiKey[]> {
+  return ds.getRepository(ApiKey).find({
+    select: { id: true, prefix: true, address: true, role: true, label: true, createdAt: true, revokedAt: true },
+    where: { id: In([...ids]) },
+  });
 }
 
 /** What a request with a key that is not (or no longer) valid is told, on every door. */

@@ -2,6 +2,7 @@ import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
+import { Node } from '../../common/graphql/node';
 
 export enum AssetStatus {
   UNLISTED = 'unlisted',
@@ -14,7 +15,7 @@ registerEnumType(AssetStatus, { name: 'AssetStatus' });
 @Index('ix_assets_collection_token', ['collectionId', 'tokenId'])
 @Index('ix_assets_collection_created', ['collectionId', 'createdAt', 'id'])
 @Index('ix_assets_created', ['createdAt', 'id'])
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Asset {
   @Field(() => ID)
   @PrimaryGeneratedColumn('uuid')

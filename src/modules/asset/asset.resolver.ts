@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
+import { traitNodeId } from '../../common/graphql/node';
 import { whenLoaded } from '../../common/batch';
 import type { GraphQLResolveInfo } from 'graphql';
 import { nestedPageArgs, remainingSelected } from '../../common/pagination';
@@ -99,5 +100,13 @@ export class AssetResolver {
   @FieldResolver(() => ListingPage, { description: 'Its listings of every status, past and present (status filters them as read now)' })
   listings(@Parent() asset: Asset, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     return ctx.loaders.listingPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
+  }
+}
+
+@Resolver(() => Trait)
+export class TraitResolver {
+  @FieldResolver(() => ID, { description: 'Its Node id: the same under Asset.traits and Collection.traits' })
+  id(@Parent() trait: Trait): string {
+    return traitNodeId(trait.collectionId, trait.traitType, trait.value);
   }
 }

@@ -4,6 +4,7 @@ import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { observed } from '../../common/batch';
 import { BadRequestError, FieldProblem } from '../../common/errors';
 import { Params } from '../../common/sql';
+import { Node } from '../../common/graphql/node';
 
 /**
  * Traits: the `metadata.attributes` convention (`[{"trait_type": "Background", "value": "Blue"}, ...]`).
@@ -14,8 +15,11 @@ import { Params } from '../../common/sql';
  */
 export const TRAIT_MAX_LENGTH = 200;
 
-@ObjectType({ simpleResolvers: true, description: "A trait (metadata.attributes) of a collection's assets, with how many of them carry it" })
+@ObjectType({ simpleResolvers: true, implements: Node, description: "A trait (metadata.attributes) of a collection's assets, with how many of them carry it" })
 export class Trait {
+  /** Its collection: with its type and value, its key (its Node id). */
+  collectionId: string;
+
   @Field(() => String)
   traitType: string;
 
@@ -110,6 +114,24 @@ export function traitFilterSql(p: Params, assetId: string, filter: TraitFilter):
   );
 }
 
+/** A trait's key: its collection, type and value. */
+export type TraitKey = Pick<Trait, 'collectionId' | 'traitType' | 'value'>;
+
+/**
+ * The traits with these keys that some asset carries, with their counts and rarity as Asset.traits and
+ * Collection.traits give them: one statement.
+ */
+export async function traitsByKeys(ds: DataSource, keys: readonly TraitKey[]): Promise<Trait[]> {
+  const rows: Trait[] = await ds.query(
+    `SELECT ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
+            ct.asset_count::float8 / GREATEST(n.assets, 1) AS rarity
+     FROM collection_traits ct JOIN collection_asset_counts n ON n.collection_id = ct.collection_id
+     WHERE (ct.collection_id, ct.trait_type, ct.value) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])) AND ct.asset_count > 0`,
+    [keys.map((k) => k.collectionId), keys.map((k) => k.traitType), keys.map((k) => k.value)],
+  );
+  return rows.map((t) => ({ ...t, count: Number(t.count), rarity: Number(t.rarity) }));
+}
+
 declare module '../../common/request/context' {
   interface Loaders {
     traitsByAssetId: DataLoader<string, Trait[]>;
@@ -135,7 +157,7 @@ export function createTraitLoaders(ds: DataSource) {
           await ds.query(
             `WITH parents AS (SELECT at.asset_id, ct.collection_id, ct.trait_type, ct.value, ct.asset_count
                 FROM asset_traits at JOIN collection_traits ct USING (collection_id, trait_type, value) WHERE at.asset_id = ANY($1::uuid[]))
-             SELECT ct.asset_id AS "parentId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
+             SELECT ct.asset_id AS "parentId", ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
                     ct.asset_count::float8 / GREATEST(s.size, 1) AS rarity
              FROM parents ct JOIN ${sizes} s USING (collection_id) ORDER BY ct.trait_type, ct.value`,
             [ids],
@@ -149,7 +171,7 @@ export function createTraitLoaders(ds: DataSource) {
           ids,
           await ds.query(
             `WITH parents AS (SELECT ct.* FROM collection_traits ct WHERE ct.collection_id = ANY($1::uuid[]) AND ct.asset_count > 0)
-             SELECT ct.collection_id AS "parentId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
+             SELECT ct.collection_id AS "parentId", ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
                     ct.asset_count::float8 / GREATEST(s.size, 1) AS rarity
              FROM parents ct JOIN ${sizes} s USING (collection_id) ORDER BY ct.trait_type, ct.value`,
             [ids],

@@ -1,13 +1,15 @@
 import { DataSource } from 'typeorm';
 import { PeekLoader, rowsById } from '../../common/batch';
 import { Category } from './category.entity';
+import { Tag } from './tag.entity';
 
 declare module '../../common/request/context' {
   interface Loaders {
     categoryById: PeekLoader<string, Category | null>;
+    tagById: PeekLoader<string, Tag | null>;
   }
 }
 
 export function createCatalogLoaders(ds: DataSource) {
-  return { categoryById: rowsById(ds, Category, 'text') };
+  return { categoryById: rowsById(ds, Category, 'text'), tagById: rowsById(ds, Tag, 'text') };
 }

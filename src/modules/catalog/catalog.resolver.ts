@@ -1,6 +1,7 @@
 import { Args, ArgsType, Ctx, Info, Field, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../../common/request/context';
+import { keyedNodeResolver } from '../../common/graphql/node';
 import { fetchPage, PageArgs, PageType, remainingSelected } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { Category } from './category.entity';
@@ -53,3 +54,7 @@ export class CatalogResolver {
     return listCatalog<Tag>(ctx, Tag, args);
   }
 }
+
+export const CategoryResolver = keyedNodeResolver('Category', Category, { name: 'categoryId', description: "Its key (a collection's categoryId)" });
+
+export const TagResolver = keyedNodeResolver('Tag', Tag, { name: 'tagId', description: 'Its key' });

@@ -1,10 +1,11 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from 'type-graphql';
+import { Node } from '../../common/graphql/node';
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity('categories')
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Category {
-  @Field(() => ID)
+  /** Its key (GraphQL: categoryId; its id is its Node id). */
   @PrimaryColumn({ type: 'varchar', length: 64 })
   id: string;
 

@@ -1,11 +1,12 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from 'type-graphql';
+import { Node } from '../../common/graphql/node';
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
 /** Tags have the shape of categories (interface.md 4.6). */
 @Entity('tags')
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Tag {
-  @Field(() => ID)
+  /** Its key (GraphQL: tagId; its id is its Node id). */
   @PrimaryColumn({ type: 'varchar', length: 64 })
   id: string;
 

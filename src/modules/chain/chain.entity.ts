@@ -1,11 +1,12 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from 'type-graphql';
+import { Node } from '../../common/graphql/node';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A blockchain, by its EIP-155 chain id. Seeded by a migration; read-only for clients. */
 @Entity('chains')
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Chain {
-  @Field(() => ID, { description: 'EIP-155 chain id, e.g. "1" for Ethereum' })
+  /** The EIP-155 chain id (GraphQL: chainId; its id is its Node id). */
   @PrimaryColumn({ type: 'varchar', length: 20 })
   id: string;
 

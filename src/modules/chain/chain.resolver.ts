@@ -1,4 +1,5 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
+import { keyedNodeResolver } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { Chain } from './chain.entity';
 
@@ -9,3 +10,5 @@ export class ChainResolver {
     return ctx.ds.getRepository(Chain).find({ order: { name: 'ASC' } });
   }
 }
+
+export const ChainNodeResolver = keyedNodeResolver('Chain', Chain, { name: 'chainId', description: 'EIP-155 chain id, e.g. "1" for Ethereum' });

@@ -2,6 +2,7 @@ import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSON } from 'graphql-scalars';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { AddressScalar } from '../../common/scalars';
+import { Node } from '../../common/graphql/node';
 
 export enum CollectionStatus {
   UNVERIFIED = 'unverified',
@@ -18,7 +19,7 @@ export interface StoredFee {
 @Entity('collections')
 @Unique('uq_collections_chain_address', ['chainId', 'contractAddress'])
 @Index('ix_collections_created', ['createdAt', 'id'])
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Collection {
   @Field(() => ID)
   @PrimaryGeneratedColumn('uuid')

@@ -7,6 +7,7 @@ import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
 import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
+import { keyOf } from '../../common/graphql/node';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
 import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
@@ -44,9 +45,10 @@ export async function assertChainExists(ctx: Context, problems: Problems, field:
 /** Columns every collection row carries: its field resolvers (chain, category, assets, statistics) use them. */
 const COLLECTION_KEYS = ['id', 'chainId', 'categoryId'];
 
-/** The condition of a list's `chain_id` filter (null without one); an unknown chain is a 422. */
-export async function chainCondition(ctx: Context, p: Params, column: string, chainId: string | null | undefined): Promise<string | null> {
-  if (chainId == null) return null;
+/** The condition of a list's `chain_id` filter (null without one): the chain's EIP-155 id or its Node id; an unknown chain is a 422. */
+export async function chainCondition(ctx: Context, p: Params, column: string, given: string | null | undefined): Promise<string | null> {
+  if (given == null) return null;
+  const chainId = keyOf('Chain', given);
   const problems = new Problems();
   await assertChainExists(ctx, problems, 'chainId', chainId);
   problems.throwIfAny();
@@ -56,7 +58,7 @@ export async function chainCondition(ctx: Context, p: Params, column: string, ch
 /** The conditions of a collection list's filters that need no look-up, over `collections t`. */
 export function collectionConditions(p: Params, args: NestedCollectionArgs & { ownerAddress?: string | null }): string[] {
   const where: string[] = [];
-  if (args.categoryId != null) where.push(`t.category_id = ${p.add(args.categoryId)}`);
+  if (args.categoryId != null) where.push(`t.category_id = ${p.add(keyOf('Category', args.categoryId))}`);
   if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
   if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
   return where;

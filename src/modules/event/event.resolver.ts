@@ -1,10 +1,12 @@
-import { Args, Ctx, Info, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Args, Ctx, FieldResolver, ID, Info, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
+import { Parent } from '../../common/graphql/parent';
+import { nodeId } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { BadRequestError } from '../../common/errors';
 import { rootDataSource } from '../../common/request/scope';
-import { eventFilterOf, eventHead, readEvents, refuseBeyondHead } from './event.service';
+import { eventFilterOf, eventHead, positionOf, readEvents, refuseBeyondHead } from './event.service';
 import { EventStream } from './event.stream';
 import { EventArgs, EventFeed, EventSubscriptionArgs, MarketEvent } from './event.types';
 import { EventWakeup } from './event.wakeup';
@@ -23,12 +25,12 @@ async function subscribeToEvents({ args, context }: { args: EventSubscriptionArg
   const filter = await eventFilterOf(context, args);
   // On the primary: a read replica behind it may not have the position the client was given yet.
   const head = await eventHead(rootDataSource(context.ds));
-  if (args.after != null) refuseBeyondHead(args.after, head);
-  const after = args.after ?? head;
+  const after = args.after != null ? positionOf(args.after) : head;
+  refuseBeyondHead(after, head);
   return new EventStream(context.ds, filter, after, context.eventWakeup, context.scope.requestId);
 }
 
-@Resolver()
+@Resolver(() => MarketEvent)
 export class EventResolver {
   @Query(() => EventFeed, { description: 'The change feed: events after a position, in commit order, like GET /v1/events' })
   events(@Args() args: EventArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
@@ -45,5 +47,10 @@ export class EventResolver {
   })
   eventsSubscription(@Root() event: MarketEvent, @Args() _args: EventSubscriptionArgs): MarketEvent {
     return event;
+  }
+
+  @FieldResolver(() => ID, { description: 'Its Node id; `after` takes it as it takes the position' })
+  id(@Parent() event: MarketEvent): string {
+    return nodeId('MarketEvent', event.position);
   }
 }

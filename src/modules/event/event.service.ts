@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
+import { keyOf } from '../../common/graphql/node';
 import { BadRequestError, Problems } from '../../common/errors';
 import { rootDataSource } from '../../common/request/scope';
 import { Params } from '../../common/sql';
@@ -10,6 +11,12 @@ import { EventArgs, EventFeed, EventFilterArgs, MarketEvent, MAX_EVENTS } from '
 
 const POSITION = /^(0|[1-9][0-9]{0,17})$/;
 
+/** An `after` as a position: an event's id (its Node id) stands for its position. */
+export const positionOf = (after: string) => keyOf('MarketEvent', after);
+
+/** Whether a MarketEvent's key (an `after`, read by positionOf) is a position. */
+export const isPosition = (key: string) => POSITION.test(key);
+
 /** The checked filters of a read of the feed, with the collection resolved to its id. */
 export interface EventFilter {
   types: string[] | null;
@@ -19,8 +26,8 @@ export interface EventFilter {
 
 /** Problems with `after` and the filters, collected into `problems` (shared by the query and the subscription). */
 function checkFilter(problems: Problems, args: EventFilterArgs & { after?: string | null }): void {
-  if (args.after != null && !POSITION.test(args.after)) {
-    problems.add('after', `must be an event position (a whole number from 0), got ${JSON.stringify(args.after)}`);
+  if (args.after != null && !POSITION.test(positionOf(args.after))) {
+    problems.add('after', `must be an event's position (a whole number from 0) or id, got ${JSON.stringify(args.after)}`);
   }
   const unknownTypes = unknownEventTypes(args.types);
   if (unknownTypes) problems.add('types', unknownTypes);
@@ -37,6 +44,15 @@ export async function eventFilterOf(ctx: Context, args: EventFilterArgs & { afte
     collectionId: args.collectionId != null ? (await findCollectionByRef(ctx, args.collectionId)).id : null,
     assetId: args.assetId != null ? args.assetId.toLowerCase() : null,
   };
+}
+
+/** The fields of a MarketEvent, over the events row `e`. */
+const EVENT_COLUMNS = `e.position::text AS position, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
+  e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data`;
+
+/** The events at these positions (a Node lookup), in no particular order. */
+export function eventsAt(ds: DataSource, positions: readonly string[]): Promise<MarketEvent[]> {
+  return ds.query(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.position = ANY($1::bigint[])`, [positions]);
 }
 
 export interface EventPage {
@@ -65,13 +81,12 @@ export async function readEventPage(ds: DataSource, filter: EventFilter, after: 
   const total = countAll ? `, (SELECT count(*) FROM events e${filters.length ? ` WHERE ${filters.join(' AND ')}` : ''}) AS total` : '';
   const rows: (MarketEvent & { head: string; total?: string })[] = await ds.query(
     `SELECT s.last::text AS head${total}, e.* FROM event_sequence s LEFT JOIN LATERAL (
-       SELECT e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
-         e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data
+       SELECT ${EVENT_COLUMNS}
        FROM events e WHERE ${where.join(' AND ')} ORDER BY e.position LIMIT ${p.add(limit)}) e ON true`,
     p.values,
   );
   const head = rows[0]?.head ?? '0';
-  const events = rows.filter((r) => r.id != null).map(({ head: _head, total: _total, ...event }) => event);
+  const events = rows.filter((r) => r.position != null).map(({ head: _head, total: _total, ...event }) => event);
   return { events, head, total: countAll && rows[0] ? Number(rows[0].total) : undefined };
 }
 
@@ -88,7 +103,7 @@ export async function readEvents(ctx: Context, args: EventArgs): Promise<Omit<Ev
   }
   problems.throwIfAnyMalformed();
   const filter = await eventFilterOf(ctx, args);
-  const after = args.after ?? '0';
+  const after = args.after != null ? positionOf(args.after) : '0';
   const countAll = args.countTotal === true;
   let { events, head, total } = await readEventPage(ctx.ds, filter, after, args.limit + 1, countAll);
   if (BigInt(after) > BigInt(head)) {
@@ -100,9 +115,9 @@ export async function readEvents(ctx: Context, args: EventArgs): Promise<Omit<Ev
   if (hasMore) events.length = args.limit;
   return {
     result: events,
-    cursor: events.length ? events[events.length - 1].id : after,
+    cursor: events.length ? events[events.length - 1].position : after,
     hasMore,
-    connection: { cursorAt: (index) => events[index].id, hasPrevious: BigInt(after) > 0n, total },
+    connection: { cursorAt: (index) => events[index].position, hasPrevious: BigInt(after) > 0n, total },
   };
 }
 

@@ -72,7 +72,7 @@ class LiveTail {
           const { events, head } = await readEventPage(this.ds, NO_FILTER, from, PAGE);
           this.retryMs = RETRY_MS;
           if (this.position !== from) continue;
-          const reached = events.length === PAGE ? events[events.length - 1].id : after(head, from) ? head : from;
+          const reached = events.length === PAGE ? events[events.length - 1].position : after(head, from) ? head : from;
           if (events.length === PAGE) this.woken = true;
           this.position = reached;
           for (const stream of this.streams) stream.deliver(events, reached);
@@ -151,13 +151,13 @@ export class EventStream implements AsyncIterableIterator<MarketEvent> {
 
   /** From the tail's read: the events after this stream's position that pass its filter; all up to `reached` are seen. */
   deliver(events: MarketEvent[], reached: string): void {
-    for (const event of events) if (after(event.id, this.position) && passes(this.filter, event)) this.buffer.push(event);
+    for (const event of events) if (after(event.position, this.position) && passes(this.filter, event)) this.buffer.push(event);
     if (after(reached, this.position)) this.position = reached;
     if (this.buffer.length > MAX_BUFFERED) {
       // The client reads slower than the log grows: it goes on by itself from the last event it was given.
       this.tail.leave(this);
       this.live = false;
-      this.position = (BigInt(this.buffer[0].id) - 1n).toString();
+      this.position = (BigInt(this.buffer[0].position) - 1n).toString();
       this.buffer.length = 0;
     }
     this.wait?.();
@@ -171,7 +171,7 @@ export class EventStream implements AsyncIterableIterator<MarketEvent> {
       if (this.closed) return;
       this.buffer.push(...events);
       if (events.length === PAGE) {
-        this.position = events[events.length - 1].id;
+        this.position = events[events.length - 1].position;
         return;
       }
       // Everything up to the head was visible to this read: what the filter left out need not be read again.

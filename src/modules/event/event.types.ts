@@ -3,15 +3,16 @@ import type { LimitRange } from '../../common/pagination';
 import { Edge, edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf } from '../../common/connection';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { DECIMAL_TWINS } from '../../common/decimal';
+import { Node } from '../../common/graphql/node';
 
 export const MAX_EVENTS = 1000;
 const EVENT_LIMIT_RANGE: LimitRange = { min: 1, max: MAX_EVENTS };
 
 /** One state change, at its position in the log's single order. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class MarketEvent {
   @Field(() => ID, { description: 'The position in the log: every event after a position has a higher one, in commit order' })
-  id: string;
+  position: string;
 
   @Field(() => String, { description: 'e.g. listing.created, offer.accepted, asset.transferred, order.completed' })
   type: string;
@@ -44,7 +45,7 @@ export class EventFeed {
   @Field(() => [MarketEvent])
   result: MarketEvent[];
 
-  @Field(() => ID, { description: 'Pass as `after` to read on: the position of the last event returned (or the given `after`)' })
+  @Field(() => ID, { description: 'Pass as `after` to read on: the position of the last event returned (or of the given `after`)' })
   cursor: string;
 
   @Field(() => Boolean, { description: 'More events follow now; read again with `after: cursor`' })
@@ -86,7 +87,8 @@ export class EventFilterArgs {
 export class EventArgs extends EventFilterArgs {
   @Field(() => ID, {
     nullable: true,
-    description: 'Read the events after this position (an event id or a cursor); from the start when absent; beyond the head of the log: BAD_REQUEST',
+    description:
+      'Read the events after this position (an event\'s position or id, or a cursor); from the start when absent; beyond the head of the log: BAD_REQUEST',
   })
   after?: string | null;
 
@@ -107,7 +109,7 @@ export class EventSubscriptionArgs extends EventFilterArgs {
   @Field(() => ID, {
     nullable: true,
     description:
-      'Replay the stored events after this position, then go on live; when absent, only events committed from now on; ' +
+      'Replay the stored events after this position (an event\'s position or id), then go on live; when absent, only events committed from now on; ' +
       'beyond the head of the log: BAD_REQUEST',
   })
   after?: string | null;

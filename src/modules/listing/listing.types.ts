@@ -3,6 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 import { StoredFee } from '../collection/collection.entity';
+import { Node } from '../../common/graphql/node';
 
 export enum ListingOrderType {
   FIXED_PRICE = 'fixed_price',
@@ -20,7 +21,7 @@ export enum ListingStatus {
 registerEnumType(ListingStatus, { name: 'ListingStatus' });
 
 /** An asset's offer for sale. Status and current price are computed at the moment of reading. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Listing {
   @Field(() => ID)
   id: string;

@@ -2,6 +2,7 @@ import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } fro
 import { PageArgs, PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
+import { Node } from '../../common/graphql/node';
 
 export enum OfferStatus {
   ACTIVE = 'active',
@@ -56,7 +57,7 @@ registerEnumType(OfferRole, {
 });
 
 /** A price offered for an asset by its would-be taker. `status` is `expired` once `endTime` has passed. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Offer {
   @Field(() => ID)
   id: string;

@@ -2,6 +2,7 @@ import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-gra
 import { PageArgs, PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
+import { Node } from '../../common/graphql/node';
 
 export enum OrderStatus {
   PENDING = 'pending',
@@ -25,7 +26,7 @@ export enum OrderRole {
 registerEnumType(OrderRole, { name: 'OrderRole', description: 'BOUGHT: the account is the buyer; SOLD: the seller; ANY: either' });
 
 /** The record of a sale: an accepted offer, with price, seller and buyer. Never written by clients. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Order {
   @Field(() => ID)
   id: string;

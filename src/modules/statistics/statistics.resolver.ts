@@ -1,7 +1,8 @@
-import { Args, Ctx, Info, FieldResolver, Query, Resolver } from 'type-graphql';
+import { Args, Ctx, Info, FieldResolver, ID, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
 import { Parent } from '../../common/graphql/parent';
+import { statisticsNodeId } from '../../common/graphql/node';
 import { DecimalScalar } from '../../common/scalars';
 import type { Context } from '../../common/request/context';
 import { Chain } from '../chain/chain.entity';
@@ -16,6 +17,11 @@ export class StatisticsResolver {
   statistics(@Args() args: StatisticsArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     args.countRemaining = remainingSelected(info);
     return listStatistics(ctx, args);
+  }
+
+  @FieldResolver(() => ID, { description: 'Its Node id: of its collection and period' })
+  id(@Parent() record: StatisticsRecord): string {
+    return statisticsNodeId(record.collectionId, record.period);
   }
 
   @FieldResolver(() => Collection)

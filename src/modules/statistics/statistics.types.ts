@@ -4,6 +4,7 @@ import type { Collection } from '../collection/collection.entity';
 import { ArgsType, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
+import { Node } from '../../common/graphql/node';
 
 export const PERIODS = { '1h': 3600, '6h': 6 * 3600, '24h': 24 * 3600, '7d': 7 * 86400, '30d': 30 * 86400, all: null } as const;
 export type Period = keyof typeof PERIODS;
@@ -28,7 +29,7 @@ export enum StatisticsOrderBy {
 registerEnumType(StatisticsOrderBy, { name: 'StatisticsOrderBy' });
 
 /** One collection's market figures for a period, exact at the moment of the request, with how they were computed. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class StatisticsRecord {
   @Field(() => ID)
   collectionId: string;

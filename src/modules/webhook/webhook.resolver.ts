@@ -34,7 +34,7 @@ export class WebhookResolver {
     return enableWebhook(ctx, id);
   }
 
-  @Mutation(() => Webhook, { description: 'Delivers again every matching event after the position `after`' })
+  @Mutation(() => Webhook, { description: 'Delivers again every matching event after `after` (an event\'s position or id)' })
   replayWebhook(@Arg('id', () => ID) id: string, @Arg('after', () => ID) after: string, @Ctx() ctx: Context) {
     return replayWebhook(ctx, id, after);
   }

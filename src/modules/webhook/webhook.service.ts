@@ -1,3 +1,4 @@
+import type { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { fetchPage, Page, PageArgs, SortKey } from '../../common/pagination';
@@ -5,6 +6,7 @@ import { Params, updateReturning } from '../../common/sql';
 import { UUID } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
 import { unknownEventTypes } from '../event/event.log';
+import { positionOf } from '../event/event.service';
 import { newSecret } from './webhook.signing';
 import { checkHost, hostOf, TargetRefusedError } from './webhook.target';
 import { CreateWebhookInput, Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryArgs } from './webhook.types';
@@ -88,6 +90,11 @@ export async function listWebhooks(ctx: Context, args: PageArgs): Promise<Page<W
   });
 }
 
+/** Webhooks by id, whoever's they are, each with the id of the API key it belongs to (a Node lookup checks it). */
+export function webhooksByIds(ds: DataSource, ids: readonly string[]): Promise<(Webhook & { apiKeyId: string })[]> {
+  return ds.query(`SELECT ${COLUMNS}, w.api_key_id AS "apiKeyId" FROM webhooks w WHERE w.id = ANY($1::uuid[])`, [ids]);
+}
+
 /** The caller's webhook; another key's is as absent as one that never was (404). */
 async function ownWebhookQuery(ctx: Context, id: string, statement: (where: string) => string): Promise<Webhook> {
   const caller = await ctx.requireCaller();
@@ -128,9 +135,10 @@ export function enableWebhook(ctx: Context, id: string): Promise<Webhook> {
  * Delivers again every matching event after `after` (which may be before or after the cursor): the
  * pending delivery, if any, is cancelled, and the worker's lease is dropped so the new cursor holds.
  */
-export async function replayWebhook(ctx: Context, id: string, after: string): Promise<Webhook> {
+export async function replayWebhook(ctx: Context, id: string, given: string): Promise<Webhook> {
+  const after = positionOf(given);
   if (!POSITION.test(after)) {
-    throw new ValidationError([{ field: 'after', message: `must be an event position (a whole number from 0), got ${JSON.stringify(after)}` }]);
+    throw new ValidationError([{ field: 'after', message: `must be an event's position (a whole number from 0) or id, got ${JSON.stringify(given)}` }]);
   }
   const [head] = await ctx.ds.query('SELECT last::text AS last FROM event_sequence');
   if (BigInt(after) > BigInt(head.last)) {

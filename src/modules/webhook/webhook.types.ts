@@ -1,5 +1,6 @@
 import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
+import { Node } from '../../common/graphql/node';
 
 export enum WebhookStatus {
   ACTIVE = 'active',
@@ -19,7 +20,7 @@ registerEnumType(WebhookDeliveryStatus, {
 });
 
 /** An endpoint that receives the events matching its filters, signed with its secret. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, implements: Node })
 export class Webhook {
   @Field(() => ID)
   id: string;

@@ -26,7 +26,9 @@ import { Planner, Root } from './roots';
  *   DateTimeISO (ISO text of the millisecond timestamp, as Date#toISOString writes it);
  * - `asset.collection`, `collection.assets(limit, orderBy, direction)`, the chain, category and fees of
  *   both, an asset's traits, status and active listing (every Listing field but `asset`; prices and
- *   status at the statement's `now`), nested in the statement;
+ *   status at the statement's `now`), nested in the statement; a chain's and a category's `id` (their
+ *   Node id, common/graphql/node.ts, written by PostgreSQL) and keys (`chainId`, `categoryId`); not a
+ *   trait's `id` (the resolvers answer);
  * - aliases, `__typename`, fragments (named and inline, put in place by flatten.ts); no directives.
  * A plan also steps aside at run time, before any byte is sent, whenever the resolvers would answer an
  * error or need another statement to decide: an asset that is not found (or is on several chains), an

@@ -9,9 +9,11 @@ import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
 import { argumentReader } from '../variables';
 import {
+  base64urlSql,
   Build,
   columnKey,
   constant,
+  literal,
   MAX_FIELDS,
   nextAlias,
   nowOf,
@@ -22,6 +24,7 @@ import {
   readsEveryArgument,
   Part,
   Planned,
+  plain,
   Render,
   rowJson,
   Shape,
@@ -126,6 +129,14 @@ export class ObjectPlanner {
         return this.assetListing(node);
       case 'Asset.traits':
         return this.assetTraits(node);
+      case 'Chain.chainId':
+      case 'Category.categoryId':
+        // The key, which is the row's id column (GraphQL's `id` of these is their Node id).
+        return leaf ? plain((_b, row) => `${row}.id`) : undefined;
+      case 'Chain.id':
+      case 'Category.id':
+        // nodeId(type, key): base64url of `<type>:<key>`.
+        return leaf ? plain((_b, row) => base64urlSql(`${literal(`${typeName}:`)} || ${row}.id`)) : undefined;
       case 'Order.asset':
       case 'Offer.asset':
         // An order's asset; an item offer's (null for collection and trait offers, whose asset_id is null).

@@ -1,6 +1,7 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import type { SortKey } from '../../../common/pagination';
 import { UUID } from '../../../common/validate';
+import { keyOf } from '../../../common/graphql/node';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
 import { offerStatusSql } from '../../../modules/offer/offer.sql';
@@ -251,7 +252,7 @@ export class Planner extends ObjectPlanner {
       // includeAssets: false answers `assets` of each collection with null.
       if (!args.includeAssets) b.withoutAssets.add(a);
       const where: string[] = [];
-      if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(args.categoryId)}`);
+      if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(keyOf('Category', args.categoryId as string))}`);
       if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
       if (args.status != null) where.push(`${a}.status = ${b.p.add(args.status)}`);
       return { where };

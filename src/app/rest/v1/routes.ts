@@ -1,4 +1,4 @@
-import { ASSET, ASSET_WITH_TRAITS, CATEGORY, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
+import { ASSET, ASSET_WITH_TRAITS, CATEGORY, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -63,7 +63,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/tags',
     summary: 'List tags, sorted by name',
     operation: `query (${PAGE_VARS}, $order_by: CatalogOrderBy) {
-      tags(${PAGE_ARGS}) { cursor remaining result { ${CATEGORY} } } }`,
+      tags(${PAGE_ARGS}) { cursor remaining result { ${TAG} } } }`,
   },
   {
     method: 'get',
@@ -243,7 +243,7 @@ export const routes: RouteSpec[] = [
     operation: `query ($after: ID, $types: [String!], $collection_id: String, $asset_id: ID, $limit: Int) {
       events(after: $after, types: $types, collectionId: $collection_id, assetId: $asset_id, limit: $limit) {
         cursor has_more: hasMore
-        result { id type occurred_at: occurredAt chain_id: chainId collection_id: collectionId asset_id: assetId data } } }`,
+        result { id: position type occurred_at: occurredAt chain_id: chainId collection_id: collectionId asset_id: assetId data } } }`,
     aliases: { after: ['page'] },
   },
   {

@@ -2,9 +2,12 @@
  * GraphQL selections that give the documented REST shapes (interface.md section 2): aliases turn the
  * GraphQL field names into the snake_case names legacy clients read.
  */
-export const CHAIN = `chain { id name symbol }`;
+/** REST's ids of chains, categories and tags are their keys (GraphQL's `id` of these is their Node id). */
+export const CHAIN = `chain { id: chainId name symbol }`;
 export const FEES = `fees { address basis_points: basisPoints type }`;
-export const CATEGORY = `category_id: id category_name: name`;
+export const CATEGORY = `category_id: categoryId category_name: name`;
+/** Tags have the shape of categories (interface.md 4.6). */
+export const TAG = `category_id: tagId category_name: name`;
 
 /**
  * A documented price field (a JSON number) and its exact twin `<name>_decimal` (a string), both read from
