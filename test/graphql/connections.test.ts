@@ -251,9 +251,9 @@ describe('the event feed', () => {
       const res: HttpResult = await server.gql(FEED, { c: collection.id, first: 20, after });
       expect(res.body.errors).toBeUndefined();
       const feed = res.body.data.events;
-      ids.push(...feed.edges.map((e: { cursor: string; node: { id: string } }) => {
-        expect(e.cursor).toBe(e.node.id);
-        return e.node.id;
+      ids.push(...feed.edges.map((e: { cursor: string; node: { position: string } }) => {
+        expect(e.cursor).toBe(e.node.position);
+        return e.node.position;
       }));
       totals.push(feed.totalCount);
       expect(feed.pageInfo.hasNextPage).toBe(feed.hasMore);
@@ -268,7 +268,7 @@ describe('the event feed', () => {
     expect(totals).toEqual([SIZE, SIZE, SIZE]);
 
     const middle = await server.gql(FEED, { c: collection.id, first: 3, after: ids[9] });
-    expect(middle.body.data.events.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(ids.slice(10, 13));
+    expect(middle.body.data.events.edges.map((e: { node: { position: string } }) => e.node.position)).toEqual(ids.slice(10, 13));
     // totalCount is counted in the read's own statement.
     const uncounted = await server.gql(`query ($c: String!) { events(collectionId: $c, first: 3) { result { id } } }`, { c: collection.id });
     expect(middle.sql).toBe(uncounted.sql);
@@ -382,6 +382,6 @@ const OWNER_CONNECTIONS = /* GraphQL */ `
 const FEED = /* GraphQL */ `
   query ($c: String!, $first: Int, $after: ID) {
     events(collectionId: $c, types: ["asset.created"], first: $first, after: $after) {
-      hasMore totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id type } }
+      hasMore totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id position type } }
     }
   }`;
