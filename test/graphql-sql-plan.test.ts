@@ -312,6 +312,33 @@ describe("a frontend's pages as Apollo Client writes them (fragments, __typename
     expect(data.asset.listing.currentPriceDecimal).toBe('2.000000000000000001');
   });
 
+  test('when an asset page reads its offers through asset { offers }, then the planned answer is the same bytes in one statement, collection offers included', async () => {
+    const other = await saveOwnedAsset(server);
+    const collector = await server.key();
+    await saveOffer(server, collector.key, other.asset.id, { price: 9 });
+    await saveOffer(server, collector.key, null as unknown as string, { collectionId: market.owned.collection.id, price: '0.5' });
+    const query = `query AssetPage($tokenAddress: Address!, $tokenId: TokenId!, $status: OfferStatus) {
+      asset(tokenAddress: $tokenAddress, tokenId: $tokenId) {
+        __typename id tokenId name owner status collection { ...CollectionHeader } listing { ...ListingPrice }
+        offers(orderBy: CREATED_AT, direction: DESC, limit: 10) { __typename cursor remaining result { ...OfferRow asset { id name } } }
+        best: offers(orderBy: PRICE, direction: DESC, limit: 2, status: $status, kind: ITEM) { cursor result { priceDecimal } }
+      }
+    }
+    ${HEADER} ${LISTING} ${OFFER}`;
+    const { first, third } = await firstAndThird(query, { tokenAddress: market.owned.asset.tokenAddress, tokenId: market.owned.asset.tokenId, status: 'ACTIVE' });
+    expect(first.status).toBe(200);
+    expect(first.sql).toBeGreaterThan(1);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const { asset } = JSON.parse(third.text).data;
+    expect(asset.offers.result.map((o: { kind: string; priceDecimal: string }) => [o.kind, o.priceDecimal])).toEqual([
+      ['COLLECTION', '0.5'],
+      ['ITEM', '1.25'],
+      ['ITEM', '0.100000000000000001'],
+    ]);
+    expect(asset.best).toEqual({ cursor: null, result: [{ priceDecimal: '1.25' }, { priceDecimal: '0.100000000000000001' }] });
+  });
+
   test('when recent sales are read with their asset and its collection, then the planned answer is the same bytes in one statement', async () => {
     const query = `query RecentSales($owner: Address!) { orders(ownerId: $owner, orderBy: CREATED_AT, direction: DESC, limit: 20) { __typename cursor result { ...SaleRow } } }
     ${SALE} ${HEADER}`;

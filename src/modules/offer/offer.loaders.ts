@@ -4,7 +4,7 @@ import { byKey, observed, pagesByParent } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
-import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
+import { assetOffersSql, offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { offerListQuery, OfferSource } from './offer.service';
 import { NestedOfferArgs, Offer, OfferPageArgs } from './offer.types';
 
@@ -69,7 +69,7 @@ export function createOfferLoaders(ds: DataSource) {
     offerPagesByAsset: offerPages<NestedOfferArgs>(
       ds,
       'offerPagesByAsset',
-      { from: `offers o JOIN assets pa ON pa.id = o.asset_id OR (o.kind = 'collection' AND pa.collection_id = o.collection_id)`, where: [] },
+      { from: `offers o JOIN assets pa ON ${assetOffersSql('o', 'pa')}`, where: [] },
       { column: 'pa.id', sqlType: 'uuid' },
     ),
     offerPagesByCollection: offerPages<NestedOfferArgs>(ds, 'offerPagesByCollection', offers, { column: 'o.collection_id', sqlType: 'uuid' }),

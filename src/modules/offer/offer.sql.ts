@@ -6,6 +6,14 @@ export function offerStatusSql(o: string, now: string): string {
   return `(CASE WHEN ${o}.status = 'active' AND ${o}.end_time <= ${now}::timestamptz THEN 'expired' ELSE ${o}.status END)`;
 }
 
+/**
+ * The offers that can buy asset `a` (Asset.offers): its item offers, and the collection offers of its
+ * collection. One definition, for its loader (offer.loaders.ts) and the SQL plans (app/graphql/sql-plan).
+ */
+export function assetOffersSql(o: string, a: string): string {
+  return `(${o}.asset_id = ${a}.id OR (${o}.kind = 'collection' AND ${o}.collection_id = ${a}.collection_id))`;
+}
+
 export function offerColumns(now: string): string {
   return `o.id, o.kind, o.quantity, o.filled, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
     o.token_address AS "tokenAddress", o.token_id::text AS "tokenId", o.taker, o.price::text AS price,

@@ -7,6 +7,8 @@ import { Chain } from '../../../modules/chain/chain.entity';
 import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
+import { OFFER_SORTS } from '../../../modules/offer/offer.service';
+import { assetOffersSql, offerStatusSql } from '../../../modules/offer/offer.sql';
 import { argumentReader } from '../variables';
 import {
   base64urlSql,
@@ -22,6 +24,7 @@ import {
   PAGE_ARGUMENTS,
   plannedPage,
   readsEveryArgument,
+  realias,
   Part,
   Planned,
   plain,
@@ -90,6 +93,7 @@ export class ObjectPlanner {
 
   private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
     if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
+    if (field.name === 'offers' && typeName === 'Asset') return this.assetOffers(field, node);
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
     if (node.arguments?.length || field.args.length) return undefined;
     const leaf = !node.selectionSet;
@@ -327,6 +331,32 @@ export class ObjectPlanner {
     return { shape: page.shape, render: within(page.render), text: within(page.text) };
   }
 
+
+  /**
+   * Nested `asset.offers(status, kind, limit, orderBy, direction)`: the first page, in the asset's own row,
+   * of the offers offer.loaders.ts's offerPagesByAsset reads (assetOffersSql), filtered as its
+   * offerListQuery filters them (the status as read now).
+   */
+  private assetOffers(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
+    if (!readsEveryArgument(field, [...PAGE_ARGUMENTS, 'status', 'kind'])) return undefined;
+    const page = this.page('OfferPage', 'Offer', node);
+    if (!page) return undefined;
+    const argumentsOf = argumentReader(field, node);
+    const within =
+      (json: PagePlan['render'] | undefined): Render | undefined =>
+      json &&
+      ((b, row) => {
+        const args = argumentsOf(b.variables);
+        const sort = OFFER_SORTS[args.orderBy as keyof typeof OFFER_SORTS];
+        if (!sort || !plannedPage(args)) return undefined;
+        const o = nextAlias(b);
+        const where = [assetOffersSql(o, row)];
+        if (args.status != null) where.push(`${offerStatusSql(o, nowOf(b))} = ${b.p.add(args.status)}`);
+        if (args.kind != null) where.push(`${o}.kind = ${b.p.add(args.kind)}`);
+        return json(b, { table: 'offers', alias: o, where, sort: realias(sort, 't', 'o'), args });
+      });
+    return { shape: page.shape, render: within(page.render), text: within(page.text) };
+  }
 
   /** A first page of `itemType` (page.ts) for this selection. */
   protected page(pageType: string, itemType: Planned, node: FieldNode): PagePlan | undefined {

@@ -112,7 +112,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/search/assets',
-    summary: 'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered like GET /v1/assets',
+    summary: 'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered by asset_contract, collection_id, owner_id, status, chain_id or trait',
     operation: `query ($query: String!, ${PAGE_VARS}, $asset_contract: Address, $collection_id: String, $owner_id: Address,
         $status: AssetStatus, $chain_id: String, $trait: [String!]) {
       searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, assetContract: $asset_contract, collectionId: $collection_id,
@@ -123,7 +123,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/search/collections',
-    summary: 'Search collections by name (query, 1 to 100 characters, any script), ranked best first, filtered like GET /v1/collections',
+    summary: 'Search collections by name (query, 1 to 100 characters, any script), ranked best first, filtered by chain_id, category_id, owner_address or status',
     operation: `query ($query: String!, ${PAGE_VARS}, $chain_id: String, $category_id: String, $owner_address: Address,
         $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
       searchCollections(query: $query, limit: $limit, page: $page, direction: $direction, chainId: $chain_id,
