@@ -1,4 +1,5 @@
 import { ApolloClient, ApolloLink, gql, HttpLink, InMemoryCache } from '@apollo/client';
+import { relayStylePagination } from '@apollo/client/utilities';
 import { saveListing, saveOwnedAsset } from './factories/market';
 import { saveAsset } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
@@ -101,4 +102,67 @@ test('when a mutation changes a listing\'s price, then a collection page cached 
   // And the server agrees: a network-only read shows the same price.
   const fresh = await client.query<CollectionPageData>({ query: COLLECTION_PAGE, variables: { address: owned.collection.contractAddress }, fetchPolicy: 'network-only' });
   expect(fresh.data!.collection.assets.result.find((a) => a.id === owned.asset.id)!.listing!.currentPriceDecimal).toBe('7.5');
+});
+
+/** The cache of the README's "From a frontend": Relay-style pagination for the connections. */
+function readmeCache(): InMemoryCache {
+  return new InMemoryCache({
+    typePolicies: {
+      Query: { fields: { assets: relayStylePagination(['collectionId', 'ownerId', 'status', 'trait', 'orderBy', 'direction']) } },
+      Collection: { fields: { assets: relayStylePagination(['orderBy', 'direction']) } },
+    },
+  });
+}
+
+test('when an object is refetched Relay-style by node(id), then it is the same object, cached once under its type and id', async () => {
+  const owned = await saveOwnedAsset(server);
+  const listing = await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 3 });
+  const client = new ApolloClient({ link: new HttpLink({ uri: `${server.url}/graphql` }), cache: readmeCache() });
+  const page = await client.query<CollectionPageData>({ query: COLLECTION_PAGE, variables: { address: owned.collection.contractAddress } });
+  const card = page.data!.collection.assets.result[0];
+
+  const NODE = gql`
+    query Refetch($id: ID!) {
+      node(id: $id) {
+        __typename
+        id
+        ... on Asset { name listing { id currentPrice currentPriceDecimal } }
+      }
+    }
+  `;
+  const refetched = await client.query<{ node: { __typename: string; id: string; name: string; listing: { id: string } } }>({ query: NODE, variables: { id: card.id } });
+  expect(refetched.data!.node).toMatchObject({ __typename: 'Asset', id: owned.asset.id, name: card.name, listing: { id: listing.id } });
+  // One normalised entry per object: Asset:<id> and Listing:<id>, shared by both queries.
+  const cached = client.cache.extract() as Record<string, unknown>;
+  expect(Object.keys(cached).filter((k) => k === `Asset:${owned.asset.id}` || k === `Listing:${listing.id}`).sort()).toEqual([`Asset:${owned.asset.id}`, `Listing:${listing.id}`].sort());
+
+  // A collection's node id comes back as a Collection.
+  const collection = await client.query<{ node: { __typename: string; id: string } }>({ query: gql`query ($id: ID!) { node(id: $id) { __typename id } }`, variables: { id: page.data!.collection.id } });
+  expect(collection.data!.node).toEqual({ __typename: 'Collection', id: owned.collection.id });
+});
+
+test('when a list is walked with fetchMore and relayStylePagination, then the cached connection holds every item once, in order', async () => {
+  const owned = await saveOwnedAsset(server);
+  for (let i = 0; i < 6; i += 1) await saveAsset(server, owned.owner.key, owned.collection, owned.owner.address);
+  const client = new ApolloClient({ link: new HttpLink({ uri: `${server.url}/graphql` }), cache: readmeCache() });
+  const ASSETS = gql`
+    query Assets($collectionId: String!, $after: String) {
+      assets(collectionId: $collectionId, orderBy: TOKEN_ID, direction: ASC, first: 3, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { cursor node { id tokenId } }
+      }
+    }
+  `;
+  type Data = { assets: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string }; edges: { node: { id: string; tokenId: string } }[] } };
+  const vars = { collectionId: owned.collection.id };
+  let result = await client.query<Data>({ query: ASSETS, variables: vars });
+  const observable = client.watchQuery<Data>({ query: ASSETS, variables: vars });
+  while (result.data!.assets.pageInfo.hasNextPage) {
+    result = await observable.fetchMore({ variables: { after: result.data!.assets.pageInfo.endCursor } });
+  }
+  const merged = client.readQuery<Data>({ query: ASSETS, variables: vars })!;
+  expect(merged.assets.edges.map((e) => e.node.tokenId)).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+  expect(merged.assets.totalCount).toBe(7);
+  expect(merged.assets.pageInfo.hasNextPage).toBe(false);
 });
