@@ -63,7 +63,7 @@ const UPDATE_PRICE = gql`
 `;
 
 interface CollectionPageData {
-  collection: { id: string; name: string; assets: { result: { id: string; tokenId: string; listing: { id: string; currentPrice: number; currentPriceDecimal: string } | null }[] } };
+  collection: { id: string; name: string; assets: { result: { id: string; tokenId: string; name: string; listing: { id: string; currentPrice: number; currentPriceDecimal: string } | null }[] } };
 }
 
 test('when a mutation changes a listing\'s price, then a collection page cached before shows the new price without a refetch', async () => {
