@@ -10,6 +10,7 @@ import { Webhooks1764500000000 } from './1764500000000-webhooks';
 import { OfferSignature1764900000000 } from './1764900000000-offer-signature';
 import { CollectionAssetCounts1765000000000 } from './1765000000000-collection-asset-counts';
 import { EventDataAsApi1765300000000 } from './1765300000000-event-data-as-api';
+import { ChainFollower1765400000000 } from './1765400000000-chain-follower';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   OfferSignature1764900000000,
   CollectionAssetCounts1765000000000,
   EventDataAsApi1765300000000,
+  ChainFollower1765400000000,
 ];

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'listing.sold',
   'listing.cancelled',
   'listing.expired',
+  'listing.inactivated',
   'offer.created',
   'offer.accepted',
   'offer.filled',

@@ -255,3 +255,28 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
   });
   return readListing(ctx, listing.id);
 }
+
+/**
+ * The asset's owner is now `owner` (a transfer seen on chain): its active listing by anyone else can no
+ * longer be filled and becomes `inactive` (a listing past its closing date is left to the expiry sweeper),
+ * and the asset reads unlisted. Inside the caller's transaction, with the asset locked. Returns the ids.
+ */
+export async function inactivateListingsOfFormerOwners(
+  m: EntityManager,
+  events: EventLog,
+  assetId: string,
+  owner: string,
+  now: Date,
+  extra: Record<string, unknown>,
+): Promise<string[]> {
+  const inactive = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE listings SET status = 'inactive', updated_at = $3
+     WHERE asset_id = $1 AND status = 'active' AND seller <> $2 AND (closing_date IS NULL OR closing_date > $3) RETURNING id`,
+    [assetId, owner, now],
+  );
+  if (!inactive.length) return [];
+  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [assetId, now]);
+  for (const { id } of inactive) events.add('listing.inactivated', 'listing', id, { reason: 'the seller no longer owns the token', ...extra });
+  return inactive.map((l) => l.id);
+}
