@@ -1,0 +1,60 @@
+import { ChainSettings } from '../src/config';
+import { startChainNode, ChainNode, until } from './setup/chain-node';
+import { startServer, TestServer } from './setup/server';
+
+/**
+ * Issue #30: two gateway servers on one PostgreSQL database, each configured to follow the chain: one
+ * follows it (the chain's advisory lock), the other takes over when the first stops. On PostgreSQL only:
+ * the embedded database is one process's.
+ */
+const onPostgres = Boolean(process.env.DATABASE_URL);
+if (!onPostgres) console.log('chain-lock.test.ts skipped: the follower lock is PostgreSQL\'s (DATABASE_URL); the embedded database is one process');
+
+const CHAIN_ID = '31338';
+let node: ChainNode;
+let gateways: TestServer[] = [];
+
+(onPostgres ? describe : describe.skip)('two gateways, one chain', () => {
+  beforeAll(async () => {
+    node = await startChainNode(Number(CHAIN_ID));
+    const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
+    const first = await startServer();
+    await first.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local test chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [CHAIN_ID]);
+    await first.close();
+    gateways = await Promise.all([startServer({ chains }), startServer({ chains })]);
+  });
+
+  afterAll(async () => {
+    await Promise.all(gateways.map((g) => g.close()));
+    await node?.close();
+  });
+
+  test('when two gateways follow one chain, then one applies each transfer once, and the other takes over when it stops', async () => {
+    const [a, b] = gateways;
+    const admin = await a.key({ admin: true });
+    const contract = await node.deploy();
+    const created = await a.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID, name: 'Locked' }, admin.key);
+    expect(created.status).toBe(200);
+    const [, alice, bob] = node.accounts;
+    await node.mint(contract, alice, 1n);
+    await node.transfer(contract, alice, bob, 1n);
+
+    const followingNow = () => gateways.map((g) => g.app.chainFollowers[0].following);
+    await until(async () => followingNow(), (f) => f.filter(Boolean).length === 1, 'one follower');
+    const owner = () => b.rest('GET', `/v1/assets/${contract}/1?chain_id=${CHAIN_ID}`);
+    const asset = await until(owner, (r) => r.status === 200 && r.body.owner === bob, 'the transfer applied');
+    // Both kept polling meanwhile; still one follows, and each transfer is in the log once.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(followingNow().filter(Boolean)).toHaveLength(1);
+    const feed = await a.rest('GET', `/v1/events?asset_id=${asset.body.id}&types=asset.created,asset.transferred`);
+    expect(feed.body.result.map((e: { type: string }) => e.type)).toEqual(['asset.created', 'asset.transferred']);
+
+    const leader = gateways[followingNow().indexOf(true)];
+    const other = gateways.find((g) => g !== leader)!;
+    await leader.close();
+    gateways = [other];
+    await until(async () => other.app.chainFollowers[0].following, Boolean, 'the other gateway to take over');
+    await node.transfer(contract, bob, alice, 1n);
+    await until(() => other.rest('GET', `/v1/assets/${contract}/1?chain_id=${CHAIN_ID}`), (r) => r.body.owner === alice, 'the transfer after the takeover');
+  });
+});
