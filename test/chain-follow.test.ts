@@ -55,6 +55,22 @@ describe('following an ERC721 contract', () => {
     expect(feed.body.result[0].data).toMatchObject({ transaction_hash: tx, owner: alice, from: '0x0000000000000000000000000000000000000000' });
   });
 
+  test('when a collection is created with a start_block, then the transfers before that block are not applied', async () => {
+    const contract = await node.deploy();
+    const [, alice, bob] = node.accounts;
+    await node.mint(contract, alice, 1n);
+    const start = Number(await node.client.getBlockNumber()) + 1;
+    await node.mint(contract, bob, 2n);
+    const created = await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: String(CHAIN_ID), name: 'From a block', start_block: start }, admin.key);
+    expect(created.status).toBe(200);
+
+    await ownerIs(contract, 2n, bob);
+    expect((await assetOf(contract, 1n)).status).toBe(404);
+    const refused = await api.rest('POST', '/v1/collections', { contract_address: await node.deploy(), chain_id: String(CHAIN_ID), start_block: -1 }, admin.key);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'start_block' })]);
+  });
+
   test('when the seller transfers a listed token on chain, then the owner changes on both doors and the listing is inactive, never filled', async () => {
     const contract = await trackedCollection();
     const [, alice, bob, carol] = node.accounts;
