@@ -126,7 +126,7 @@ describe('following an ERC721 contract', () => {
     await node.transfer(contract, alice, bob, 1n);
     await node.transfer(contract, bob, alice, 1n);
     await node.mint(contract, bob, 2n);
-    const [{ id: collectionId }] = await api.ds.query('SELECT id FROM collections WHERE contract_address = $1', [contract]);
+    const [{ id: collectionId }] = await api.ds.query('SELECT id FROM collections WHERE contract_address = $1 AND chain_id = $2', [contract, String(CHAIN_ID)]);
     const [before] = await api.ds.query('SELECT synced_block::int AS synced FROM chain_collection_sync WHERE collection_id = $1', [collectionId]);
     follower = await startFollower();
     await ownerIs(contract, 2n, bob);
@@ -141,8 +141,8 @@ describe('following an ERC721 contract', () => {
       'the collection read again to the head',
     );
     const transfers = await api.ds.query(
-      'SELECT from_address AS "from", to_address AS "to" FROM chain_transfers WHERE token_address = $1 ORDER BY block_number, log_index',
-      [contract],
+      'SELECT from_address AS "from", to_address AS "to" FROM chain_transfers WHERE chain_id = $2 AND token_address = $1 ORDER BY block_number, log_index',
+      [contract, String(CHAIN_ID)],
     );
     expect(transfers).toEqual([
       { from: '0x0000000000000000000000000000000000000000', to: alice },

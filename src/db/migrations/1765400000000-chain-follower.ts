@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Following the chain (docs/chain.md): per followed chain its sync state, the hashes of the blocks it has
- * applied (to see a reorg), and every ERC721 transfer applied, once (its unique key). A collection may say
+ * applied (to see a reorg), and every ERC721 transfer applied, once (its unique key), with what it changed
+ * (the owner before it, the listings it made inactive) so that a reorg can undo it. A collection may say
  * from which block its contract is read (`start_block`; from block 0 without one). A listing whose seller
  * no longer holds its token on chain becomes `inactive`.
  */
@@ -36,6 +37,7 @@ export class ChainFollower1765400000000 implements MigrationInterface {
       "to_address" varchar(42) NOT NULL,
       "asset_id" uuid REFERENCES "assets"("id"),
       "previous_owner" varchar(42),
+      "inactivated_listings" uuid[] NOT NULL DEFAULT '{}',
       "applied_at" timestamp(3) with time zone NOT NULL DEFAULT now(),
       CONSTRAINT "uq_chain_transfers_log" UNIQUE ("chain_id", "tx_hash", "log_index"))`);
     await q.query(`CREATE INDEX "ix_chain_transfers_block" ON "chain_transfers" ("chain_id", "block_number")`);

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { ChainFollowSettings, ChainSettings } from '../../config';
 import { logger } from '../../common/logger';
-import { applyChainStep, ChainTransfer, TrackedCollection } from './chain.transfers';
+import { applyChainStep, ChainTransfer, rollBackChain, TrackedCollection } from './chain.transfers';
 
 type Viem = typeof import('viem');
 /** viem is large: loaded when a follower starts, not by a gateway that follows no chain. */
@@ -11,6 +11,8 @@ const viem = (): Viem => require('viem') as Viem;
 
 const TRANSFER_EVENT = 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)';
 const ERROR_RETRY_MS = 1000;
+/** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
+const REORG_SEARCH_BLOCKS = 64;
 
 /** The advisory lock key of a chain's follower: one per chain across every process on the database. */
 const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), hashtext($1)) AS locked`;
@@ -124,6 +126,11 @@ export class ChainFollower {
        ON CONFLICT (chain_id) DO UPDATE SET head_block = EXCLUDED.head_block, confirmations = EXCLUDED.confirmations, updated_at = now()`,
       [chainId, head.toString(), confirmations],
     );
+    const fork = await this.forkBelow(head);
+    if (fork !== null) {
+      const undone = await rollBackChain(this.ds, chainId, fork);
+      logger.warn('reorg: the applied blocks above the fork are rolled back', { chainId, forkBlock: fork.toString(), transfersUndone: undone });
+    }
     const rows: { id: string; contractAddress: string; synced: string }[] = await this.ds.query(
       `SELECT c.id, c.contract_address AS "contractAddress", COALESCE(s.synced_block, c.start_block - 1, -1)::text AS synced
        FROM collections c LEFT JOIN chain_collection_sync s ON s.collection_id = c.id WHERE c.chain_id = $1`,
@@ -175,6 +182,25 @@ export class ChainFollower {
     blockHashes.set(to, hash);
     await applyChainStep(this.ds, { chainId, toBlock: to, toHash: hash, blockHashes, transfers, collections: reading });
     return to === confirmed && reading.length === behind.length;
+  }
+
+  /**
+   * The highest applied block still on the chain when the newest applied block is not (a reorg), else null.
+   * The newest one is compared at every step; the search goes down the kept hashes only after a mismatch.
+   * When none of the last REORG_SEARCH_BLOCKS kept matches, the fork is taken below the lowest of them.
+   */
+  private async forkBelow(head: bigint): Promise<bigint | null> {
+    const kept: { number: string; hash: string }[] = await this.ds.query(
+      'SELECT number::text AS number, hash FROM chain_blocks WHERE chain_id = $1 ORDER BY number DESC LIMIT $2',
+      [this.chain.chainId, REORG_SEARCH_BLOCKS],
+    );
+    for (const [i, block] of kept.entries()) {
+      const n = BigInt(block.number);
+      if (n > head) continue;
+      const onChain = await this.client.getBlock({ blockNumber: n });
+      if (onChain.hash === block.hash) return i === 0 ? null : n;
+    }
+    return kept.length ? BigInt(kept[kept.length - 1].number) - 1n : null;
   }
 
   private async recordError(err: unknown): Promise<void> {

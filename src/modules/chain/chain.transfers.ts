@@ -1,9 +1,13 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { clock } from '../../common/clock';
+import { updateReturning } from '../../common/sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { insertAsset } from '../asset/asset.service';
 import { lockAsset } from '../listing/auction';
-import { inactivateListingsOfFormerOwners } from '../listing/listing.service';
+import { inactivateListingsOfFormerOwners, reactivateListings } from '../listing/listing.service';
+
+/** Block hashes kept below the last applied block, to find where a reorg forked. */
+const KEPT_BLOCK_HASHES = 1024;
 
 /** One ERC721 Transfer log, as the follower read it (addresses in lower case). */
 export interface ChainTransfer {
@@ -64,6 +68,8 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
        ON CONFLICT (chain_id, number) DO UPDATE SET hash = EXCLUDED.hash`,
       [step.chainId, blocks.map(([n]) => n.toString()), blocks.map(([, h]) => h)],
     );
+    // Hashes far below the head are no use to see a reorg (the follower compares the newest ones).
+    await m.query('DELETE FROM chain_blocks WHERE chain_id = $1 AND number < $2::bigint - $3', [step.chainId, step.toBlock.toString(), KEPT_BLOCK_HASHES]);
     // The chain's last applied block: the lowest position of its collections (all of them, not only this step's).
     await m.query(
       `UPDATE chain_sync s SET last_block = p.low, last_hash = CASE WHEN p.low = $2::bigint THEN $3 ELSE (SELECT hash FROM chain_blocks b WHERE b.chain_id = s.chain_id AND b.number = p.low) END,
@@ -97,6 +103,7 @@ async function applyTransfer(m: EntityManager, events: EventLog, collection: Tra
   );
   let assetId: string;
   let previousOwner: string | null = null;
+  let inactivated: string[] = [];
   if (!known) {
     const asset = await insertAsset(
       m,
@@ -115,14 +122,66 @@ async function applyTransfer(m: EntityManager, events: EventLog, collection: Tra
       // The event's row is read at commit: a later transfer of the token in this step must not show through.
       events.add('asset.transferred', 'asset', assetId, { previous_owner: locked.owner, owner: t.to, ...onChain });
     }
-    await inactivateListingsOfFormerOwners(m, events, assetId, t.to, now, onChain);
+    inactivated = await inactivateListingsOfFormerOwners(m, events, assetId, t.to, now, onChain);
   }
-  await m.query('UPDATE chain_transfers SET asset_id = $3, previous_owner = $4 WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $5', [
-    collection.chainId,
-    t.txHash,
-    assetId,
-    previousOwner,
-    t.logIndex,
-  ]);
+  await m.query(
+    `UPDATE chain_transfers SET asset_id = $3, previous_owner = $4, inactivated_listings = $6::uuid[]
+     WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $5`,
+    [collection.chainId, t.txHash, assetId, previousOwner, t.logIndex, inactivated],
+  );
   return true;
+}
+
+/**
+ * A reorg: the chain's blocks above `forkBlock` are no longer the ones applied. Their transfers are undone
+ * in reverse order, in one transaction with their events: each token's owner goes back to the one before
+ * the transfer (a token the transfer made known goes back to its sender, the zero address for a mint:
+ * the asset stays, owned by no one), `asset.transfer_reverted` says so, and the listings the transfer made
+ * inactive are active again where their seller owns the token again (`listing.reactivated`). The transfers,
+ * block hashes and positions above the fork are forgotten, so the next steps apply the new branch.
+ * Returns how many transfers were undone.
+ */
+export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: bigint): Promise<number> {
+  return withEvents(ds, async (m, events) => {
+    const now = clock.now();
+    const orphaned = await updateReturning<{
+      assetId: string;
+      previousOwner: string | null;
+      from: string;
+      to: string;
+      blockNumber: string;
+      txHash: string;
+      logIndex: number;
+      inactivated: string[];
+    }>(
+      m,
+      `DELETE FROM chain_transfers WHERE chain_id = $1 AND block_number > $2
+       RETURNING asset_id AS "assetId", previous_owner AS "previousOwner", from_address AS "from", to_address AS "to",
+         block_number::text AS "blockNumber", tx_hash AS "txHash", log_index AS "logIndex", inactivated_listings AS inactivated`,
+      [chainId, forkBlock.toString()],
+    );
+    orphaned.sort((a, b) => (a.blockNumber === b.blockNumber ? b.logIndex - a.logIndex : BigInt(b.blockNumber) < BigInt(a.blockNumber) ? -1 : 1));
+    for (const t of orphaned) {
+      const locked = await lockAsset(m, events, t.assetId, now);
+      const restored = t.previousOwner ?? t.from;
+      const undone = { block_number: t.blockNumber, transaction_hash: t.txHash, log_index: t.logIndex, reason: 'reorg' };
+      if (locked.owner !== restored) {
+        await m.query('UPDATE assets SET owner = $2, updated_at = $3 WHERE id = $1', [t.assetId, restored, now]);
+        events.add('asset.transfer_reverted', 'asset', t.assetId, { previous_owner: locked.owner, owner: restored, ...undone });
+      }
+      await reactivateListings(m, events, t.assetId, t.inactivated, restored, now, undone);
+    }
+    await m.query('DELETE FROM chain_blocks WHERE chain_id = $1 AND number > $2', [chainId, forkBlock.toString()]);
+    await m.query(
+      `UPDATE chain_collection_sync s SET synced_block = $2 FROM collections c
+       WHERE c.id = s.collection_id AND c.chain_id = $1 AND s.synced_block > $2`,
+      [chainId, forkBlock.toString()],
+    );
+    await m.query(
+      `UPDATE chain_sync SET last_block = LEAST(last_block, $2::bigint), last_hash = (SELECT hash FROM chain_blocks WHERE chain_id = $1 AND number = $2),
+         updated_at = now() WHERE chain_id = $1`,
+      [chainId, forkBlock.toString()],
+    );
+    return orphaned.length;
+  });
 }

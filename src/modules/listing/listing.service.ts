@@ -280,3 +280,31 @@ export async function inactivateListingsOfFormerOwners(
   for (const { id } of inactive) events.add('listing.inactivated', 'listing', id, { reason: 'the seller no longer owns the token', ...extra });
   return inactive.map((l) => l.id);
 }
+
+/**
+ * The undoing of inactivateListingsOfFormerOwners (a reorg took back the transfer): each of these listings
+ * that is still inactive becomes active again when its seller owns the asset again, its closing date is
+ * ahead and the asset has no other active listing. Inside the caller's transaction, with the asset locked.
+ */
+export async function reactivateListings(
+  m: EntityManager,
+  events: EventLog,
+  assetId: string,
+  listingIds: string[],
+  owner: string,
+  now: Date,
+  extra: Record<string, unknown>,
+): Promise<void> {
+  if (!listingIds.length) return;
+  const active = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE listings SET status = 'active', updated_at = $4
+     WHERE id = (SELECT id FROM listings WHERE id = ANY($2::uuid[]) AND asset_id = $1 AND status = 'inactive' AND seller = $3
+                   AND (closing_date IS NULL OR closing_date > $4) ORDER BY created_at DESC LIMIT 1)
+       AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = $1 AND status = 'active') RETURNING id`,
+    [assetId, listingIds, owner, now],
+  );
+  if (!active.length) return;
+  await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [assetId, now]);
+  for (const { id } of active) events.add('listing.reactivated', 'listing', id, { reason: 'the transfer that made it inactive was undone by a reorg', ...extra });
+}
