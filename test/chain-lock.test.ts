@@ -1,10 +1,12 @@
 import { ChainSettings } from '../src/config';
 import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { startServer, TestServer } from './setup/server';
+import { startGatewayProcess } from './setup/gateway-process';
 
 /**
  * Issue #30: two gateway servers on one PostgreSQL database, each configured to follow the chain: one
- * follows it (the chain's advisory lock), the other takes over when the first stops. On PostgreSQL only:
+ * follows it (the chain's advisory lock), the other takes over when the first stops; then the real service,
+ * set by CHAIN_RPC_<id>, takes over from the last. On PostgreSQL only:
  * the embedded database is one process's.
  */
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -56,5 +58,19 @@ let gateways: TestServer[] = [];
     await until(async () => other.app.chainFollowers[0].following, Boolean, 'the other gateway to take over');
     await node.transfer(contract, bob, alice, 1n);
     await until(() => other.rest('GET', `/v1/assets/${contract}/1?chain_id=${CHAIN_ID}`), (r) => r.body.owner === alice, 'the transfer after the takeover');
+
+    // The real service, set by its environment, waits for the lock; when the last server stops, it follows.
+    const service = await startGatewayProcess({ [`CHAIN_RPC_${CHAIN_ID}`]: node.url, CHAIN_CONFIRMATIONS: '0', CHAIN_POLL_MS: '50', SEED_DEMO: 'false' });
+    try {
+      const ready = await fetch(`${service.url}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', chains: [{ chainId: CHAIN_ID, lag: 0, lastError: null }] });
+      await other.close();
+      gateways = [];
+      await node.transfer(contract, alice, bob, 1n);
+      const read = async () => (await (await fetch(`${service.url}/v1/assets/${contract}/1?chain_id=${CHAIN_ID}`)).json()) as { owner: string };
+      await until(read, (body) => body.owner === bob, 'the service to take over');
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
   });
 });
