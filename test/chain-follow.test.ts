@@ -159,7 +159,7 @@ describe('following an ERC721 contract', () => {
     expect(before.synced).toBeLessThan(head);
   });
 
-  test('when the chain is followed, then its sync status shows head, confirmed and applied blocks and no lag, on both doors and /readyz', async () => {
+  test('when the chain is followed, then its sync status shows head, confirmed and applied blocks and no lag, on both doors, /readyz and /metrics', async () => {
     await trackedCollection();
     await node.mine(3);
     const head = Number(await node.client.getBlockNumber());
@@ -175,6 +175,12 @@ describe('following an ERC721 contract', () => {
     const ready = await follower!.rest('GET', '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ready', chains: [{ chainId: String(CHAIN_ID), lag: 0, lastError: null }] });
+
+    const metrics = await (await fetch(`${follower!.url}/metrics`)).text();
+    expect(metrics).toContain(`gateway_chain_following{chain_id="${CHAIN_ID}"} 1`);
+    expect(metrics).toContain(`gateway_chain_head_block{chain_id="${CHAIN_ID}"} ${head}`);
+    expect(metrics).toContain(`gateway_chain_lag_blocks{chain_id="${CHAIN_ID}"} 0`);
+    expect(metrics).toMatch(new RegExp(`gateway_chain_transfers_applied_total\\{chain_id="${CHAIN_ID}"\\} [1-9]`));
 
     const unknown = await api.rest('GET', '/v1/chains/999999/sync');
     expect(unknown.status).toBe(404);

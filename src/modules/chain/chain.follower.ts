@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { ChainFollowSettings, ChainSettings } from '../../config';
 import { logger } from '../../common/logger';
+import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, ChainTransfer, rollBackChain, TrackedCollection } from './chain.transfers';
 
 type Viem = typeof import('viem');
@@ -55,7 +56,10 @@ export class ChainFollower {
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
-        if (!this.following) this.following = await this.lock();
+        if (!this.following) {
+          this.following = await this.lock();
+          chainFollowing.set({ chain_id: this.chain.chainId }, this.following ? 1 : 0);
+        }
         if (this.following) {
           const caughtUp = await this.step();
           if (!caughtUp) continue;
@@ -103,6 +107,7 @@ export class ChainFollower {
     if (this.lockClient !== client) return;
     this.lockClient = undefined;
     this.following = false;
+    chainFollowing.set({ chain_id: this.chain.chainId }, 0);
     logger.warn('the chain follower lost its lock connection', { chainId: this.chain.chainId });
   }
 
@@ -110,6 +115,7 @@ export class ChainFollower {
     const client = this.lockClient;
     this.lockClient = undefined;
     this.following = false;
+    chainFollowing.set({ chain_id: this.chain.chainId }, 0);
     if (client) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
@@ -121,6 +127,8 @@ export class ChainFollower {
     const { chainId, confirmations } = this.chain;
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
     const confirmed = head - BigInt(confirmations);
+    const labels = { chain_id: chainId };
+    chainHeadBlock.set(labels, Number(head));
     await this.ds.query(
       `INSERT INTO chain_sync (chain_id, head_block, confirmations, updated_at) VALUES ($1, $2, $3, now())
        ON CONFLICT (chain_id) DO UPDATE SET head_block = EXCLUDED.head_block, confirmations = EXCLUDED.confirmations, updated_at = now()`,
@@ -129,6 +137,7 @@ export class ChainFollower {
     const fork = await this.forkBelow(head);
     if (fork !== null) {
       const undone = await rollBackChain(this.ds, chainId, fork);
+      chainReorgs.inc(labels);
       logger.warn('reorg: the applied blocks above the fork are rolled back', { chainId, forkBlock: fork.toString(), transfersUndone: undone });
     }
     const rows: { id: string; contractAddress: string; synced: string }[] = await this.ds.query(
@@ -141,6 +150,7 @@ export class ChainFollower {
     const behind = collections.filter((c) => c.syncedBlock < confirmed);
     const toHash = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).hash;
     if (!behind.length) {
+      chainLagBlocks.set(labels, 0);
       await this.ds.query(
         `UPDATE chain_sync SET last_block = $2, last_hash = COALESCE(last_hash, $3) WHERE chain_id = $1 AND last_block IS DISTINCT FROM $2`,
         [chainId, confirmed.toString(), collections.length ? null : await toHash(confirmed)],
@@ -180,7 +190,10 @@ export class ChainFollower {
     transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
     const hash = await toHash(to);
     blockHashes.set(to, hash);
-    await applyChainStep(this.ds, { chainId, toBlock: to, toHash: hash, blockHashes, transfers, collections: reading });
+    const applied = await applyChainStep(this.ds, { chainId, toBlock: to, toHash: hash, blockHashes, transfers, collections: reading });
+    chainTransfersApplied.inc(labels, applied);
+    const low = collections.reduce((min, c) => (c.syncedBlock < to && !synced.has(c.contractAddress) && c.syncedBlock < min ? c.syncedBlock : min), to);
+    chainLagBlocks.set(labels, Number(confirmed - low));
     return to === confirmed && reading.length === behind.length;
   }
 
@@ -206,6 +219,7 @@ export class ChainFollower {
   private async recordError(err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     logger.warn('the chain follower failed a step; retrying', { chainId: this.chain.chainId, error: message });
+    chainStepErrors.inc({ chain_id: this.chain.chainId });
     await this.ds
       .query(
         `INSERT INTO chain_sync (chain_id, last_error, last_error_at) VALUES ($1, $2, now())
