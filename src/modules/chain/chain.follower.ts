@@ -65,6 +65,11 @@ export class ChainFollower {
           if (!caughtUp) continue;
         }
       } catch (err) {
+        // A block read between the head and now is gone: a reorg under way, which the next step finds.
+        if (err instanceof viem().BlockNotFoundError) {
+          await this.sleep(this.options.pollMs);
+          continue;
+        }
         await this.recordError(err);
         await this.sleep(ERROR_RETRY_MS);
         continue;
