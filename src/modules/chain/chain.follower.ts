@@ -156,10 +156,13 @@ export class ChainFollower {
     const toHash = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).hash;
     if (!behind.length) {
       chainLagBlocks.set(labels, 0);
-      await this.ds.query(
-        `UPDATE chain_sync SET last_block = $2, last_hash = COALESCE(last_hash, $3) WHERE chain_id = $1 AND last_block IS DISTINCT FROM $2`,
-        [chainId, confirmed.toString(), collections.length ? null : await toHash(confirmed)],
-      );
+      // A chain without collections has nothing to apply: it is followed up to the confirmed block, no hash kept.
+      if (!collections.length) {
+        await this.ds.query('UPDATE chain_sync SET last_block = $2, last_hash = NULL WHERE chain_id = $1 AND last_block IS DISTINCT FROM $2', [
+          chainId,
+          confirmed.toString(),
+        ]);
+      }
       return true;
     }
     const from = behind.reduce((low, c) => (c.syncedBlock < low ? c.syncedBlock : low), confirmed) + 1n;
