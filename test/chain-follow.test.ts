@@ -31,7 +31,6 @@ async function trackedCollection(): Promise<Address> {
 beforeAll(async () => {
   node = await startChainNode(CHAIN_ID);
   api = await startServer();
-  await api.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local test chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [String(CHAIN_ID)]);
   admin = await api.key({ admin: true });
   follower = await startFollower();
 });

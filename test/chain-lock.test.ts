@@ -20,9 +20,6 @@ let gateways: TestServer[] = [];
   beforeAll(async () => {
     node = await startChainNode(Number(CHAIN_ID));
     const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
-    const first = await startServer();
-    await first.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local test chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [CHAIN_ID]);
-    await first.close();
     gateways = await Promise.all([startServer({ chains }), startServer({ chains })]);
   });
 

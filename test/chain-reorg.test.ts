@@ -15,7 +15,6 @@ let follower: TestServer;
 beforeAll(async () => {
   node = await startChainNode(Number(CHAIN_ID));
   api = await startServer();
-  await api.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local test chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [CHAIN_ID]);
   const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
   follower = await startServer({ chains });
 });
