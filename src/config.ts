@@ -2,8 +2,8 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SIGNATURE_MODES, SignatureMode } from './common/eip712';
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
+function intFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) {
@@ -44,6 +44,58 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
  */
 export const TRUST_MODES = ['off', 'allow', 'require'] as const;
 export type TrustMode = (typeof TRUST_MODES)[number];
+
+/**
+ * Confirmations a block needs before the chain follower applies it, by chain id, when CHAIN_CONFIRMATIONS
+ * does not say (docs/chain.md): about the depth of the reorgs each chain has seen; 0 for local nodes.
+ */
+export const DEFAULT_CHAIN_CONFIRMATIONS: Record<string, number> = {
+  '1': 12,
+  '11155111': 6,
+  '137': 64,
+  '56': 15,
+  '43114': 1,
+  '31337': 0,
+  '1337': 0,
+};
+const FALLBACK_CHAIN_CONFIRMATIONS = 12;
+
+/** One chain the gateway follows (CHAIN_RPC_<chain_id>). */
+export interface ChainFollowSettings {
+  chainId: string;
+  rpcUrl: string;
+  /** Blocks on top of a block before it is applied (CHAIN_CONFIRMATIONS_<chain_id>, else CHAIN_CONFIRMATIONS, else the chain's default). */
+  confirmations: number;
+}
+
+export interface ChainSettings {
+  /** Every CHAIN_RPC_<chain_id> set; none: no follower runs. */
+  follow: ChainFollowSettings[];
+  /** CHAIN_POLL_MS: the follower asks its node for the head this often when it has caught up. */
+  pollMs: number;
+  /** CHAIN_BLOCK_RANGE: blocks asked for in one eth_getLogs call while catching up. */
+  blockRange: number;
+}
+
+/** The chains to follow, from CHAIN_RPC_<chain_id>=http(s)://... and the confirmation settings. */
+export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
+  const follow: ChainFollowSettings[] = [];
+  for (const [name, raw] of Object.entries(env)) {
+    const match = /^CHAIN_RPC_(.*)$/.exec(name);
+    if (!match || raw === undefined || raw === '') continue;
+    const chainId = match[1];
+    if (!/^[1-9]\d{0,19}$/.test(chainId)) throw new Error(`${name}: the suffix must be an EIP-155 chain id (a positive integer), got "${chainId}"`);
+    if (!/^https?:\/\/\S+$/.test(raw)) throw new Error(`${name} must be an http(s):// URL of a JSON-RPC node, got "${raw}"`);
+    const fallback = intFromEnv('CHAIN_CONFIRMATIONS', DEFAULT_CHAIN_CONFIRMATIONS[chainId] ?? FALLBACK_CHAIN_CONFIRMATIONS, env);
+    follow.push({ chainId, rpcUrl: raw, confirmations: intFromEnv(`CHAIN_CONFIRMATIONS_${chainId}`, fallback, env) });
+  }
+  follow.sort((a, b) => Number(a.chainId) - Number(b.chainId));
+  return {
+    follow,
+    pollMs: Math.max(10, intFromEnv('CHAIN_POLL_MS', 2000, env)),
+    blockRange: Math.max(1, intFromEnv('CHAIN_BLOCK_RANGE', 2000, env)),
+  };
+}
 
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
@@ -121,6 +173,8 @@ export interface Config {
   subscriptionsPerConnection: number;
   /** Webhook registration and delivery (docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /** The chains followed (CHAIN_RPC_<chain_id>, docs/chain.md); none by default. */
+  chains: ChainSettings;
 }
 
 export interface WebhookSettings {
@@ -210,5 +264,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryWindowMs: intFromEnv('WEBHOOK_RETRY_WINDOW_MS', 86_400_000),
       pollMs: Math.max(10, intFromEnv('WEBHOOK_POLL_MS', 1000)),
     },
+    chains: chainSettingsFromEnv(env),
   };
 }

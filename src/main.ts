@@ -44,6 +44,7 @@ async function serve(): Promise<void> {
     eventsPollMs: config.eventsPollMs,
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,
+    chains: config.chains,
   });
   let stopping = false;
   // Once stopping, every response closes its connection: a keep-alive client cannot hold a socket open.

@@ -42,7 +42,7 @@ import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
-import { RateLimitSettings, TrustMode, WebhookSettings } from '../config';
+import { ChainSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
@@ -50,6 +50,8 @@ import { endStalledBodies } from './http/body-stall';
 import { sendMiddlewareError } from './http/respond';
 import { keyBeforeUpload } from './http/upload-key';
 import { startExpirySweeper } from '../modules/event/expiry.sweeper';
+import { ChainFollower, startChainFollowers } from '../modules/chain/chain.follower';
+import { chainLags } from '../modules/chain/chain.sync';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
@@ -115,6 +117,8 @@ export interface AppOptions {
   requestBodyTimeoutMs?: number;
   /** Webhooks: whether private targets are allowed, and the delivery worker (started when `deliver`). Default: neither. */
   webhooks?: WebhookSettings;
+  /** The chains to follow (CHAIN_RPC_<chain_id>, docs/chain.md): a follower per chain, one process at a time per chain. None by default. */
+  chains?: ChainSettings;
 }
 
 export interface App {
@@ -131,6 +135,8 @@ export interface App {
   closeSubscriptions(withinMs?: number): Promise<void>;
   /** The wake-up of this process's live subscriptions (LISTEN/NOTIFY, in-process, poll). */
   eventWakeup: EventWakeup;
+  /** The chain followers of this process (one per followed chain; each follows while it holds its chain's lock). */
+  chainFollowers: ChainFollower[];
   /** Closes the subscriptions, waits (up to drainMs) for the requests in flight to finish their work, then stops Apollo. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -330,8 +336,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   });
   app.get('/readyz', async (_req, res) => {
     try {
-      await ds.query('SELECT 1');
-      res.json({ status: 'ready' });
+      // A chain that lags behind leaves the gateway ready (it answers from what it has applied) and says so.
+      const followed = options.chains?.follow.map((c) => c.chainId) ?? [];
+      const chains = followed.length ? await chainLags(ds, followed) : [];
+      res.json(followed.length ? { status: 'ready', chains } : { status: 'ready' });
     } catch {
       res.status(503).set(retryAfterFor('UNAVAILABLE')).json({ status: 'unavailable', reason: 'the database does not answer' });
     }
@@ -396,6 +404,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   });
 
   const sweeper = options.expirySweeper ? startExpirySweeper(ds) : undefined;
+  const chainFollowers = options.chains?.follow.length ? startChainFollowers(ds, options.chains) : undefined;
   const eventWakeup = new EventWakeup(ds, {
     pollMs: options.eventsPollMs ?? 1000,
     listenUrl: options.listenForEvents ?? true ? (ds.options as { url?: string }).url : undefined,
@@ -433,6 +442,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     inFlight,
     largeQueries,
     eventWakeup,
+    chainFollowers: chainFollowers?.followers ?? [],
     attachSubscriptions(server) {
       subscriptionServers.push(
         serveSubscriptions(server, schema, ds, eventWakeup, policy, {
@@ -449,7 +459,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     async stop(drainMs = 30_000) {
       await closeSubscriptions(Math.min(1000, drainMs));
       await eventWakeup.stop();
-      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs)]);
+      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), chainFollowers?.stop()]);
       unwatchPool();
       await apollo.stop();
       await rateLimit?.close();

@@ -115,3 +115,46 @@ new Gauge({
     this.set({ state: 'waiting' }, waiting);
   },
 });
+
+/** The chain followers of this process (docs/chain.md), by chain id. */
+export const chainFollowing = new Gauge({
+  name: 'gateway_chain_following',
+  help: '1 while this process holds the chain\'s lock and follows it, else 0',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});
+
+export const chainHeadBlock = new Gauge({
+  name: 'gateway_chain_head_block',
+  help: 'The chain\'s head as this process\'s follower last read it',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});
+
+export const chainLagBlocks = new Gauge({
+  name: 'gateway_chain_lag_blocks',
+  help: 'Confirmed blocks of the chain not applied yet, after this process\'s follower\'s last step',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});
+
+export const chainTransfersApplied = new Counter({
+  name: 'gateway_chain_transfers_applied_total',
+  help: 'ERC721 transfers applied by this process\'s follower (a transfer read again is not counted)',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});
+
+export const chainReorgs = new Counter({
+  name: 'gateway_chain_reorgs_total',
+  help: 'Reorgs met by this process\'s follower (applied blocks rolled back)',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});
+
+export const chainStepErrors = new Counter({
+  name: 'gateway_chain_step_errors_total',
+  help: 'Failed steps of this process\'s follower (retried a second later)',
+  labelNames: ['chain_id'] as const,
+  registers: [metricsRegistry],
+});

@@ -3,6 +3,9 @@ import { Client } from 'pg';
 import { createDataSource } from '../../src/db/data-source';
 import { startEmbedded } from '../../src/db/embedded';
 
+/** EIP-155 ids of the test chains: chain-follow, chain-lock, chain-reorg. */
+export const TEST_CHAIN_IDS = ['31337', '31338', '31339'];
+
 /**
  * A fresh database with the migrations run: on the server of DATABASE_URL (named after `prefix`), or one
  * in-memory PGlite served on a loopback port. `drop` drops (or stops) it.
@@ -34,6 +37,9 @@ export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; 
   const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 30000 });
   await ds.initialize();
   await ds.runMigrations({ transaction: 'each' });
+  // The local chains of the chain tests (test/chain-*.test.ts, a node each), there from the start: the
+  // `chains` list does not change while other tests read it.
+  await ds.query(`INSERT INTO chains (id, name, symbol) SELECT id, 'Local test chain ' || id, 'ETH' FROM unnest($1::text[]) AS id`, [TEST_CHAIN_IDS]);
   await ds.destroy();
   return { url, drop };
 }

@@ -13,6 +13,7 @@ import { EventDataAsApi1765300000000 } from './1765300000000-event-data-as-api';
 import { TrustedDocuments1765400000000 } from './1765400000000-trusted-documents';
 import { NameSearch1765405000000 } from './1765405000000-name-search';
 import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
+import { ChainFollower1765420000000 } from './1765420000000-chain-follower';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   TrustedDocuments1765400000000,
   NameSearch1765405000000,
   RelationIndexes1765410000000,
+  ChainFollower1765420000000,
 ];

@@ -11,7 +11,7 @@ import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset } from './asset.entity';
 import { AssetRelation, assetListBase, assetStatusSql, prefetchAssetRelations } from './asset.loaders';
-import { withEvents } from '../event/event.log';
+import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 
@@ -140,6 +140,47 @@ export async function lockCollectionForMint(
   return { nextTokenId };
 }
 
+/** A new asset's own fields, checked (checkAssetFields) or made by the gateway (a token minted on chain). */
+export type NewAsset = Pick<CreateAssetInput, 'name' | 'description' | 'imageUrl' | 'animationUrl' | 'externalLink' | 'metadata'> & {
+  tokenId: string;
+  owner: string;
+};
+
+/**
+ * Writes one asset of a collection, its traits and its event (`asset.created`, with `extra` merged into its
+ * data), inside the caller's transaction: the one insert of an asset, whether an API call or the chain made it.
+ */
+export async function insertAsset(
+  m: EntityManager,
+  events: EventLog,
+  collection: Pick<Collection, 'id' | 'chainId' | 'contractAddress'>,
+  asset: NewAsset,
+  extra?: Record<string, unknown>,
+): Promise<Asset> {
+  const [row]: Asset[] = await m.query(
+    `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url,
+       animation_url, external_link, metadata, owner)
+     VALUES ($1, $2, $3, $4::numeric, $5, $6, $7, $8, $9, $10::jsonb, $11)
+     RETURNING ${selectColumns(m.connection.getMetadata(Asset), 'assets')}`,
+    [
+      collection.id,
+      collection.chainId,
+      collection.contractAddress,
+      asset.tokenId,
+      asset.name,
+      asset.description,
+      asset.imageUrl,
+      asset.animationUrl ?? null,
+      asset.externalLink ?? null,
+      JSON.stringify(asset.metadata),
+      asset.owner,
+    ],
+  );
+  await indexAssetTraits(m, [row.id]);
+  events.add('asset.created', 'asset', row.id, extra);
+  return row;
+}
+
 export async function createAsset(ctx: Context, input: CreateAssetInput): Promise<Asset> {
   const caller = await ctx.requireCaller();
   const problems = new Problems();
@@ -169,33 +210,10 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
     throw new ForbiddenError(`owner must be the caller (${caller.address}) unless the key is an admin's`);
   }
 
-  const metadata = ctx.ds.getMetadata(Asset);
   try {
     const created = await withEvents(ctx.ds, async (m, events) => {
       const { nextTokenId } = await lockCollectionForMint(m, target, 1, input.tokenId == null ? 1 : 0);
-      const tokenId = input.tokenId ?? nextTokenId.toString();
-      const [row]: Asset[] = await m.query(
-        `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url,
-           animation_url, external_link, metadata, owner)
-         VALUES ($1, $2, $3, $4::numeric, $5, $6, $7, $8, $9, $10::jsonb, $11)
-         RETURNING ${selectColumns(metadata, 'assets')}`,
-        [
-          target.id,
-          target.chainId,
-          target.contractAddress,
-          tokenId,
-          input.name,
-          input.description,
-          input.imageUrl,
-          input.animationUrl ?? null,
-          input.externalLink ?? null,
-          JSON.stringify(input.metadata),
-          input.owner,
-        ],
-      );
-      await indexAssetTraits(m, [row.id]);
-      events.add('asset.created', 'asset', row.id);
-      return row;
+      return insertAsset(m, events, target, { ...input, tokenId: input.tokenId ?? nextTokenId.toString(), owner: input.owner! });
     });
     ctx.invalidate();
     return created;

@@ -42,6 +42,10 @@ export class Collection {
   @Column({ name: 'total_supply', type: 'integer', nullable: true })
   totalSupply: number | null;
 
+  /** The block from which the chain follower reads the contract (docs/chain.md); from block 0 when null. */
+  @Column({ name: 'start_block', type: 'bigint', nullable: true })
+  startBlock: string | null;
+
   @Field(() => String, { nullable: true })
   @Column({ name: 'category_id', type: 'varchar', length: 64, nullable: true })
   categoryId: string | null;

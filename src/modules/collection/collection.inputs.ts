@@ -1,5 +1,5 @@
 import { ArgsType, Field, InputType, Int, registerEnumType } from 'type-graphql';
-import { GraphQLJSON } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLSafeInt } from 'graphql-scalars';
 import { AddressScalar } from '../../common/scalars';
 import { PageArgs } from '../../common/pagination';
 import { CollectionStatus } from './collection.entity';
@@ -97,6 +97,9 @@ export class CreateCollectionInput extends CollectionProfileInput {
 
   @Field(() => Int, { nullable: true })
   totalSupply?: number | null;
+
+  @Field(() => GraphQLSafeInt, { nullable: true, description: "The block from which a followed chain's transfers of the contract are read (docs/chain.md); from block 0 when absent" })
+  startBlock?: number | null;
 
   @Field(() => [FeeInput], { nullable: true, description: 'Royalty fees' })
   fees?: FeeInput[] | null;

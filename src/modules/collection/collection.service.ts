@@ -210,6 +210,7 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
   required(problems, 'contractAddress', input.contractAddress);
   if (required(problems, 'chainId', input.chainId)) await assertChainExists(ctx, problems, 'chainId', input.chainId!);
   if (input.totalSupply != null && input.totalSupply < 0) problems.add('totalSupply', `must be 0 or more, got ${input.totalSupply}`);
+  if (input.startBlock != null && input.startBlock < 0) problems.add('startBlock', `must be a block number, 0 or more, got ${input.startBlock}`);
   if (input.categoryId != null && !(await ctx.loaders.categoryById.load(input.categoryId))) {
     problems.add('categoryId', `unknown category "${input.categoryId}"; see GET /v1/categories`);
   }
@@ -229,6 +230,7 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
             contractAddress: input.contractAddress!,
             owner: caller.address,
             totalSupply: input.totalSupply ?? null,
+            startBlock: input.startBlock != null ? String(input.startBlock) : null,
             categoryId: input.categoryId ?? null,
             name,
             slug,

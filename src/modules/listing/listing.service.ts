@@ -285,3 +285,56 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
     args,
   };
 }
+
+/**
+ * The asset's owner is now `owner` (a transfer seen on chain): its active listing by anyone else can no
+ * longer be filled and becomes `inactive` (a listing past its closing date is left to the expiry sweeper),
+ * and the asset reads unlisted. Inside the caller's transaction, with the asset locked. Returns the ids.
+ */
+export async function inactivateListingsOfFormerOwners(
+  m: EntityManager,
+  events: EventLog,
+  assetId: string,
+  owner: string,
+  now: Date,
+  extra: Record<string, unknown>,
+): Promise<string[]> {
+  const inactive = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE listings SET status = 'inactive', updated_at = $3
+     WHERE asset_id = $1 AND status = 'active' AND seller <> $2 AND (closing_date IS NULL OR closing_date > $3) RETURNING id`,
+    [assetId, owner, now],
+  );
+  if (!inactive.length) return [];
+  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [assetId, now]);
+  for (const { id } of inactive) events.add('listing.inactivated', 'listing', id, { reason: 'the seller no longer owns the token', ...extra });
+  return inactive.map((l) => l.id);
+}
+
+/**
+ * The undoing of inactivateListingsOfFormerOwners (a reorg took back the transfer): each of these listings
+ * that is still inactive becomes active again when its seller owns the asset again, its closing date is
+ * ahead and the asset has no other active listing. Inside the caller's transaction, with the asset locked.
+ */
+export async function reactivateListings(
+  m: EntityManager,
+  events: EventLog,
+  assetId: string,
+  listingIds: string[],
+  owner: string,
+  now: Date,
+  extra: Record<string, unknown>,
+): Promise<void> {
+  if (!listingIds.length) return;
+  const active = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE listings SET status = 'active', updated_at = $4
+     WHERE id = (SELECT id FROM listings WHERE id = ANY($2::uuid[]) AND asset_id = $1 AND status = 'inactive' AND seller = $3
+                   AND (closing_date IS NULL OR closing_date > $4) ORDER BY created_at DESC LIMIT 1)
+       AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = $1 AND status = 'active') RETURNING id`,
+    [assetId, listingIds, owner, now],
+  );
+  if (!active.length) return;
+  await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [assetId, now]);
+  for (const { id } of active) events.add('listing.reactivated', 'listing', id, { reason: 'the transfer that made it inactive was undone by a reorg', ...extra });
+}

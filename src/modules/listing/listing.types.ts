@@ -17,6 +17,8 @@ export enum ListingStatus {
   SOLD = 'sold',
   CANCELLED = 'cancelled',
   EXPIRED = 'expired',
+  /** Its seller no longer owns the token (a transfer seen on chain, docs/chain.md): it is never filled. */
+  INACTIVE = 'inactive',
 }
 registerEnumType(ListingStatus, { name: 'ListingStatus' });
 
@@ -37,7 +39,7 @@ export class Listing {
   @Field(() => ListingOrderType)
   orderType: ListingOrderType;
 
-  @Field(() => ListingStatus, { description: 'active until sold, cancelled, or its closing date passes' })
+  @Field(() => ListingStatus, { description: 'active until sold, cancelled, or its closing date passes; inactive when its seller no longer owns the token on chain' })
   status: ListingStatus;
 
   @Field(() => PriceScalar)

@@ -238,6 +238,15 @@ export const routes: RouteSpec[] = [
 
   {
     method: 'get',
+    path: '/v1/chains/:id/sync',
+    summary: 'How far the gateway has followed a chain: head, confirmed and last applied blocks, lag, last error',
+    operation: `query ($id: ID!) { chainSync(chainId: $id) {
+      chain_id: chainId head_block: headBlock confirmations confirmed_block: confirmedBlock last_applied_block: lastAppliedBlock
+      last_applied_hash: lastAppliedHash lag last_error: lastError last_error_at: lastErrorAt updated_at: updatedAt } }`,
+  },
+
+  {
+    method: 'get',
     path: '/v1/events',
     summary: 'Read the change feed: the events after the position in after, filtered by types, collection_id or asset_id',
     operation: `query ($after: ID, $types: [String!], $collection_id: String, $asset_id: ID, $limit: Int) {

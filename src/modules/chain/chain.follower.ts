@@ -1,0 +1,262 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import type { ChainFollowSettings, ChainSettings } from '../../config';
+import { logger } from '../../common/logger';
+import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
+import { applyChainStep, ChainTransfer, rollBackChain, TrackedCollection } from './chain.transfers';
+
+type Viem = typeof import('viem');
+/** viem is large: loaded when a follower starts, not by a gateway that follows no chain. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const viem = (): Viem => require('viem') as Viem;
+
+const TRANSFER_EVENT = 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)';
+const ERROR_RETRY_MS = 1000;
+/** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
+const REORG_SEARCH_BLOCKS = 64;
+
+/** The advisory lock key of a chain's follower: one per chain across every process on the database. */
+const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), hashtext($1)) AS locked`;
+
+/**
+ * Follows one chain (docs/chain.md): while it holds the chain's advisory lock (on a connection of its own),
+ * it reads the head, and applies the confirmed blocks in order from where each collection of the chain was
+ * read up to: the ERC721 Transfer logs of their contracts, a range of blocks per step, each step in one
+ * transaction. Another process that follows the same chain waits for the lock and takes over when it is free.
+ */
+export class ChainFollower {
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private lockClient: Client | undefined;
+  private running: Promise<void> | undefined;
+  /** True while this process holds the chain's lock and follows it. */
+  following = false;
+  private readonly client;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly chain: ChainFollowSettings,
+    private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange'>,
+  ) {
+    const { createPublicClient, http } = viem();
+    this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
+  }
+
+  start(): void {
+    this.running = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.following) {
+          this.following = await this.lock();
+          chainFollowing.set({ chain_id: this.chain.chainId }, this.following ? 1 : 0);
+        }
+        if (this.following) {
+          const caughtUp = await this.step();
+          if (!caughtUp) continue;
+        }
+      } catch (err) {
+        // A block read between the head and now is gone: a reorg under way, which the next step finds.
+        if (err instanceof viem().BlockNotFoundError) {
+          await this.sleep(this.options.pollMs);
+          continue;
+        }
+        await this.recordError(err);
+        await this.sleep(ERROR_RETRY_MS);
+        continue;
+      }
+      await this.sleep(this.options.pollMs);
+    }
+    await this.unlock();
+  }
+
+  /** Takes the chain's advisory lock on a connection of its own; the embedded database is one process's alone. */
+  private async lock(): Promise<boolean> {
+    const url = (this.ds.options as { url?: string }).url;
+    if (!url) return true;
+    const client = new Client({ connectionString: url, application_name: `nftgw-chain-${this.chain.chainId}` });
+    client.on('error', () => this.lost(client));
+    try {
+      await client.connect();
+      const [{ version }] = (await client.query('SELECT version()')).rows as { version: string }[];
+      if (version.includes('PGlite')) {
+        await client.end();
+        return true;
+      }
+      const [{ locked }] = (await client.query(LOCK_SQL, [this.chain.chainId])).rows as { locked: boolean }[];
+      if (!locked) {
+        await client.end();
+        return false;
+      }
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    client.on('end', () => this.lost(client));
+    this.lockClient = client;
+    logger.info('following the chain', { chainId: this.chain.chainId });
+    return true;
+  }
+
+  /** The lock's connection ended: the lock is gone with it, so this process stops following until it has it again. */
+  private lost(client: Client): void {
+    if (this.lockClient !== client) return;
+    this.lockClient = undefined;
+    this.following = false;
+    chainFollowing.set({ chain_id: this.chain.chainId }, 0);
+    logger.warn('the chain follower lost its lock connection', { chainId: this.chain.chainId });
+  }
+
+  private async unlock(): Promise<void> {
+    const client = this.lockClient;
+    this.lockClient = undefined;
+    this.following = false;
+    chainFollowing.set({ chain_id: this.chain.chainId }, 0);
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** One range of confirmed blocks; true when every collection of the chain has reached the confirmed block. */
+  async step(): Promise<boolean> {
+    const { chainId, confirmations } = this.chain;
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    const confirmed = head - BigInt(confirmations);
+    const labels = { chain_id: chainId };
+    chainHeadBlock.set(labels, Number(head));
+    await this.ds.query(
+      `INSERT INTO chain_sync (chain_id, head_block, confirmations, updated_at) VALUES ($1, $2, $3, now())
+       ON CONFLICT (chain_id) DO UPDATE SET head_block = EXCLUDED.head_block, confirmations = EXCLUDED.confirmations, updated_at = now()`,
+      [chainId, head.toString(), confirmations],
+    );
+    const fork = await this.forkBelow(head);
+    if (fork !== null) {
+      const undone = await rollBackChain(this.ds, chainId, fork);
+      chainReorgs.inc(labels);
+      logger.warn('reorg: the applied blocks above the fork are rolled back', { chainId, forkBlock: fork.toString(), transfersUndone: undone });
+    }
+    const rows: { id: string; contractAddress: string; synced: string }[] = await this.ds.query(
+      `SELECT c.id, c.contract_address AS "contractAddress", COALESCE(s.synced_block, c.start_block - 1, -1)::text AS synced
+       FROM collections c LEFT JOIN chain_collection_sync s ON s.collection_id = c.id WHERE c.chain_id = $1`,
+      [chainId],
+    );
+    const collections: TrackedCollection[] = rows.map((r) => ({ id: r.id, chainId, contractAddress: r.contractAddress, syncedBlock: BigInt(r.synced) }));
+    if (confirmed < 0n) return true;
+    const behind = collections.filter((c) => c.syncedBlock < confirmed);
+    const toHash = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).hash;
+    if (!behind.length) {
+      chainLagBlocks.set(labels, 0);
+      // A chain without collections has nothing to apply: it is followed up to the confirmed block, no hash kept.
+      if (!collections.length) {
+        await this.ds.query('UPDATE chain_sync SET last_block = $2, last_hash = NULL WHERE chain_id = $1 AND last_block IS DISTINCT FROM $2', [
+          chainId,
+          confirmed.toString(),
+        ]);
+      }
+      return true;
+    }
+    const from = behind.reduce((low, c) => (c.syncedBlock < low ? c.syncedBlock : low), confirmed) + 1n;
+    const to = from + BigInt(this.options.blockRange) - 1n < confirmed ? from + BigInt(this.options.blockRange) - 1n : confirmed;
+    const reading = behind.filter((c) => c.syncedBlock < to);
+    const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
+    const { parseAbiItem } = viem();
+    const logs = await this.client.getLogs({
+      address: reading.map((c) => c.contractAddress as `0x${string}`),
+      event: parseAbiItem(TRANSFER_EVENT),
+      fromBlock: from,
+      toBlock: to,
+      strict: true,
+    });
+    const transfers: ChainTransfer[] = [];
+    const blockHashes = new Map<bigint, string>();
+    for (const log of logs) {
+      const tokenAddress = log.address.toLowerCase();
+      // A collection read further than this range's start already has these blocks.
+      if (log.blockNumber === null || log.blockNumber <= (synced.get(tokenAddress) ?? to)) continue;
+      blockHashes.set(log.blockNumber, log.blockHash!);
+      transfers.push({
+        blockNumber: log.blockNumber,
+        blockHash: log.blockHash!,
+        txHash: log.transactionHash!,
+        logIndex: log.logIndex!,
+        tokenAddress,
+        tokenId: log.args.tokenId,
+        from: log.args.from.toLowerCase(),
+        to: log.args.to.toLowerCase(),
+      });
+    }
+    transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+    const hash = await toHash(to);
+    blockHashes.set(to, hash);
+    const applied = await applyChainStep(this.ds, { chainId, toBlock: to, toHash: hash, blockHashes, transfers, collections: reading });
+    chainTransfersApplied.inc(labels, applied);
+    const low = collections.reduce((min, c) => (c.syncedBlock < to && !synced.has(c.contractAddress) && c.syncedBlock < min ? c.syncedBlock : min), to);
+    chainLagBlocks.set(labels, Number(confirmed - low));
+    return to === confirmed && reading.length === behind.length;
+  }
+
+  /**
+   * The highest applied block still on the chain when the newest applied block is not (a reorg), else null.
+   * The newest one is compared at every step; the search goes down the kept hashes only after a mismatch.
+   * When none of the last REORG_SEARCH_BLOCKS kept matches, the fork is taken below the lowest of them.
+   */
+  private async forkBelow(head: bigint): Promise<bigint | null> {
+    const kept: { number: string; hash: string }[] = await this.ds.query(
+      'SELECT number::text AS number, hash FROM chain_blocks WHERE chain_id = $1 ORDER BY number DESC LIMIT $2',
+      [this.chain.chainId, REORG_SEARCH_BLOCKS],
+    );
+    for (const [i, block] of kept.entries()) {
+      const n = BigInt(block.number);
+      if (n > head) continue;
+      const onChain = await this.client.getBlock({ blockNumber: n });
+      if (onChain.hash === block.hash) return i === 0 ? null : n;
+    }
+    return kept.length ? BigInt(kept[kept.length - 1].number) - 1n : null;
+  }
+
+  private async recordError(err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    logger.warn('the chain follower failed a step; retrying', { chainId: this.chain.chainId, error: message });
+    chainStepErrors.inc({ chain_id: this.chain.chainId });
+    await this.ds
+      .query(
+        `INSERT INTO chain_sync (chain_id, last_error, last_error_at) VALUES ($1, $2, now())
+         ON CONFLICT (chain_id) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now()`,
+        [this.chain.chainId, message],
+      )
+      .catch(() => undefined);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = () => {
+        clearTimeout(this.timer);
+        resolve();
+      };
+      this.timer = setTimeout(resolve, ms);
+    });
+  }
+}
+
+/** A follower per configured chain, started now; stop() ends them all (and frees their locks). */
+export function startChainFollowers(ds: DataSource, settings: ChainSettings): { followers: ChainFollower[]; stop(): Promise<void> } {
+  const followers = settings.follow.map((chain) => new ChainFollower(ds, chain, settings));
+  for (const f of followers) f.start();
+  return {
+    followers,
+    async stop() {
+      await Promise.all(followers.map((f) => f.stop()));
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import ganache from 'ganache';
+import { AddressInfo } from 'node:net';
+import { Abi, Address, createPublicClient, encodeFunctionData, Hex, http, PublicClient } from 'viem';
+import artefact from '../chain/TestERC721.json';
+
+/**
+ * A local EVM node (ganache, in this process, on a loopback port) with the tests' ERC721: OpenZeppelin's
+ * contract with an open mint (test/chain/TestERC721.sol, compiled by test/chain/compile.js). Every
+ * transaction is mined into a block of its own at once; `mine` adds empty blocks.
+ */
+export interface ChainNode {
+  url: string;
+  chainId: number;
+  accounts: Address[];
+  client: PublicClient;
+  /** Deploys a new TestERC721; returns its address in lower case (as the gateway stores addresses). */
+  deploy(): Promise<Address>;
+  mint(contract: Address, to: Address, tokenId: bigint): Promise<Hex>;
+  transfer(contract: Address, from: Address, to: Address, tokenId: bigint): Promise<Hex>;
+  mine(blocks?: number): Promise<void>;
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startChainNode(chainId: number): Promise<ChainNode> {
+  const server = ganache.server({ logging: { quiet: true }, chain: { chainId }, wallet: { deterministic: true, totalAccounts: 5 } });
+  await server.listen(0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const transport = http(url, { retryCount: 0 });
+  const client = createPublicClient({ transport, pollingInterval: 20 }) as PublicClient;
+  const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const body = (await res.json()) as { result?: T; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result as T;
+  };
+  const accounts = (await rpc<Address[]>('eth_accounts')).map((a) => a.toLowerCase() as Address);
+  const abi = artefact.abi as Abi;
+  /** Sends a transaction from an unlocked account of the node and waits for its receipt. */
+  const send = async (tx: { from: Address; to?: Address; data: Hex }) => {
+    const hash = await rpc<Hex>('eth_sendTransaction', [{ ...tx, gas: '0x4c4b40' }]);
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+    return receipt;
+  };
+  return {
+    url,
+    chainId,
+    accounts,
+    client,
+    async deploy() {
+      const receipt = await send({ from: accounts[0], data: artefact.bytecode as Hex });
+      return receipt.contractAddress!.toLowerCase() as Address;
+    },
+    mint: async (contract, to, tokenId) =>
+      (await send({ from: accounts[0], to: contract, data: encodeFunctionData({ abi, functionName: 'mint', args: [to, tokenId] }) })).transactionHash,
+    transfer: async (contract, from, to, tokenId) =>
+      (await send({ from, to: contract, data: encodeFunctionData({ abi, functionName: 'transferFrom', args: [from, to, tokenId] }) })).transactionHash,
+    async mine(blocks = 1) {
+      for (let i = 0; i < blocks; i++) await rpc('evm_mine');
+    },
+    rpc,
+    close: () => server.close(),
+  };
+}
+
+/** Polls `read` until `done` holds of its value (5 s at most, every 50 ms); returns the value. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
