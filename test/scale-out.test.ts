@@ -200,6 +200,9 @@ let skipReason: string | undefined;
       { route: '/v1/webhooks/:id', vars: { id: hook.body.id }, key: owner.key },
       { route: '/v1/webhooks/:id/deliveries', vars: { id: hook.body.id }, key: owner.key },
       { route: '/v1/statistics', vars: { period: '24h', order_by: 'volume', limit: 1 } },
+      { route: '/v1/search/assets', vars: { query: 'a', collection_id: address } },
+      { route: '/v1/search/collections', vars: { query: `scale ${address.slice(2, 10)}`, owner_address: owner.address } },
+      { route: '/v1/chains/:id/sync', vars: { id: '1' } },
     ];
     // A GET route added to the table without a case here fails this test.
     const covered = new Set(cases.map((c) => c.route));
