@@ -1,6 +1,6 @@
 import type { Caller, Context } from '../../common/request/context';
 import { isAdmin } from '../../common/request/context';
-import { BadRequestError, FieldProblem, httpStatusOf } from '../../common/errors';
+import { BadRequestError, FieldProblem } from '../../common/errors';
 import { canonicalNodeId } from './node.keys';
 import { NODE_OWNER, NodeValue } from './node.loaders';
 
@@ -8,13 +8,12 @@ import { NODE_OWNER, NodeValue } from './node.loaders';
 export const MAX_NODE_IDS = 100;
 
 /**
- * An id that can be no object's is the request's mistake, as a limit out of range is: the whole answer
- * is a 400 (Apollo takes an error's `extensions.http`), not a 200 with a null in it.
+ * An id that can be no object's is the request's mistake: BAD_REQUEST naming the argument, answered as
+ * every error met while executing is (200 under application/json, as GraphQL over HTTP has it). A 400
+ * decided here would depend on which root's error graphql-js collects first when several fail.
  */
 function refused(problems: FieldProblem[]): BadRequestError {
-  const error = new BadRequestError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
-  Object.assign(error.extensions, { http: { status: httpStatusOf.BAD_REQUEST } });
-  return error;
+  return new BadRequestError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
 }
 
 /** A webhook is its API key's alone (as webhook(id) has it); an API key, its account's and an admin's. */
