@@ -26,6 +26,9 @@ import {
 import { Fee, feesOf } from './fee.type';
 import { checkPeriod } from '../statistics/statistics.service';
 import { StatisticsPeriod, StatisticsRecord } from '../statistics/statistics.types';
+import { seriesRange } from '../statistics/series.service';
+import { CollectionSeries, SeriesInterval } from '../statistics/series.types';
+import { clock } from '../../common/clock';
 
 @ObjectType()
 export class CollectionPage extends PageType(Collection) {}
@@ -120,6 +123,21 @@ export class CollectionResolver {
     @Ctx() ctx: Context,
   ) {
     return ctx.loaders.statisticsByCollection.load({ parentId: collection.id, args: checkPeriod(period) });
+  }
+
+  @FieldResolver(() => CollectionSeries, {
+    description:
+      'Its chart: volume, sales, average and lowest sale price per UTC hour or day, every bucket from `from` to `to` (empty ones too); ' +
+      'by default the last 48 hours or 30 days, the running bucket last; at most 2000 buckets (batched across collections)',
+  })
+  series(
+    @Parent() collection: Collection,
+    @Arg('interval', () => SeriesInterval, { defaultValue: SeriesInterval.DAY }) interval: SeriesInterval,
+    @Arg('from', () => Date, { nullable: true, description: 'The first bucket is the one holding this moment' }) from: Date | null,
+    @Arg('to', () => Date, { nullable: true, description: 'The last bucket is the one holding the moment before this (exclusive)' }) to: Date | null,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.loaders.seriesByCollection.load({ parentId: collection.id, args: seriesRange(interval, from, to, clock.now()) });
   }
 
   // Pages of its market, batched across the request's collections (one statement per list and arguments).
