@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
@@ -28,6 +28,8 @@ import { checkPeriod } from '../statistics/statistics.service';
 import { StatisticsPeriod, StatisticsRecord } from '../statistics/statistics.types';
 import { seriesRange } from '../statistics/series.service';
 import { CollectionSeries, SeriesInterval } from '../statistics/series.types';
+import { checkDepthBuckets } from '../statistics/depth.service';
+import { PriceDepthBucket, TraitFloor } from '../statistics/depth.types';
 import { clock } from '../../common/clock';
 
 @ObjectType()
@@ -138,6 +140,28 @@ export class CollectionResolver {
     @Ctx() ctx: Context,
   ) {
     return ctx.loaders.seriesByCollection.load({ parentId: collection.id, args: seriesRange(interval, from, to, clock.now()) });
+  }
+
+  @FieldResolver(() => [TraitFloor], {
+    description:
+      'Each trait value of its assets with its floor now: the cheapest active listing of an asset carrying it (the rule of floorListing), ' +
+      'and how many such assets are listed; ordered by type and value (batched across collections)',
+  })
+  traitFloors(@Parent() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.traitFloorsByCollection.load(collection.id);
+  }
+
+  @FieldResolver(() => [PriceDepthBucket], {
+    description:
+      'Its order book now in equal price ranges from the lowest to the highest price: active listings (current price) and active offers ' +
+      'per range; empty when it has neither (batched across collections)',
+  })
+  priceDepth(
+    @Parent() collection: Collection,
+    @Arg('buckets', () => Int, { defaultValue: 10, description: 'How many ranges, 1 to 100' }) buckets: number,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.loaders.priceDepthByCollection.load({ parentId: collection.id, args: checkDepthBuckets(buckets) });
   }
 
   // Pages of its market, batched across the request's collections (one statement per list and arguments).
