@@ -312,6 +312,7 @@ function restShaped(name: string, path: string, variables: Record<string, unknow
 function workloads(): Workload[] {
   const collectionId = uuidOf('c1');
   const contract = addressOf('contract2');
+  const seriesFrom = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString();
   return [
     ...gql('W1 collections x assets', '{ collections(limit: 20) { result { name assets(limit: 20) { result { tokenId name owner } } } } }'),
     { name: 'W1 collections x assets', door: 'REST', method: 'GET', path: '/v1/collections?limit=20&include_assets=true' },
@@ -339,6 +340,14 @@ function workloads(): Workload[] {
     ...gql('W5 statistics 24h', '{ statistics(period: H24, limit: 20) { result { volume floorPrice totalHolders totalTransactions isTrending collection { name } } } }'),
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
     restShaped('W5 statistics 24h', '/v1/statistics', { period: 'H24', limit: 20 }),
+    // A chart: 30 days of hours (721 buckets) of one collection, from the rollups (issue #31: <= 50 ms).
+    ...gql(
+      'W6 series 30 days of hours',
+      'query ($a: Address!, $from: DateTimeISO!) { collection(address: $a) { series(interval: HOUR, from: $from) { buckets { startTime volume sales averagePrice floorPrice } } } }',
+      { a: contract, from: seriesFrom },
+    ),
+    { name: 'W6 series 30 days of hours', door: 'REST', method: 'GET', path: `/v1/collections/${contract}/history?interval=1h&from=${seriesFrom}` },
+    restShaped('W6 series 30 days of hours', '/v1/collections/:address/history', { address: contract, interval: 'HOUR', from: seriesFrom }),
     // The pages of a frontend (GraphQL only; beside PostGraphile with --anchors).
     ...frontendWorkloads(contract).flatMap((f) => gql(f.name, f.gateway.query, f.gateway.variables)),
   ];

@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
@@ -26,6 +26,11 @@ import {
 import { Fee, feesOf } from './fee.type';
 import { checkPeriod } from '../statistics/statistics.service';
 import { StatisticsPeriod, StatisticsRecord } from '../statistics/statistics.types';
+import { seriesRange } from '../statistics/series.service';
+import { CollectionSeries, SeriesInterval } from '../statistics/series.types';
+import { checkDepthBuckets } from '../statistics/depth.service';
+import { PriceDepthBucket, TraitFloor } from '../statistics/depth.types';
+import { clock } from '../../common/clock';
 
 @ObjectType()
 export class CollectionPage extends PageType(Collection) {}
@@ -120,6 +125,43 @@ export class CollectionResolver {
     @Ctx() ctx: Context,
   ) {
     return ctx.loaders.statisticsByCollection.load({ parentId: collection.id, args: checkPeriod(period) });
+  }
+
+  @FieldResolver(() => CollectionSeries, {
+    description:
+      'Its chart: volume, sales, average and lowest sale price per UTC hour or day, every bucket from `from` to `to` (empty ones too); ' +
+      'by default the last 48 hours or 30 days, the running bucket last; at most 2000 buckets (batched across collections)',
+  })
+  series(
+    @Parent() collection: Collection,
+    @Arg('interval', () => SeriesInterval, { defaultValue: SeriesInterval.DAY }) interval: SeriesInterval,
+    @Arg('from', () => Date, { nullable: true, description: 'The first bucket is the one holding this moment' }) from: Date | null,
+    @Arg('to', () => Date, { nullable: true, description: 'The last bucket is the one holding the moment before this (exclusive)' }) to: Date | null,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.loaders.seriesByCollection.load({ parentId: collection.id, args: seriesRange(interval, from, to, clock.now()) });
+  }
+
+  @FieldResolver(() => [TraitFloor], {
+    description:
+      'Each trait value of its assets with its floor now: the cheapest active listing of an asset carrying it (the rule of floorListing), ' +
+      'and how many such assets are listed; ordered by type and value (batched across collections)',
+  })
+  traitFloors(@Parent() collection: Collection, @Ctx() ctx: Context) {
+    return ctx.loaders.traitFloorsByCollection.load(collection.id);
+  }
+
+  @FieldResolver(() => [PriceDepthBucket], {
+    description:
+      'Its order book now in equal price ranges from the lowest to the highest price: active listings (current price) and active offers ' +
+      'per range; empty when it has neither (batched across collections)',
+  })
+  priceDepth(
+    @Parent() collection: Collection,
+    @Arg('buckets', () => Int, { defaultValue: 10, description: 'How many ranges, 1 to 100' }) buckets: number,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.loaders.priceDepthByCollection.load({ parentId: collection.id, args: checkDepthBuckets(buckets) });
   }
 
   // Pages of its market, batched across the request's collections (one statement per list and arguments).

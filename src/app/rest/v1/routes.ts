@@ -1,4 +1,4 @@
-import { ASSET, ASSET_WITH_TRAITS, CATEGORY, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, STATISTICS, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
+import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -98,6 +98,17 @@ export const routes: RouteSpec[] = [
         $assets_limit: Int) {
       updateCollection(address: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
         ${collectionWithAssets} ${TRAITS} } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/collections/:address/history',
+    summary:
+      "A collection's chart: volume, sales, average and lowest sale price per UTC hour (interval=1h) or day (1d, the default), " +
+      'every bucket from from to to (by default the last 48 hours or 30 days), empty ones included; at most 2000 buckets',
+    operation: `query ($address: Address!, $chain_id: String, $interval: SeriesInterval, $from: DateTimeISO, $to: DateTimeISO) {
+      collection(address: $address, chainId: $chain_id) {
+        id contract_address: contractAddress ${CHAIN}
+        series(interval: $interval, from: $from, to: $to) { ${SERIES} } } }`,
   },
   {
     method: 'get',

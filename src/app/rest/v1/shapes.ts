@@ -143,6 +143,19 @@ export const STATISTICS = `
   ${price('previous_volume', 'previousVolume')}
   trending_score: trendingScore`;
 
+/** A collection's chart (GET /v1/collections/{address}/history). */
+export const SERIES = `
+  interval
+  from
+  to
+  buckets {
+    start_time: startTime
+    ${price('volume', 'volume')}
+    sales
+    ${price('average_price', 'averagePrice')}
+    ${price('floor_price', 'floorPrice')}
+  }`;
+
 export const HISTORY = `
   id
   type

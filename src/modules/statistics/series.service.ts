@@ -1,0 +1,103 @@
+import { DataSource } from 'typeorm';
+import { BadRequestError } from '../../common/errors';
+import { Params } from '../../common/sql';
+import { CollectionSeries, SeriesBucket, SeriesInterval } from './series.types';
+
+const HOUR_MS = 3600 * 1000;
+const STEP_MS: Record<SeriesInterval, number> = { [SeriesInterval.HOUR]: HOUR_MS, [SeriesInterval.DAY]: 24 * HOUR_MS };
+/** Without `from`: the last 48 hours, or the last 30 days, the running bucket included. */
+const DEFAULT_BUCKETS: Record<SeriesInterval, number> = { [SeriesInterval.HOUR]: 48, [SeriesInterval.DAY]: 30 };
+export const MAX_SERIES_BUCKETS = 2000;
+
+/** The buckets a series covers, aligned on UTC hours or days: [from, to), as ISO strings (a loader's key). */
+export interface SeriesRange {
+  interval: SeriesInterval;
+  from: string;
+  to: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+/** The moments a bound may be: years 1 to 9999 (beyond them a bucket's bounds would not be ISO moments). */
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST = Date.parse('9999-12-30T00:00:00.000Z');
+
+/**
+ * The buckets that meet [from, to): the first holds `from`, the last holds the moment just before `to`.
+ * `to` defaults to the end of the running bucket (the one holding `now`), `from` to 48 buckets (hours) or
+ * 30 (days) before `to`. A range that is empty or longer than MAX_SERIES_BUCKETS is a BAD_REQUEST naming it.
+ */
+export function seriesRange(interval: SeriesInterval, from: Date | null | undefined, to: Date | null | undefined, now: Date): SeriesRange {
+  const step = STEP_MS[interval];
+  for (const [field, moment] of [['from', from], ['to', to]] as const) {
+    if (moment && (moment.getTime() < EARLIEST || moment.getTime() > LATEST)) {
+      const message = `${field} must be a moment from ${iso(EARLIEST)} to ${iso(LATEST)}; got ${moment.toISOString()}`;
+      throw new BadRequestError(message, [{ field, message: `from ${iso(EARLIEST)} to ${iso(LATEST)}` }]);
+    }
+  }
+  if (from && to && from.getTime() >= to.getTime()) {
+    const message = `from must be before to; got from ${from.toISOString()}, to ${to.toISOString()}`;
+    throw new BadRequestError(message, [{ field: 'from', message: 'before to' }]);
+  }
+  const end = to ? Math.ceil(to.getTime() / step) * step : (Math.floor(now.getTime() / step) + 1) * step;
+  const start = from ? Math.floor(from.getTime() / step) * step : end - DEFAULT_BUCKETS[interval] * step;
+  if (start < EARLIEST) {
+    const message = `from must be a moment from ${iso(EARLIEST)} to ${iso(LATEST)}; got ${iso(start)}, ${DEFAULT_BUCKETS[interval]} buckets before to`;
+    throw new BadRequestError(message, [{ field: 'from', message: `from ${iso(EARLIEST)} to ${iso(LATEST)}` }]);
+  }
+  if (start >= end) {
+    const message = `from must be before to; got from ${iso(start)}, after the running bucket, which ends at ${iso(end)}`;
+    throw new BadRequestError(message, [{ field: 'from', message: 'before to' }]);
+  }
+  const buckets = (end - start) / step;
+  if (buckets > MAX_SERIES_BUCKETS) {
+    const hint = interval === SeriesInterval.HOUR ? ', or use interval 1d' : '';
+    const message =
+      `from ${iso(start)} to ${iso(end)} at interval ${interval} is ${buckets} buckets; at most ${MAX_SERIES_BUCKETS} ` +
+      `(narrow from and to${hint})`;
+    throw new BadRequestError(message, [
+      { field: 'from', message: `at most ${MAX_SERIES_BUCKETS} buckets to to` },
+      { field: 'to', message: `at most ${MAX_SERIES_BUCKETS} buckets from from` },
+    ]);
+  }
+  return { interval, from: iso(start), to: iso(end) };
+}
+
+type BucketRow = Omit<SeriesBucket, 'volumeDecimal' | 'averagePriceDecimal' | 'floorPriceDecimal'> & { collectionId: string };
+
+/**
+ * The series of each collection over `range`, in one statement: every bucket start (generate_series)
+ * for every collection, joined to the hourly rollups of the range summed per bucket (`date_bin` from the
+ * range's start, which is on the UTC hour or midnight). Whole hours only, so the rollups answer all of
+ * it (no order is read): the cost is collections x hours of the range, by the rollup's primary key.
+ */
+export async function seriesForCollections(ds: DataSource, ids: readonly string[], range: SeriesRange): Promise<Map<string, CollectionSeries>> {
+  const p = new Params();
+  const idsP = p.add(ids);
+  const fromP = p.add(range.from);
+  const toP = p.add(range.to);
+  const stepP = p.add(`${STEP_MS[range.interval] / 1000} seconds`);
+  const rows: BucketRow[] = await ds.query(
+    `SELECT c.id AS "collectionId", b.start AS "startTime", COALESCE(r.volume, 0)::text AS volume, COALESCE(r.sales, 0)::int AS sales,
+       round(r.volume / r.sales, 18)::text AS "averagePrice", r.floor::text AS "floorPrice"
+     FROM unnest(${idsP}::uuid[]) c(id)
+     CROSS JOIN generate_series(${fromP}::timestamptz, ${toP}::timestamptz - ${stepP}::interval, ${stepP}::interval) b(start)
+     LEFT JOIN (
+       SELECT h.collection_id, date_bin(${stepP}::interval, h.hour, ${fromP}::timestamptz) AS start,
+         sum(h.volume) AS volume, sum(h.sales) AS sales, min(h.min_price) AS floor
+       FROM collection_sales_hourly h
+       WHERE h.collection_id = ANY(${idsP}::uuid[]) AND h.hour >= ${fromP}::timestamptz AND h.hour < ${toP}::timestamptz
+       GROUP BY 1, 2
+     ) r ON r.collection_id = c.id AND r.start = b.start
+     ORDER BY c.id, b.start`,
+    p.values,
+  );
+  const series = new Map<string, CollectionSeries>();
+  const from = new Date(range.from);
+  const to = new Date(range.to);
+  for (const { collectionId, ...row } of rows) {
+    let one = series.get(collectionId);
+    if (!one) series.set(collectionId, (one = { interval: range.interval, from, to, buckets: [] }));
+    one.buckets.push({ ...row, volumeDecimal: row.volume, averagePriceDecimal: row.averagePrice, floorPriceDecimal: row.floorPrice });
+  }
+  return series;
+}
