@@ -18,6 +18,7 @@ import { OrderResolver } from '../../modules/order/order.resolver';
 import { FloorListingResolver, StatisticsResolver } from '../../modules/statistics/statistics.resolver';
 import { WebhookResolver } from '../../modules/webhook/webhook.resolver';
 import { SearchResolver } from '../../modules/search/search.resolver';
+import { TradeResolver } from '../../modules/trade/trade.resolver';
 
 export const resolvers = [
   ChainResolver,
@@ -31,6 +32,7 @@ export const resolvers = [
   ListingResolver,
   OfferResolver,
   OrderResolver,
+  TradeResolver,
   ImportResolver,
   StatisticsResolver,
   FloorListingResolver,

@@ -14,6 +14,7 @@ import { TrustedDocuments1765400000000 } from './1765400000000-trusted-documents
 import { NameSearch1765405000000 } from './1765405000000-name-search';
 import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 import { ChainFollower1765420000000 } from './1765420000000-chain-follower';
+import { BuyNow1765450000000 } from './1765450000000-buy-now';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   NameSearch1765405000000,
   RelationIndexes1765410000000,
   ChainFollower1765420000000,
+  BuyNow1765450000000,
 ];

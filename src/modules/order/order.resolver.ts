@@ -23,9 +23,9 @@ export class OrderResolver {
     return getOrder(ctx, id);
   }
 
-  @FieldResolver(() => Offer)
+  @FieldResolver(() => Offer, { nullable: true, description: 'The offer the sale filled; null for a buy now, whose listing is `listing`' })
   offer(@Parent() order: Order, @Ctx() ctx: Context) {
-    return ctx.loaders.offerById.load(order.offerId);
+    return order.offerId ? ctx.loaders.offerById.load(order.offerId) : null;
   }
 
   @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })

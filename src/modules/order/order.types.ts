@@ -25,14 +25,14 @@ export enum OrderRole {
 }
 registerEnumType(OrderRole, { name: 'OrderRole', description: 'BOUGHT: the account is the buyer; SOLD: the seller; ANY: either' });
 
-/** The record of a sale: an accepted offer, with price, seller and buyer. Never written by clients. */
+/** The record of a sale: an accepted offer or a bought listing, with price, seller and buyer. Never written by clients. */
 @ObjectType({ simpleResolvers: true, implements: Node })
 export class Order {
   @Field(() => ID)
   id: string;
 
-  @Field(() => ID)
-  offerId: string;
+  @Field(() => ID, { nullable: true, description: 'The offer the sale filled; null for a buy now (buyListing, a sweep), which names its listing' })
+  offerId: string | null;
 
   @Field(() => ID, { nullable: true, description: 'The listing the sale closed, if the asset was listed' })
   listingId: string | null;

@@ -18,6 +18,16 @@ export interface SaleAsset {
 /** What a sale needs of the offer it fills. */
 export type SaleOffer = Pick<Offer, 'id' | 'kind' | 'taker' | 'price'>;
 
+/** A buy now: the taker buys the asset's active listing `listingId` at `price`, with no offer (the order's offer is null). */
+export interface SaleBuy {
+  buy: true;
+  listingId: string;
+  taker: string;
+  price: string;
+}
+
+const isBuy = (taker: SaleOffer | SaleBuy): taker is SaleBuy => 'buy' in taker;
+
 /** How a sale departs from an owner's plain acceptance at the offer's price. */
 export interface SaleTerms {
   /** The price paid; the offer's price unless the listing sets it (an offer taken at once pays the listing's price). */
@@ -34,31 +44,25 @@ export interface SaleTerms {
  * unlisted, an active listing is sold (an expired one marked expired), the taker's own other offers on the
  * asset are cancelled (one does not bid for what one owns), so are the other bids of an english auction it
  * ends, and a completed order records price, seller, buyer and unit. The offer's row is updated under its
- * lock, so concurrent acceptances fill each unit once. Returns the order id.
+ * lock, so concurrent acceptances fill each unit once. A buy (SaleBuy) fills no offer: it must sell the
+ * listing it names (its order has unit 1, no offer, and that listing). Returns the order id.
  */
 export async function completeSale(
   m: EntityManager,
   events: EventLog,
-  offer: SaleOffer,
+  taker: SaleOffer | SaleBuy,
   asset: SaleAsset,
   seller: string,
   now: Date,
   terms: SaleTerms = {},
 ): Promise<string> {
-  if (seller === offer.taker) throw selfTrade(offer, asset);
-  const [unit] = await updateReturning<{ filled: number; status: string }>(
-    m,
-    `UPDATE offers SET filled = filled + 1, status = CASE WHEN filled + 1 >= quantity THEN 'accepted' ELSE status END, updated_at = $2
-     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled < quantity RETURNING filled, status`,
-    [offer.id, now, terms.offerAt ?? now],
-  );
-  if (!unit) throw new ConflictError(`offer ${offer.id} is no longer active`);
+  const offer = isBuy(taker) ? null : taker;
+  if (seller === taker.taker) throw offer ? selfTrade(offer, asset) : selfBuy(taker.taker, asset);
   // The order's id is chosen here so the sale's events can name it (history reads them alone).
   const orderId = randomUUID();
-  const price = terms.price ?? offer.price;
+  const price = terms.price ?? taker.price;
   const sale = { order_id: orderId, price };
-  if (offer.kind !== OfferKind.ITEM) events.add('offer.filled', 'offer', offer.id, { unit: unit.filled, asset_id: asset.id, order_id: orderId });
-  if (unit.status === 'accepted') events.add('offer.accepted', 'offer', offer.id, { order_id: orderId });
+  const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
   // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
   const [sold] = await updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
     m,
@@ -69,15 +73,16 @@ export async function completeSale(
     [asset.id, now, terms.settles ?? null],
   );
   const soldListing = sold?.status === 'sold' ? sold : null;
+  if (isBuy(taker) && soldListing?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
   if (soldListing) events.add('listing.sold', 'listing', soldListing.id, sale);
   else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
-  await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, offer.taker, now]);
-  events.add('asset.transferred', 'asset', asset.id, { previous_owner: seller, ...sale, offer_id: offer.id, listing_id: soldListing?.id ?? null });
+  await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, taker.taker, now]);
+  events.add('asset.transferred', 'asset', asset.id, { previous_owner: seller, ...sale, offer_id: offer?.id ?? null, listing_id: soldListing?.id ?? null });
   const ownOffers = await updateReturning<{ id: string }>(
     m,
     `UPDATE offers SET status = 'cancelled', updated_at = $3
-     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id <> $4 RETURNING id`,
-    [asset.id, offer.taker, now, offer.id],
+     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id IS DISTINCT FROM $4::uuid RETURNING id`,
+    [asset.id, taker.taker, now, offer?.id ?? null],
   );
   for (const own of ownOffers) events.add('offer.cancelled', 'offer', own.id, { reason: 'the taker owns the asset now' });
   if (soldListing?.orderType === 'english_auction') {
@@ -91,10 +96,27 @@ export async function completeSale(
   const [order] = await m.query(
     `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
      VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12) RETURNING id`,
-    [offer.id, unit.filled, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, offer.taker, now, orderId],
+    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId],
   );
   events.add('order.completed', 'order', order.id);
   return order.id;
+}
+
+/**
+ * The offer fills one more unit (accepted when its quantity is filled), under its row lock, so concurrent
+ * acceptances fill each unit once; 409 when it is no longer active. Returns the unit filled.
+ */
+async function fillOfferUnit(m: EntityManager, events: EventLog, offer: SaleOffer, asset: SaleAsset, now: Date, terms: SaleTerms, orderId: string): Promise<number> {
+  const [unit] = await updateReturning<{ filled: number; status: string }>(
+    m,
+    `UPDATE offers SET filled = filled + 1, status = CASE WHEN filled + 1 >= quantity THEN 'accepted' ELSE status END, updated_at = $2
+     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled < quantity RETURNING filled, status`,
+    [offer.id, now, terms.offerAt ?? now],
+  );
+  if (!unit) throw new ConflictError(`offer ${offer.id} is no longer active`);
+  if (offer.kind !== OfferKind.ITEM) events.add('offer.filled', 'offer', offer.id, { unit: unit.filled, asset_id: asset.id, order_id: orderId });
+  if (unit.status === 'accepted') events.add('offer.accepted', 'offer', offer.id, { order_id: orderId });
+  return unit.filled;
 }
 
 /** An owner accepting an offer that the owner made: no sale, no order, no volume. */
@@ -102,4 +124,9 @@ export function selfTrade(offer: SaleOffer, asset: SaleAsset): ConflictError {
   return new ConflictError(
     `offer ${offer.id} was made by ${offer.taker}, who owns asset ${asset.tokenAddress}/${asset.tokenId} now; one cannot sell to oneself`,
   );
+}
+
+/** A buyer buying a listing of an asset the buyer owns: no sale, no order, no volume. */
+export function selfBuy(buyer: string, asset: SaleAsset): ConflictError {
+  return new ConflictError(`${buyer} owns asset ${asset.tokenAddress}/${asset.tokenId}; one cannot buy one's own listing`);
 }

@@ -1,4 +1,4 @@
-import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
+import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, SWEEP, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -230,6 +230,24 @@ export const routes: RouteSpec[] = [
     path: '/v1/offers/:id',
     summary: 'Cancel an offer; only its maker',
     operation: `mutation ($id: ID!) { cancelOffer(id: $id) { ${OFFER} } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/listings/:id/buy',
+    summary: 'Buy now: buy an active listing at its current price (at most max_price); the answer is the completed order, which names the listing',
+    operation: `mutation ($id: ID!, $max_price: Price) { buyListing(listingId: $id, maxPrice: $max_price) { ${ORDER} } }`,
+    location: (order) => `/v1/orders/${order.id}`,
+  },
+  {
+    method: 'post',
+    path: '/v1/collections/:address/sweep',
+    summary:
+      "Sweep: buy up to count of a collection's cheapest active listings (optionally with traits), each at most max_unit_price, together at most max_total; " +
+      'partial false: all or nothing. The answer lists the orders and the listings skipped, with why',
+    operation: `mutation ($address: String!, $count: Int!, $max_total: Price!, $max_unit_price: Price!, $traits: [TraitInput!], $partial: Boolean) {
+      sweepCollection(input: { collectionId: $address, count: $count, maxTotal: $max_total, maxUnitPrice: $max_unit_price, traits: $traits,
+          partial: $partial }) {
+        ${SWEEP} } }`,
   },
   {
     method: 'get',

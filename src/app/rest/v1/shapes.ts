@@ -118,6 +118,12 @@ export const ORDER = `
   created_at: createdAt
   updated_at: updatedAt`;
 
+/** A sweep's answer: the orders bought, the listings skipped (why, at what price), the total paid. */
+export const SWEEP = `
+  orders { ${ORDER} }
+  skipped { listing_id: listingId asset_id: assetId reason ${price('price', 'price')} message }
+  ${price('total', 'total')}`;
+
 export const STATISTICS = `
   ${CHAIN}
   collection { ${COLLECTION} }
