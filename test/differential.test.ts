@@ -98,7 +98,26 @@ const withoutRequestIds = (text: string) => text.replace(/"(requestId|request_id
  * spec) leave open: with two roots that each fail on their own statement, either error may come first.
  */
 const sameGraphql = (ours: Answer, theirs: Answer) =>
-  ours.status === theirs.status && (withoutRequestIds(ours.text) === withoutRequestIds(theirs.text) || (failedWhole(ours) && failedWhole(theirs)));
+  ours.status === theirs.status &&
+  (withoutRequestIds(ours.text) === withoutRequestIds(theirs.text) || (failedWhole(ours) && failedWhole(theirs)) || sameDataSameErrors(ours, theirs));
+
+/**
+ * The same `data`, and errors of the same kinds (message and code, none INTERNAL), however many: when
+ * the items of a list fail alike, graphql-js stops at the first error that nulls the list while
+ * graphql-jit reports each item's (the same document on its first use and on later ones); which items'
+ * errors are listed is the executor's, not a plan's, and the data the client gets is the same.
+ */
+function sameDataSameErrors(ours: Answer, theirs: Answer): boolean {
+  try {
+    type Body = { data?: unknown; errors?: { message?: string; extensions?: { code?: string } }[] };
+    const [a, b] = [JSON.parse(ours.text) as Body, JSON.parse(theirs.text) as Body];
+    if (!a.errors?.length || !b.errors?.length || JSON.stringify(a.data) !== JSON.stringify(b.data)) return false;
+    const kinds = (body: Body) => [...new Set(body.errors!.map((e) => `${e.extensions?.code} ${e.message}`))].sort().join('\n');
+    return [...a.errors, ...b.errors].every((e) => e.extensions?.code !== 'INTERNAL') && kinds(a) === kinds(b);
+  } catch {
+    return false;
+  }
+}
 
 function failedWhole(answer: Answer): boolean {
   try {
