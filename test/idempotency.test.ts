@@ -139,12 +139,11 @@ describe('Idempotency-Key on REST writes', () => {
     const owner = await server.key();
     const body = { contract_address: randomAddress(), chain_id: '1' };
     const plain = await server.rest('POST', '/v1/collections', body, owner.key);
-    const before = await server.ds.query('SELECT count(*)::int AS n FROM idempotency_keys');
-
-    await server.rest('POST', '/v1/collections', { ...body, contract_address: randomAddress() }, owner.key);
 
     expect(plain.status).toBe(200);
-    expect(await server.ds.query('SELECT count(*)::int AS n FROM idempotency_keys')).toEqual(before);
+    // A kept record holds the response, which names the collection; other test files keep records of their own meanwhile.
+    const kept = await server.ds.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE body LIKE $1', [`%${body.contract_address}%`]);
+    expect(kept).toEqual([{ n: 0 }]);
   });
 });
 
