@@ -36,7 +36,7 @@ import {
   wrapped,
 } from './parts';
 import { assetCountSql, columnPart, FEE_SQL, listingRender, tradeRender, TRAIT_SQL, TRAIT_TEXT } from './leaves';
-import { PagePlan, planPage, Selected } from './page';
+import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /**
  * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain or Category as one row's
@@ -312,25 +312,15 @@ export class ObjectPlanner {
 
   /** Nested `collection.assets(limit, orderBy, direction)`: the first page, in the collection's own row. */
   private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    if (!readsEveryArgument(field, PAGE_ARGUMENTS)) return undefined;
-    const page = this.page('AssetPage', 'Asset', node);
-    if (!page) return undefined;
-    const argumentsOf = argumentReader(field, node);
-    const within =
-      (json: PagePlan['render'] | undefined): Render | undefined =>
-      json &&
-      ((b, row) => {
-        if (b.withoutAssets.has(row)) return 'NULL';
-        const args = argumentsOf(b.variables);
-        const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
-        if (!sort || !plannedPage(args)) return undefined;
-        const a = nextAlias(b);
-        b.collectionOf.set(a, row);
-        return json(b, { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) });
-      });
-    return { shape: page.shape, render: within(page.render), text: within(page.text) };
+    return this.nestedPage(field, node, 'AssetPage', 'Asset', PAGE_ARGUMENTS, (b, row, args) => {
+      if (b.withoutAssets.has(row)) return 'NULL';
+      const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
+      if (!sort || !plannedPage(args)) return undefined;
+      const a = nextAlias(b);
+      b.collectionOf.set(a, row);
+      return { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) };
+    });
   }
-
 
   /**
    * Nested `asset.offers(status, kind, limit, orderBy, direction)`: the first page, in the asset's own row,
@@ -338,22 +328,39 @@ export class ObjectPlanner {
    * offerListQuery filters them (the status as read now).
    */
   private assetOffers(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    if (!readsEveryArgument(field, [...PAGE_ARGUMENTS, 'status', 'kind'])) return undefined;
-    const page = this.page('OfferPage', 'Offer', node);
+    return this.nestedPage(field, node, 'OfferPage', 'Offer', [...PAGE_ARGUMENTS, 'status', 'kind'], (b, row, args) => {
+      const sort = OFFER_SORTS[args.orderBy as keyof typeof OFFER_SORTS];
+      if (!sort || !plannedPage(args)) return undefined;
+      const o = nextAlias(b);
+      const where = [assetOffersSql(o, row)];
+      offerFilters(b, args, o, where);
+      return { table: 'offers', alias: o, where, sort: realias(sort, 't', 'o'), args };
+    });
+  }
+
+  /**
+   * A nested list's first page inside its parent's row: planned when the planner reads every argument
+   * the field takes (`names`); `rowsOf` gives the page's rows for the request's arguments ('NULL': the
+   * field answers null; undefined: the resolvers answer).
+   */
+  private nestedPage(
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    pageType: string,
+    itemType: Planned,
+    names: readonly string[],
+    rowsOf: (b: Build, row: string, args: Record<string, unknown>) => PageRows | 'NULL' | undefined,
+  ): Part | undefined {
+    if (!readsEveryArgument(field, names)) return undefined;
+    const page = this.page(pageType, itemType, node);
     if (!page) return undefined;
     const argumentsOf = argumentReader(field, node);
     const within =
       (json: PagePlan['render'] | undefined): Render | undefined =>
       json &&
       ((b, row) => {
-        const args = argumentsOf(b.variables);
-        const sort = OFFER_SORTS[args.orderBy as keyof typeof OFFER_SORTS];
-        if (!sort || !plannedPage(args)) return undefined;
-        const o = nextAlias(b);
-        const where = [assetOffersSql(o, row)];
-        if (args.status != null) where.push(`${offerStatusSql(o, nowOf(b))} = ${b.p.add(args.status)}`);
-        if (args.kind != null) where.push(`${o}.kind = ${b.p.add(args.kind)}`);
-        return json(b, { table: 'offers', alias: o, where, sort: realias(sort, 't', 'o'), args });
+        const rows = rowsOf(b, row, argumentsOf(b.variables));
+        return rows === 'NULL' ? rows : rows && json(b, rows);
       });
     return { shape: page.shape, render: within(page.render), text: within(page.text) };
   }
@@ -363,4 +370,10 @@ export class ObjectPlanner {
     const fields = this.fields(node.selectionSet);
     return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet));
   }
+}
+
+/** The status (as read now) and kind filters of offers `o`, as offer.service.ts's offerListQuery reads them. */
+export function offerFilters(b: Build, args: Record<string, unknown>, o: string, where: string[]): void {
+  if (args.status != null) where.push(`${offerStatusSql(o, nowOf(b))} = ${b.p.add(args.status)}`);
+  if (args.kind != null) where.push(`${o}.kind = ${b.p.add(args.kind)}`);
 }

@@ -4,13 +4,12 @@ import { UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
-import { offerStatusSql } from '../../../modules/offer/offer.sql';
 import { OFFER_SORTS } from '../../../modules/offer/offer.service';
 import { ORDER_SORTS } from '../../../modules/order/order.service';
 import { argumentReader } from '../variables';
-import { Build, nextAlias, nowOf, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
+import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
-import { ObjectPlanner } from './objects';
+import { ObjectPlanner, offerFilters } from './objects';
 import type { RowsForm, StreamRow } from './page';
 
 /**
@@ -239,8 +238,7 @@ export class Planner extends ObjectPlanner {
       if (!filter) return undefined;
       tokenFilters(b, args, a, filter.where);
       if (args.ownerId != null) filter.where.push(`${a}.taker = ${b.p.add(args.ownerId)}`);
-      if (args.status != null) filter.where.push(`${offerStatusSql(a, nowOf(b))} = ${b.p.add(args.status)}`);
-      if (args.kind != null) filter.where.push(`${a}.kind = ${b.p.add(args.kind)}`);
+      offerFilters(b, args, a, filter.where);
       return filter;
     });
   }
