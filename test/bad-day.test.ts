@@ -174,6 +174,86 @@ describe('statement timeout', () => {
   });
 });
 
+describe('contention: deadlocks and a database that does not answer in time', () => {
+  // PGlite has one session: no two transactions wait on each other there.
+  const testPg = onPostgres ? test : test.skip;
+  let db: { url: string; drop: () => Promise<void> } | undefined;
+  let server: TestServer;
+  let locker: Client;
+
+  beforeAll(async () => {
+    if (!onPostgres) return;
+    // A database of its own: a test locks a whole table, which would stall every other test file.
+    db = await freshDatabase('gw_contention');
+    server = await startServer(
+      { webhooks: { deliver: false, allowPrivate: true, timeoutMs: 2000, backoffBaseMs: 100, backoffMaxMs: 400, retryWindowMs: 2500, pollMs: 50 } },
+      { url: db.url },
+    );
+    locker = new Client({ connectionString: db.url });
+    await locker.connect();
+    // The locker's own deadlock check comes late, so that in a cycle the server's statement is the one aborted.
+    await locker.query("SET deadlock_timeout = '10s'");
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([locker?.end(), server?.close()]);
+    await db?.drop();
+  });
+
+  testPg('when deleting a webhook loses a deadlock with a worker-like transaction, then the delete runs again and answers 200, and the webhook is gone', async () => {
+    const { key } = await server.key();
+    const created = await server.rest('POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hook' }, key);
+    expect(created.status).toBe(200);
+    const id: string = created.body.id;
+    await locker.query(`INSERT INTO webhook_deliveries (webhook_id, event_position, event_type) VALUES ($1, 0, 'asset.created')`, [id]);
+    // As a delivery worker does: hold the delivery, then touch the webhook. The DELETE holds the webhook and
+    // waits for the delivery (its cascade): a cycle. PostgreSQL's deadlock check (deadlock_timeout after a
+    // wait began: 1 s for the server, 10 s for the locker) fires on the server's side first and aborts the DELETE.
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 FOR UPDATE', [id]);
+    const pid = (locker as unknown as { processID: number }).processID;
+    const deleting = server.rest('DELETE', `/v1/webhooks/${id}`, undefined, key);
+    for (let i = 0; i < 200; i += 1) {
+      const [waiting]: { n: number }[] = await server.ds.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+      if (waiting.n > 0) break;
+      await sleep(10);
+    }
+    try {
+      await locker.query('UPDATE webhooks SET updated_at = now() WHERE id = $1', [id]);
+    } finally {
+      await locker.query('COMMIT');
+    }
+    const deleted = await deleting;
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.id).toBe(id);
+    const left = await locker.query('SELECT count(*)::int AS n FROM webhooks WHERE id = $1', [id]);
+    expect(left.rows[0].n).toBe(0);
+  }, 30_000);
+
+  testPg('when the database does not answer within the client query timeout, then a read and a write are 503 UNAVAILABLE with Retry-After, not INTERNAL', async () => {
+    const impatient = await startServer({}, { url: db!.url, queryTimeoutMs: 300 });
+    try {
+      const { key } = await impatient.key();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE collections IN ACCESS EXCLUSIVE MODE');
+      let read;
+      let write;
+      try {
+        read = await impatient.rest('GET', '/v1/collections?limit=1');
+        write = await impatient.gql('mutation ($input: CreateCollectionInput!) { createCollection(input: $input) { id } }', { input: { contractAddress: randomAddress(), chainId: '1' } }, key);
+      } finally {
+        await locker.query('ROLLBACK');
+      }
+      expect(read.status).toBe(503);
+      expect(read.headers.get('retry-after')).toBe('1');
+      expect(read.body.error.code).toBe('UNAVAILABLE');
+      expect(JSON.stringify(read.body)).not.toMatch(/Query read timeout/);
+      expect(write.body.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE');
+    } finally {
+      await impatient.close();
+    }
+  }, 30_000);
+});
+
 describe('statistics as a bulk import leaves them', () => {
   const PAGE_MS = 2000;
   let server: TestServer;

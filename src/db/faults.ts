@@ -54,6 +54,39 @@ export function timedOutFor(scope: RequestScope | undefined, sql: string, cause:
   return error;
 }
 
+/**
+ * PostgreSQL's deadlock_detected (40P01) and serialization_failure (40001): the statement lost a race with a
+ * concurrent transaction and was rolled back, so nothing it did remains; the same statement may run again.
+ */
+const TRANSIENT_CONFLICT_CODES = new Set(['40P01', '40001']);
+
+/** True when `err` (a pg error, or TypeORM's QueryFailedError around one) is a deadlock or serialization failure. */
+export function isTransientConflict(err: unknown): boolean {
+  const code = driverErrorOf(err)?.code;
+  return typeof code === 'string' && TRANSIENT_CONFLICT_CODES.has(code);
+}
+
+/** pg's own error when no answer came within query_timeout (DB_QUERY_TIMEOUT_MS): the client gave up waiting. */
+const QUERY_READ_TIMEOUT = /^Query read timeout/;
+
+/** True when `err` is the client's query_timeout running out (the statement's fate on the server is unknown). */
+export function isClientQueryTimeout(err: unknown): boolean {
+  const message = driverErrorOf(err)?.message;
+  return typeof message === 'string' && QUERY_READ_TIMEOUT.test(message);
+}
+
+export const CLIENT_TIMEOUT_MESSAGE =
+  'the database did not answer in time; retry shortly (a write may have been applied: send writes with an Idempotency-Key to retry them safely)';
+
+/** The UNAVAILABLE error of a statement of `scope`'s request whose answer did not come within the client's query_timeout, logged. */
+export function clientTimedOutFor(scope: RequestScope | undefined, sql: string): UnavailableError {
+  logger.warn('the database did not answer within the query timeout (DB_QUERY_TIMEOUT_MS)', { requestId: scope?.requestId, statement: sql.replace(/\s+/g, ' ').slice(0, 200) });
+  return new UnavailableError(CLIENT_TIMEOUT_MESSAGE);
+}
+
+/** How many times a single statement (outside a transaction) that lost a deadlock runs in all. */
+const CONFLICT_ATTEMPTS = 4;
+
 /** UNAVAILABLE errors of a transaction that certainly did not commit: the whole transaction may run again. */
 const uncommitted = new WeakSet<object>();
 
@@ -137,6 +170,15 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
       return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;
     } catch (err) {
       if (isStatementCancelled(err)) throw timedOutFor(scopeOf(runner), sql, err);
+      // A statement of its own (autocommit) that lost a deadlock was rolled back whole: run it again after a
+      // short, random pause (the other side has its locks by then). In a transaction the error goes up: the
+      // transaction is aborted, and its caller (or the client, as a 503) decides.
+      if (isTransientConflict(err) && !inTransaction && tries < CONFLICT_ATTEMPTS) {
+        logger.warn('statement lost a deadlock; running it again', { requestId: scopeOf(runner)?.requestId, statement: sql.slice(0, 60), attempt: tries });
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * tries));
+        return attempt(sql, parameters, structured, tries + 1);
+      }
+      if (isClientQueryTimeout(err)) throw clientTimedOutFor(scopeOf(runner), sql);
       if (!isConnectionFailure(err)) throw err;
       const notSent = (released && brokenBy === err) || (!hadConnection && runner.databaseConnection === undefined) || NOT_SENT.test(String(driverErrorOf(err)?.message));
       const poolWait = POOL_WAIT.test(String(driverErrorOf(err)?.message));

@@ -2,7 +2,7 @@ import pg, { type CustomTypesConfig, type Pool, type PoolClient, type QueryResul
 import { QueryFailedError, QueryRunner } from 'typeorm';
 import type { Context } from '../common/request/context';
 import { countScopedStatement, readRouterOf } from '../common/request/scope';
-import { driverErrorOf, isConnectionFailure, isStatementCancelled, POOL_WAIT, timedOutFor, unavailableFor } from './faults';
+import { clientTimedOutFor, driverErrorOf, isClientQueryTimeout, isConnectionFailure, isStatementCancelled, POOL_WAIT, timedOutFor, unavailableFor } from './faults';
 import { NamedQueryClient, QUERY_NAMED } from './named-statements';
 
 /** What readStatement needs of a request's context: its scope, its view of the data source and the service's. */
@@ -103,6 +103,7 @@ export async function readStatement<Row = Record<string, unknown>>(context: Stat
     result = await onPooledConnection(pool, sql, values, options.textAsBytes ? TEXT_AS_BYTES : undefined);
   } catch (err) {
     if (isStatementCancelled(err)) throw timedOutFor(scope, sql, err);
+    if (isClientQueryTimeout(err)) throw clientTimedOutFor(scope, sql);
     if (!isConnectionFailure(err)) throw new QueryFailedError(sql, values, err as Error);
     if (POOL_WAIT.test(String(driverErrorOf(err)?.message))) throw unavailableFor(scope, sql, err, false);
     return context.ds.query(sql, values);

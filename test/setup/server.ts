@@ -46,6 +46,8 @@ export async function toResult(res: Response): Promise<HttpResult> {
 export interface TestDatabaseOptions {
   url?: string;
   poolSize?: number;
+  /** The client's bound on a statement (DB_QUERY_TIMEOUT_MS); 30 s by default. */
+  queryTimeoutMs?: number;
   poolWaitMs?: number;
   slowStatementMs?: number;
   /** PostgreSQL's statement_timeout of the server's connections (DB_STATEMENT_TIMEOUT_MS); none by default. */
@@ -58,7 +60,7 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
   const ds = createDataSource({
     url: db.url ?? process.env.TEST_DATABASE_URL!,
     poolSize: db.poolSize ?? 10,
-    queryTimeoutMs: 30000,
+    queryTimeoutMs: db.queryTimeoutMs ?? 30000,
     poolWaitMs: db.poolWaitMs,
     slowStatementMs: db.slowStatementMs,
     statementTimeoutMs: db.statementTimeoutMs,

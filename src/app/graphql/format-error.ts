@@ -1,6 +1,6 @@
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
 import { AppError, FieldProblem, RETRY_AFTER_SECONDS, StatementTimeoutError, UnavailableError } from '../../common/errors';
-import { isConnectionFailure, isStatementCancelled } from '../../db/faults';
+import { CLIENT_TIMEOUT_MESSAGE, isClientQueryTimeout, isConnectionFailure, isStatementCancelled, isTransientConflict } from '../../db/faults';
 import { logger } from '../../common/logger';
 
 /** Error codes of graphql-js and Apollo that mean "the request itself is wrong". */
@@ -62,6 +62,10 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   // A driver error that escaped the query runners' handling (db/faults.ts) still reads as retryable.
   if (isConnectionFailure(original)) return classifyError(schema, new UnavailableError());
   if (isStatementCancelled(original)) return classifyError(schema, new StatementTimeoutError());
+  // A deadlock or serialization failure that was not retried away: the write was rolled back whole.
+  if (isTransientConflict(original)) return classifyError(schema, new UnavailableError(TRANSIENT_CONFLICT_MESSAGE));
+  // The client's own bound (DB_QUERY_TIMEOUT_MS) ran out: the database is too busy to answer; not the client's fault.
+  if (isClientQueryTimeout(original)) return classifyError(schema, new UnavailableError(CLIENT_TIMEOUT_MESSAGE));
   const gqlError = error instanceof GraphQLError ? error : undefined;
   const code = gqlError?.extensions?.code as string | undefined;
   if (gqlError && code && PROTOCOL_CODES.has(code)) return { code, message: gqlError.message, details: [] };
@@ -74,6 +78,8 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   }
   return { code: 'INTERNAL', message: internalMessage(undefined), details: [] };
 }
+
+const TRANSIENT_CONFLICT_MESSAGE = 'this request met a concurrent write to the same rows and was rolled back; nothing was written; retry shortly';
 
 export function internalMessage(requestId: string | undefined): string {
   return `internal error; quote request id ${requestId ?? 'unknown'} when reporting it`;
