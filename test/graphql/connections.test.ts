@@ -207,6 +207,25 @@ describe('refusals', () => {
     expect(limitAndFirst.body.errors?.[0].message).toBe("give limit or first, not both (first is Relay's name of limit)");
   });
 
+  test('when a nested list gives both names of an argument, by literal or variable, then the operation is refused once before it runs, not once per parent', async () => {
+    const literal = await server.gql(`{ collections(limit: 3) { result { assets(limit: 2, first: 2) { totalCount } } } }`);
+    const variables = await server.gql(`query ($p: String, $a: String) { collections(limit: 3) { result { assets(page: $p, after: $a) { totalCount } } } }`, { p: '2', a: 'x' });
+    const nullVariable = await server.gql(`query ($n: Int) { collections(limit: 3) { result { assets(limit: 2, first: $n) { totalCount } } } }`, { n: null });
+
+    for (const res of [literal, variables]) {
+      expect(res.status).toBe(400);
+      expect(res.sql).toBe(0);
+      expect(res.body.data).toBeUndefined();
+      expect(res.body.errors).toHaveLength(1);
+    }
+    expect(code(literal)).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'limit' }, { field: 'first' }] });
+    expect(literal.body.errors?.[0].message).toBe("give limit or first, not both (first is Relay's name of limit)");
+    expect(code(variables)).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'page' }, { field: 'after' }] });
+    // A variable that is null gives no first (first is nullable): limit alone sizes the list.
+    expect(nullVariable.status).toBe(200);
+    expect(nullVariable.body.errors).toBeUndefined();
+  });
+
   test('when after is not a cursor (a page number, garbage, a cursor of another order), then it is BAD_REQUEST naming after', async () => {
     const newestFirst = await connectionPage('assets', ORDERINGS[0], 5, null);
     const pageNumber = await server.gql(`{ assets(first: 5, after: "2") { totalCount } }`);

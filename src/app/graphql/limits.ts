@@ -30,12 +30,17 @@ function fragmentsOf(document: DocumentNode): Fragments {
   return new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
 }
 
-/** A `limit` outside its list's range: where it was given (a variable's name, or the list's response path) and what. */
-export interface LimitProblem {
-  field: string;
-  range: LimitRange;
-  got: unknown;
-}
+/**
+ * A `limit` outside its list's range: where it was given (a variable's name, or the list's response path)
+ * and what; or a list given both names of one argument (`limit` and `first`, `page` and `after`).
+ */
+export type LimitProblem = { field: string; range: LimitRange; got: unknown } | { both: readonly [ours: string, relays: string] };
+
+/** Our name of a list argument and Relay's name of it: a list takes one or the other. */
+const RELAY_NAMES = [
+  ['limit', 'first'],
+  ['page', 'after'],
+] as const;
 
 interface Measure {
   depth: number;
@@ -72,6 +77,7 @@ function measure(
       const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[selection.name.value] : undefined;
       const at = `${path}${(selection.alias ?? selection.name).value}`;
       inner = measure(schema, fragments, variables, selection.selectionSet, def ? getNamedType(def.type) : undefined, depth + 1, seen, `${at}.`, problems);
+      if (def) bothNames(def, selection, variables, problems);
       cost += 1 + multiplier(def, selection, variables, at, problems) * inner.cost;
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const typeName = selection.typeCondition?.name.value;
@@ -156,6 +162,26 @@ function givenSize(
   return range.max;
 }
 
+/**
+ * A list given an argument under both its names (`limit: 5, first: 5`) is refused before anything runs, as
+ * an out-of-range limit is: each of its items would otherwise fail alone (the list's resolver refuses it
+ * too, see connection-arguments.ts). A variable counts when the request gives it a value other than null;
+ * while validating (no variables yet), only literals count.
+ */
+function bothNames(def: GraphQLField<unknown, unknown>, field: FieldNode, variables: Record<string, unknown> | undefined, problems: LimitProblem[]): void {
+  for (const pair of RELAY_NAMES) {
+    if (pair.every((name) => def.args.some((a) => a.name === name) && argumentGiven(field, name, variables))) problems.push({ both: pair });
+  }
+}
+
+function argumentGiven(field: FieldNode, name: string, variables: Record<string, unknown> | undefined): boolean {
+  const given = field.arguments?.find((a) => a.name.value === name)?.value;
+  if (!given || given.kind === Kind.NULL) return false;
+  if (given.kind !== Kind.VARIABLE) return true;
+  const value = variables?.[given.name.value];
+  return value !== undefined && value !== null;
+}
+
 /** At most how many items a field returns per value of this list argument (its `listedItems` extension: `nodes(ids)`). */
 function listedItemsOf(arg: GraphQLArgument): number | undefined {
   return (arg.extensions as { listedItems?: number }).listedItems;
@@ -176,13 +202,21 @@ function limitRangeOf(arg: GraphQLArgument): LimitRange {
   return (arg.extensions as { limitRange?: LimitRange }).limitRange ?? PAGE_LIMIT_RANGE;
 }
 
-/** One 400 that names every out-of-range limit and its range, as the lists themselves would word it. */
+/** One 400 that names every out-of-range limit and its range, and every argument given under both names, as the lists themselves would word them. */
 export function limitsError(problems: readonly LimitProblem[]): BadRequestError {
-  const describe = ({ range, got }: LimitProblem) => `must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(got)}`;
-  return new BadRequestError(
-    problems.map((p) => `${p.field} ${describe(p)}`).join('; '),
-    problems.map((p) => ({ field: p.field, message: describe(p) })),
-  );
+  // Worded as the list itself words it (connection-arguments.ts), with each name a detail of its own.
+  const sentence = (p: LimitProblem) =>
+    'both' in p
+      ? `give ${p.both[0]} or ${p.both[1]}, not both (${p.both[1]} is Relay's name of ${p.both[0]})`
+      : `${p.field} must be an integer from ${p.range.min} to ${p.range.max}, got ${JSON.stringify(p.got)}`;
+  const details = (p: LimitProblem) =>
+    'both' in p
+      ? [
+          { field: p.both[0], message: `not with ${p.both[1]}` },
+          { field: p.both[1], message: `not with ${p.both[0]}` },
+        ]
+      : [{ field: p.field, message: `must be an integer from ${p.range.min} to ${p.range.max}, got ${JSON.stringify(p.got)}` }];
+  return new BadRequestError([...new Set(problems.map(sentence))].join('; '), problems.flatMap(details));
 }
 
 function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): GraphQLNamedType | undefined {
@@ -190,12 +224,13 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
   return root ?? undefined;
 }
 
-/** Whether a variable gives some `limit` (or `first`, or a list of ids) of the document, so that the estimate depends on the variables. */
+/** Whether a variable gives some `limit`, `first`, `page`, `after` or list of ids of the document, so that the estimate depends on the variables. */
 function limitsFromVariables(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     Argument(node) {
-      if (((SIZE_ARGUMENTS as readonly string[]).includes(node.name.value) || node.name.value === 'ids') && node.value.kind === Kind.VARIABLE) found = true;
+      const name = node.name.value;
+      if ((RELAY_NAMES.some((pair) => (pair as readonly string[]).includes(name)) || name === 'ids') && node.value.kind === Kind.VARIABLE) found = true;
     },
   });
   return found;
