@@ -204,7 +204,8 @@ describe('english auction close', () => {
 
   test('when an english auction with bids closes, then the sweeper sells to the best bid standing at the close: one order, the owner changed, the events written', async () => {
     const owned = await saveOwnedAsset(server);
-    const closesAt = later(new Date(), 2500);
+    // Far enough ahead for the three bids to be placed on a loaded machine (the lapsed one ends 1 s before the close).
+    const closesAt = later(new Date(), 6000);
     const listing = await listEnglish(owned, 2, closesAt);
     const [first, best, lapsed] = [await server.key(), await server.key(), await server.key()];
     const firstBid = await placed(await bidRest(first, owned, 2));
@@ -241,7 +242,7 @@ describe('english auction close', () => {
     const other = await startServer();
     try {
       const owned = await saveOwnedAsset(server);
-      const closesAt = later(new Date(), 2000);
+      const closesAt = later(new Date(), 4000);
       await listEnglish(owned, 1, closesAt);
       const [low, high] = [await server.key(), await server.key()];
       const lowBid = await placed(await bidRest(low, owned, 1));
@@ -267,7 +268,7 @@ describe('english auction close', () => {
 
   test('when an english auction closes without a bid, then it expires: one listing.expired event, no order, the owner unchanged', async () => {
     const owned = await saveOwnedAsset(server);
-    const closesAt = later(new Date(), 1500);
+    const closesAt = later(new Date(), 2500);
     const listing = await listEnglish(owned, 2, closesAt);
     await sleep(closesAt.getTime() - Date.now() + 50);
 
