@@ -139,6 +139,12 @@ export interface Config {
   metricsToken: string | undefined;
   /** REQUEST_BODY_TIMEOUT_MS: a request body that sends nothing for this long is ended with 408. */
   requestBodyTimeoutMs: number;
+  /**
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection is kept open. Longer than the idle
+   * timeout of the balancers in front (Node's own agents 5 s, AWS ALB 60 s), so that the balancer, not the
+   * service, closes an idle connection: otherwise a request it sends as the service closes is lost (a 502).
+   */
+  httpKeepAliveTimeoutMs: number;
   /** Aliases a /graphql document may use (the REST routes' own documents are not held to it). */
   maxAliases: number;
   /** gzip/br of responses over 1 KB for clients that accept it (off behind a proxy that compresses). */
@@ -231,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: onOff('METRICS', env.METRICS, true),
     metricsToken: env.METRICS_TOKEN || undefined,
     requestBodyTimeoutMs: Math.max(1, intFromEnv('REQUEST_BODY_TIMEOUT_MS', 30000)),
+    httpKeepAliveTimeoutMs: Math.max(1, intFromEnv('HTTP_KEEP_ALIVE_TIMEOUT_MS', 65000)),
     compression: onOff('COMPRESSION', env.COMPRESSION, true),
     sqlPlans: onOff('SQL_PLANS', env.SQL_PLANS, true),
     maxAliases: intFromEnv('GRAPHQL_MAX_ALIASES', 15),

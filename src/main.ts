@@ -55,6 +55,10 @@ async function serve(): Promise<void> {
     res.once('close', () => responding.delete(res));
     listener(req, res);
   });
+  // An idle connection outlives the balancer's own idle timeout (see Config.httpKeepAliveTimeoutMs); the
+  // headers of a request on it may take a little longer still (Node's advice for keep-alive behind a proxy).
+  server.keepAliveTimeout = config.httpKeepAliveTimeoutMs;
+  server.headersTimeout = Math.min(server.requestTimeout || Infinity, config.httpKeepAliveTimeoutMs + 1000);
   attachSubscriptions(server);
   server.listen(config.port, config.host);
   await once(server, 'listening');

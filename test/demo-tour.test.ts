@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { GatewayProcess, startGatewayProcess } from './setup/gateway-process';
@@ -45,3 +46,23 @@ test('when the demo collections are read over REST, then their slugs are the slu
   const body = (await res.json()) as { result: { name: string; slug: string }[] };
   expect(body.result.map((c) => c.slug)).toEqual(['base-badges', 'crypto-critters', 'polygon-pixels']);
 });
+
+test('when a keep-alive connection idles 6 s (longer than a balancer\'s usual 5 s), then the service has kept it open and answers the next request on it', async () => {
+  // One socket, kept by the client for a minute: whether it survives the idle time is the service's choice.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1, timeout: 60_000 });
+  const get = () =>
+    new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+      const req = http.get(`${gateway.url}/v1/categories?limit=1`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+      });
+      req.on('error', reject);
+    });
+  try {
+    expect(await get()).toEqual({ status: 200, reused: false });
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    expect(await get()).toEqual({ status: 200, reused: true });
+  } finally {
+    agent.destroy();
+  }
+}, 30_000);
