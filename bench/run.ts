@@ -18,6 +18,7 @@ import { benchEvents } from './events';
 import { anchorTable, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
 import { parseShapes, shapedRequest } from './shapes';
+import { benchSweeps } from './sweep';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -55,6 +56,8 @@ const { values: opts } = parseArgs({
     /** A streaming replica of the bench's PostgreSQL (scripts/replica.sh), read by read-only requests. */
     replica: { type: 'boolean', default: false },
     'skip-events': { type: 'boolean', default: false },
+    /** How many sweeps the sweep row (W9) makes through each door. */
+    sweeps: { type: 'string', default: '40' },
     subscribers: { type: 'string', default: '100' },
   },
 });
@@ -101,7 +104,7 @@ function scaled(factor: number, ordersFactor: number): Scale {
 }
 
 /** A fresh database for the run, with the project's migrations and the data set; returns how the server reaches it. */
-async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; label: string; url: string }> {
+async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; sweepKeys: [string, string]; label: string; url: string }> {
   const serverUrl = process.env.DATABASE_URL;
   let url: string;
   let stop = async () => {};
@@ -146,6 +149,9 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   }
   const admin = reuse ? `bench-admin-${Date.now()}` : 'bench-admin';
   const { key } = await createApiKey(ds.manager, { address: addressOf(admin), role: ApiKeyRole.ADMIN, label: 'bench' });
+  // The two accounts of the sweep row (bench/sweep.ts), which buy from each other.
+  const sweeper = async (name: string) => (await createApiKey(ds.manager, { address: addressOf(`${admin}-${name}`), role: ApiKeyRole.USER, label: 'bench sweeps' })).key;
+  const sweepKeys: [string, string] = [await sweeper('sweeper-a'), await sweeper('sweeper-b')];
   await ds.destroy();
   await stop();
   if (Number(opts.workers) > 1) {
@@ -161,7 +167,7 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
     env.DATABASE_REPLICA_URLS = replica.toString();
     label += `; a streaming replica on port ${port} (scripts/replica.sh)`;
   }
-  return { env, adminKey: key, label, url };
+  return { env, adminKey: key, sweepKeys, label, url };
 }
 
 /** Whether the run's database exists with this scale's collections and assets (for --reuse-db). */
@@ -348,6 +354,14 @@ function workloads(): Workload[] {
     ),
     { name: 'W6 series 30 days of hours', door: 'REST', method: 'GET', path: `/v1/collections/${contract}/history?interval=1h&from=${seriesFrom}` },
     restShaped('W6 series 30 days of hours', '/v1/collections/:address/history', { address: contract, interval: 'HOUR', from: seriesFrom }),
+    // Search by name (issue #31: <= 20 ms): a query that starts every asset's name (all are `Asset <c>/<t>`),
+    // ranked within its first 1,000 candidates, and one that names a single asset.
+    ...gql('W7 search broad (asset)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset' }),
+    { name: 'W7 search broad (asset)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset&limit=20' },
+    restShaped('W7 search broad (asset)', '/v1/search/assets', { query: 'asset', limit: 20 }),
+    ...gql('W8 search narrow (asset 5/17)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset 5/17' }),
+    { name: 'W8 search narrow (asset 5/17)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset%205%2F17&limit=20' },
+    restShaped('W8 search narrow (asset 5/17)', '/v1/search/assets', { query: 'asset 5/17', limit: 20 }),
     // The pages of a frontend (GraphQL only; beside PostGraphile with --anchors).
     ...frontendWorkloads(contract).flatMap((f) => gql(f.name, f.gateway.query, f.gateway.variables)),
   ];
@@ -462,7 +476,27 @@ function table(rows: Row[]): string {
 }
 
 /** One pass of the workloads (and the import) against the build in `dir`; `tag` marks its rows. */
-async function pass(env: Record<string, string>, adminKey: string, dir: string, tag: string, withImport: boolean): Promise<Row[]> {
+/** W9: sweeps of 10 of one collection's cheapest listings, one after another (bench/sweep.ts). */
+async function sweepRow(base: string, pid: number, keys: [string, string], door: 'REST' | 'GraphQL'): Promise<Row> {
+  resetPeakRss(pid);
+  const f = await benchSweeps(base, keys, { door, contract: addressOf('contract5'), count: 10, sweeps: Number(opts.sweeps) });
+  return {
+    workload: SWEEP_WORKLOAD,
+    door,
+    reqPerSec: f.perSec,
+    p50Ms: f.p50Ms,
+    p99Ms: f.p99Ms,
+    errors: f.errors,
+    peakRssMb: peakRssMb(pid),
+    sqlPerRequest: f.sqlPerSweep,
+    bytesPerResponse: f.bytes,
+    note: `${f.sweeps} sweeps one after another (sweeps/s); the 10 bought are listed again between sweeps, untimed`,
+  };
+}
+
+const SWEEP_WORKLOAD = 'W9 sweep 10 listings';
+
+async function pass(env: Record<string, string>, adminKey: string, sweepKeys: [string, string], dir: string, tag: string, withImport: boolean): Promise<Row[]> {
   const { child, base } = await startServer(env, Number(opts.pool), dir);
   const rows: Row[] = [];
   try {
@@ -471,6 +505,13 @@ async function pass(env: Record<string, string>, adminKey: string, dir: string, 
     for (const w of workloads().filter((x) => (!only || only.test(x.name)) && !(opts.baseline && x.door === 'GraphQL (REST)'))) {
       log(`running ${w.name} (${w.door})${tag}`);
       rows.push({ ...(await drive(base, child.pid!, w)), door: `${w.door}${tag}` });
+    }
+    // Sweeps write: not against a baseline, whose database the passes share.
+    if (!opts.baseline && (!only || only.test(SWEEP_WORKLOAD))) {
+      for (const door of ['REST', 'GraphQL'] as const) {
+        log(`running ${SWEEP_WORKLOAD} (${door})`);
+        rows.push(await sweepRow(base, child.pid!, sweepKeys, door));
+      }
     }
     if (withImport) {
       log('running the import');
@@ -491,7 +532,7 @@ async function pass(env: Record<string, string>, adminKey: string, dir: string, 
 async function main(): Promise<void> {
   setLogLevel('warn');
   const scale = scaled(Number(opts.scale), Number(opts['orders-scale']));
-  const { env, adminKey, label, url } = await prepareDatabase(scale);
+  const { env, adminKey, sweepKeys, label, url } = await prepareDatabase(scale);
   const rows: Row[] = [];
   const settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
   try {
@@ -505,11 +546,11 @@ async function main(): Promise<void> {
       // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
       // back to back, `--passes` times; the import is skipped (it would change the data between passes).
       for (let i = 1; i <= Number(opts.passes); i += 1) {
-        rows.push(...(await pass(env, adminKey, opts.baseline, ` [baseline, pass ${i}]`, false)));
-        rows.push(...(await pass(env, adminKey, '.', ` [this build, pass ${i}]`, false)));
+        rows.push(...(await pass(env, adminKey, sweepKeys, opts.baseline, ` [baseline, pass ${i}]`, false)));
+        rows.push(...(await pass(env, adminKey, sweepKeys, '.', ` [this build, pass ${i}]`, false)));
       }
     } else {
-      rows.push(...(await pass(env, adminKey, '.', '', !opts['skip-import'])));
+      rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
     }
   } finally {
     stopReplica();

@@ -145,3 +145,75 @@ test('when 1 or 20 collections read traitFloors and priceDepth, then the request
   expect(third.traitFloors).toEqual([{ traitType: 'size', value: 'xl', floorPriceDecimal: '2', listedCount: 1 }]);
   expect(third.priceDepth).toEqual([{ listings: 0, offers: 0 }, { listings: 0, offers: 0 }, { listings: 1, offers: 0 }]);
 });
+
+describe('GET /v1/collections/{address}/depth', () => {
+  test('when a collection has listings and offers, then REST answers its trait floors, price ranges and best collection offer with the documented names', async () => {
+    const owner = await server.key();
+    const bidder = await server.key();
+    const collection = await saveCollection(server, owner.key);
+    const gold = await saveAsset(server, owner.key, collection, owner.address, traits([['color', 'gold']]));
+    const listing = await saveListing(server, owner.key, gold.id, { startPrice: '4' });
+    const offer = await server.gql(CREATE_OFFER, { input: { collectionId: collection.id, price: '2', ...openWindow() } }, bidder.key);
+    expect(offer.body.errors).toBeUndefined();
+
+    const res = await server.rest('GET', `/v1/collections/${collection.contractAddress}/depth?buckets=2&chain_id=1`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: collection.id, contract_address: collection.contractAddress, chain: { id: '1' } });
+    expect(res.body.trait_floors).toEqual([
+      { trait_type: 'color', value: 'gold', floor_price: 4, floor_price_decimal: '4', floor_listing_id: listing.id, listed_count: 1, asset_count: 1 },
+    ]);
+    expect(res.body.price_depth).toEqual([
+      { min_price: 2, min_price_decimal: '2', max_price: 3, max_price_decimal: '3', listings: 0, offers: 1 },
+      { min_price: 3, min_price_decimal: '3', max_price: 4, max_price_decimal: '4', listings: 1, offers: 0 },
+    ]);
+    expect(res.body.top_offer).toMatchObject({ id: offer.body.data.createOffer.id, kind: 'collection', price_decimal: '2' });
+
+    expect((await server.rest('GET', `/v1/collections/${collection.contractAddress}/depth?buckets=0`)).status).toBe(400);
+    expect((await server.rest('GET', '/v1/collections/0x000000000000000000000000000000000000dead/depth')).status).toBe(404);
+  });
+});
+
+describe('top offer of an asset', () => {
+  const ASSETS_TOP_OFFER = /* GraphQL */ `
+    query ($collectionId: String!) { assets(collectionId: $collectionId, orderBy: TOKEN_ID, direction: ASC) { result { id topOffer { id kind priceDecimal } } } }`;
+
+  test('when an asset has item, collection and trait offers, then its top offer is the highest that could buy it, on both doors, batched', async () => {
+    const owner = await server.key();
+    const bidder = await server.key();
+    const collection = await saveCollection(server, owner.key);
+    const gold = await saveAsset(server, owner.key, collection, owner.address, traits([['color', 'gold'], ['hat', 'cap']]));
+    const plain = await saveAsset(server, owner.key, collection, owner.address, traits([['color', 'red']]));
+    const bareCollection = await saveCollection(server, owner.key);
+    const bare = await saveAsset(server, owner.key, bareCollection, owner.address);
+    const offer = async (input: Record<string, unknown>) => {
+      const res = await server.gql(CREATE_OFFER, { input: { ...input, ...openWindow() } }, bidder.key);
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data.createOffer.id as string;
+    };
+    await saveOffer(server, bidder.key, gold.id, { price: '3' });
+    const collectionOffer = await offer({ collectionId: collection.id, price: '5' });
+    // Gold (any hat value listed for it) carries it; red does not.
+    const goldOffer = await offer({ collectionId: collection.id, price: '7', traits: [{ traitType: 'color', value: 'gold' }, { traitType: 'hat', value: 'cap' }, { traitType: 'hat', value: 'top' }] });
+    await offer({ collectionId: collection.id, price: '9', traits: [{ traitType: 'color', value: 'gold' }, { traitType: 'hat', value: 'top' }] });
+    // Below its collection offer.
+    await saveOffer(server, bidder.key, plain.id, { price: '4' });
+
+    const res = await server.gql(ASSETS_TOP_OFFER, { collectionId: collection.id });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.assets.result).toEqual([
+      { id: gold.id, topOffer: { id: goldOffer, kind: 'TRAIT', priceDecimal: '7' } },
+      { id: plain.id, topOffer: { id: collectionOffer, kind: 'COLLECTION', priceDecimal: '5' } },
+    ]);
+    // One statement for the top offers of the page, whatever its length.
+    const single = await server.gql(ASSETS_TOP_OFFER, { collectionId: bareCollection.id });
+    expect(single.body.data.assets.result).toEqual([{ id: bare.id, topOffer: null }]);
+    expect(res.sql).toBe(single.sql);
+
+    const rest = await server.rest('GET', `/v1/assets/${plain.tokenAddress}/${plain.tokenId}/top-offer?chain_id=1`);
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ id: plain.id, token_id: plain.tokenId, top_offer: { id: collectionOffer, kind: 'collection', price_decimal: '5' } });
+    const none = await server.rest('GET', `/v1/assets/${bare.tokenAddress}/${bare.tokenId}/top-offer`);
+    expect(none.status).toBe(200);
+    expect(none.body.top_offer).toBeNull();
+  });
+});

@@ -1,3 +1,4 @@
+import { SEARCH_CANDIDATES } from '../src/common/name-search';
 import { saveListing } from './factories/market';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
@@ -89,6 +90,26 @@ test('when the query is empty, blank or too long, then it is BAD_REQUEST naming 
   expect(rest.status).toBe(400);
   expect(rest.body.error.code).toBeDefined();
   expect((await server.rest('GET', '/v1/search/assets')).status).toBe(400);
+});
+
+test('when a query matches more names than a search ranks, then it ranks the first 1,000 that start with it, the equal name first', async () => {
+  const crowd = await saveCollection(server, owner.key, { name: 'Search Crowd' });
+  // Written straight to the database: 1,200 assets through the API would take minutes.
+  await server.ds.query(
+    `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner)
+     SELECT $1, c.chain_id, c.contract_address, 100 + i, 'Crowd ' || i, 'one of many', 'https://example.com/a.png', '{}'::jsonb, c.owner
+     FROM collections c CROSS JOIN generate_series(1, 1200) i WHERE c.id = $1`,
+    [crowd.id],
+  );
+  // The equal name, created last, still ranks first.
+  await saveAsset(server, owner.key, crowd, owner.address, { name: 'Crowd' });
+  const res = await server.gql(SEARCH_ASSETS, { query: 'crowd', collectionId: crowd.id, limit: 3 });
+  expect(res.body.errors).toBeUndefined();
+  const page = res.body.data.searchAssets;
+  expect(page.result[0].name).toBe('Crowd');
+  // Then the most similar (the shortest) among the candidates.
+  expect(page.result.slice(1).map((a: { name: string }) => a.name)).toEqual([expect.stringMatching(/^Crowd \d$/), expect.stringMatching(/^Crowd \d$/)]);
+  expect(page.remaining).toBe(SEARCH_CANDIDATES - 3);
 });
 
 test('when REST searches, then it answers the documented shapes, ranked, with q as a short name for query', async () => {

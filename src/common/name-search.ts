@@ -11,9 +11,18 @@ const FUZZY_FROM = 3;
 /** The order of search results (a cursor's orderBy). */
 export const RELEVANCE = 'RELEVANCE';
 
+/**
+ * How many matching rows a search ranks at most (its candidates): a query that matches most names (every
+ * bench asset is named `Asset <c>/<t>`) would otherwise rank all of them before cutting a page.
+ */
+export const SEARCH_CANDIDATES = 1000;
+
 export interface NameSearch {
-  /** The rows whose name matches. */
-  where: string;
+  /**
+   * The condition a list adds to its filters: the row is one of the search's candidates among the rows of
+   * `from` (the list's FROM, main table `t`) that pass `filters` (the list's other conditions, over `t`).
+   */
+  where(from: string, filters: readonly string[]): string;
   /** Best first: sort DESC. */
   sort: SortKey;
 }
@@ -28,6 +37,12 @@ const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * similarity of at least pg_trgm.similarity_threshold, 0.3, which a typo or two keeps). Ranked by how the
  * name matches (3 equal, 2 starts with, 1 holds it, 0 similar only) plus the similarity, rounded to 4
  * decimals so that a cursor holds the exact value; ties by id.
+ *
+ * Only the first SEARCH_CANDIDATES matches are ranked (and counted), taken by what an index gives cheaply:
+ * the names that start with the query in the order of the pattern index (the equal name comes first), then,
+ * when those are fewer, names that hold the query or are similar to it, as the trigram index finds them.
+ * Every name that starts with the query ranks above every other match, so a page of the candidates is the
+ * page of all matches whenever the query matches at most SEARCH_CANDIDATES names.
  */
 export function nameSearch(p: Params, column: string, raw: string, field = 'query'): NameSearch {
   const query = raw.trim().toLowerCase();
@@ -42,7 +57,19 @@ export function nameSearch(p: Params, column: string, raw: string, field = 'quer
   const prefix = `lower(${p.add(`${likeEscaped(query)}%`)})`;
   const fuzzy = [...query].length >= FUZZY_FROM;
   const inside = fuzzy ? `lower(${p.add(`%${likeEscaped(query)}%`)})` : undefined;
-  const where = fuzzy ? `(${name} LIKE ${inside} OR ${name} % ${q})` : `${name} LIKE ${prefix}`;
-  const kind = `CASE WHEN ${name} = ${q} THEN 3 WHEN ${name} LIKE ${prefix} THEN 2${fuzzy ? ` WHEN ${name} LIKE ${inside} THEN 1` : ''} ELSE 0 END`;
+  const starts = `${name} LIKE ${prefix}`;
+  const kind = `CASE WHEN ${name} = ${q} THEN 3 WHEN ${starts} THEN 2${fuzzy ? ` WHEN ${name} LIKE ${inside} THEN 1` : ''} ELSE 0 END`;
+  const where = (from: string, filters: readonly string[]) => {
+    // By their row addresses (ctid: a TID scan fetches them; one statement, so one snapshot, reads them and the
+    // page), which was 2 to 5 ms faster than looking 1,000 ids up again in the primary key.
+    const rows = (condition: string) => `SELECT t.ctid FROM ${from} WHERE ${[...filters, condition].join(' AND ')}`;
+    const limit = p.add(SEARCH_CANDIDATES);
+    // The pattern index's order (~<~), so that the first candidates are read from it and not sorted.
+    const first = `${rows(starts)} ORDER BY ${name} USING ~<~, t.id LIMIT ${limit}`;
+    if (!fuzzy) return `t.ctid = ANY(ARRAY(${first}))`;
+    // The other matches only fill what the names that start with the query leave (LIMIT 0 reads none).
+    const others = `${rows(`NOT ${starts} AND (${name} LIKE ${inside} OR ${name} % ${q})`)} LIMIT ${limit} - (SELECT count(*) FROM starts)`;
+    return `t.ctid = ANY(ARRAY(WITH starts AS MATERIALIZED (${first}) SELECT ctid FROM starts UNION ALL (${others})))`;
+  };
   return { where, sort: { expression: `(${kind} + round(similarity(${name}, ${q})::numeric, 4))`, sqlType: 'numeric' } };
 }

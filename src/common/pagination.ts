@@ -29,6 +29,17 @@ export interface LimitRange {
 }
 export const PAGE_LIMIT_RANGE: LimitRange = { min: 1, max: MAX_LIMIT };
 
+/**
+ * How many items a field without a `limit` returns for its arguments (a chart's buckets, a depth's price
+ * ranges), declared on the field (its GraphQL extension `itemsOf`): the cost estimate multiplies the
+ * field's selection by `count` of its arguments, or by `max` while they are not known (variables during
+ * validation) and when `count` throws or says more.
+ */
+export interface ItemsOf {
+  max: number;
+  count(args: Record<string, unknown>): number;
+}
+
 /** The list parameters common to every list (interface.md 4.1); each list adds `orderBy` and its filters. */
 @ArgsType()
 export class PageArgs {

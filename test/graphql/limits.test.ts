@@ -24,6 +24,29 @@ describe('GraphQL operation limits', () => {
     expect(res.body.errors![0].message).toMatch(/may return about \d+ items; the limit is 50000/);
   });
 
+  test('when a list of collections reads charts or price ranges, then each bucket counts: 20 charts of 2,000 hours are refused, 2 are not', async () => {
+    const from = new Date(Date.now() - 1999 * 3600 * 1000).toISOString();
+    const charts = (limit: number) => `{ collections(limit: ${limit}) { result { series(interval: HOUR, from: "${from}") { buckets { startTime volume sales } } } } }`;
+    const refused = await server.gql(charts(20));
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors![0].message).toMatch(/may return about \d+ items; the limit is 50000/);
+    expect(refused.sql).toBe(0);
+    const allowed = await server.gql(charts(2));
+    expect(allowed.body.errors).toBeUndefined();
+
+    // By a variable: counted at the most a chart can have (2,000 buckets) until the variables are known.
+    const byVariable = await server.gql(
+      'query ($from: DateTimeISO) { collections(limit: 20) { result { series(interval: HOUR, from: $from) { buckets { startTime volume } } } } }',
+      { from },
+    );
+    expect(byVariable.status).toBe(400);
+    expect(byVariable.body.errors![0].message).toMatch(/the limit is 50000/);
+
+    const depth = (buckets: number) => `{ collections(limit: 100) { result { priceDepth(buckets: ${buckets}) { minPrice minPriceDecimal maxPrice maxPriceDecimal listings offers } } } }`;
+    expect((await server.gql(depth(100))).body.errors![0].message).toMatch(/the limit is 50000/);
+    expect((await server.gql(depth(10))).body.errors).toBeUndefined();
+  });
+
   test('when the cost comes through a fragment, then it is counted the same', async () => {
     const res = await server.gql(TOO_COSTLY_BY_FRAGMENT);
     expect(res.status).toBe(400);

@@ -11,15 +11,18 @@ import {
   Kind,
   OperationDefinitionNode,
   SelectionSetNode,
+  TypeInfo,
   ValidationContext,
+  getArgumentValues,
   getNamedType,
   isInterfaceType,
   isNonNullType,
   isObjectType,
   visit,
+  visitWithTypeInfo,
 } from 'graphql';
 import { BadRequestError } from '../../common/errors';
-import { LimitRange, PAGE_LIMIT_RANGE } from '../../common/pagination';
+import { ItemsOf, LimitRange, PAGE_LIMIT_RANGE } from '../../common/pagination';
 
 export const MAX_DEPTH = 10;
 export const MAX_COST = 50_000;
@@ -49,7 +52,7 @@ interface Measure {
 
 /**
  * The depth of a selection and an estimate of the items it can return: a field with a `limit` argument
- * multiplies the cost of its selection by that limit (its default when omitted; a variable's value when
+ * (or that counts its items: `itemsOf`) multiplies the cost of its selection by that limit (its default when omitted; a variable's value when
  * `variables` are known, else the list's maximum). A limit outside its list's range counts as the maximum
  * and is added to `problems`: a value that the list would refuse must not lower the estimate.
  */
@@ -115,6 +118,8 @@ function multiplier(
   at: string,
   problems: LimitProblem[],
 ): number {
+  const items = def && itemsOfField(def);
+  if (items) return itemsCount(def, items, field, variables);
   const listed = def?.args.find((a) => listedItemsOf(a) !== undefined);
   if (listed) return listedCount(listed, field, variables);
   let sized: number | undefined;
@@ -182,6 +187,23 @@ function argumentGiven(field: FieldNode, name: string, variables: Record<string,
   return value !== undefined && value !== null;
 }
 
+/** The items a field without a `limit` returns for its arguments (its `itemsOf` extension: Collection.series, .priceDepth). */
+function itemsOfField(def: GraphQLField<unknown, unknown>): ItemsOf | undefined {
+  return (def.extensions as { itemsOf?: ItemsOf }).itemsOf;
+}
+
+/** The count `items` gives for the field's arguments; its maximum while a variable among them is not known, or past it. */
+function itemsCount(def: GraphQLField<unknown, unknown>, items: ItemsOf, field: FieldNode, variables: Record<string, unknown> | undefined): number {
+  if (!variables && field.arguments?.some((a) => a.value.kind === Kind.VARIABLE)) return items.max;
+  try {
+    const count = items.count(getArgumentValues(def, field, variables));
+    return Number.isInteger(count) && count >= 0 && count <= items.max ? count : items.max;
+  } catch {
+    // Arguments the field refuses: it fails alone when it runs; counted at its maximum until then.
+    return items.max;
+  }
+}
+
 /** At most how many items a field returns per value of this list argument (its `listedItems` extension: `nodes(ids)`). */
 function listedItemsOf(arg: GraphQLArgument): number | undefined {
   return (arg.extensions as { listedItems?: number }).listedItems;
@@ -224,15 +246,24 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
   return root ?? undefined;
 }
 
-/** Whether a variable gives some `limit`, `first`, `page`, `after` or list of ids of the document, so that the estimate depends on the variables. */
-function limitsFromVariables(document: DocumentNode): boolean {
+/**
+ * Whether a variable gives some `limit`, `first`, `page`, `after` or list of ids, or an argument of a field
+ * that counts its items (`itemsOf`), so that the estimate depends on the variables.
+ */
+function limitsFromVariables(schema: GraphQLSchema, document: DocumentNode): boolean {
   let found = false;
-  visit(document, {
-    Argument(node) {
-      const name = node.name.value;
-      if ((RELAY_NAMES.some((pair) => (pair as readonly string[]).includes(name)) || name === 'ids') && node.value.kind === Kind.VARIABLE) found = true;
-    },
-  });
+  const types = new TypeInfo(schema);
+  visit(
+    document,
+    visitWithTypeInfo(types, {
+      Argument(node) {
+        if (node.value.kind !== Kind.VARIABLE) return;
+        const name = node.name.value;
+        const field = types.getFieldDef();
+        if (RELAY_NAMES.some((pair) => (pair as readonly string[]).includes(name)) || name === 'ids' || (field && itemsOfField(field))) found = true;
+      },
+    }),
+  );
   return found;
 }
 
@@ -263,7 +294,7 @@ export function estimate(schema: GraphQLSchema, document: DocumentNode, operatio
   const known = fixed.get(operation);
   if (known) return known;
   const { items, outOfRange } = measureOperation(schema, document, operation, variables);
-  if (known === undefined) fixed.set(operation, limitsFromVariables(document) ? VARIES : { items, outOfRange });
+  if (known === undefined) fixed.set(operation, limitsFromVariables(schema, document) ? VARIES : { items, outOfRange });
   return { items, outOfRange };
 }
 

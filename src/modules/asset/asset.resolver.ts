@@ -11,7 +11,7 @@ import { Chain } from '../chain/chain.entity';
 import { Collection } from '../collection/collection.entity';
 import { Fee, feesOf } from '../collection/fee.type';
 import { Listing, ListingListArgs, ListingPage } from '../listing/listing.types';
-import { NestedOfferArgs, OfferPage } from '../offer/offer.types';
+import { NestedOfferArgs, Offer, OfferPage } from '../offer/offer.types';
 import { NestedOrderArgs, OrderPage } from '../order/order.types';
 import { Asset, AssetStatus } from './asset.entity';
 import { assetRelations } from './asset.loaders';
@@ -90,6 +90,16 @@ export class AssetResolver {
   })
   offers(@Parent() asset: Asset, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     return ctx.loaders.offerPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
+  }
+
+  @FieldResolver(() => Offer, {
+    nullable: true,
+    description:
+      'The best offer that could buy it now: of its item offers, its collection offers and the trait offers whose traits it carries, ' +
+      "the active one (window started, not made by its owner) of the highest price, the earliest of equal ones; null when none (batched across assets)",
+  })
+  topOffer(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    return ctx.loaders.topOfferByAsset.load(asset.id);
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its sales' })

@@ -35,8 +35,8 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   if (args.status != null) where.push(assetStatusSql(args.status));
   if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
   const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
-  if (search) where.push(search.where);
   const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null);
+  if (search) where.push(search.where(base.from, where));
   const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE }), where });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);

@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
@@ -26,9 +26,9 @@ import {
 import { Fee, feesOf } from './fee.type';
 import { checkPeriod } from '../statistics/statistics.service';
 import { StatisticsPeriod, StatisticsRecord } from '../statistics/statistics.types';
-import { seriesRange } from '../statistics/series.service';
+import { SERIES_ITEMS, seriesRange } from '../statistics/series.service';
 import { CollectionSeries, SeriesInterval } from '../statistics/series.types';
-import { checkDepthBuckets } from '../statistics/depth.service';
+import { checkDepthBuckets, DEPTH_ITEMS } from '../statistics/depth.service';
 import { PriceDepthBucket, TraitFloor } from '../statistics/depth.types';
 import { clock } from '../../common/clock';
 
@@ -132,6 +132,7 @@ export class CollectionResolver {
       'Its chart: volume, sales, average and lowest sale price per UTC hour or day, every bucket from `from` to `to` (empty ones too); ' +
       'by default the last 48 hours or 30 days, the running bucket last; at most 2000 buckets (batched across collections)',
   })
+  @Extensions({ itemsOf: SERIES_ITEMS })
   series(
     @Parent() collection: Collection,
     @Arg('interval', () => SeriesInterval, { defaultValue: SeriesInterval.DAY }) interval: SeriesInterval,
@@ -156,6 +157,7 @@ export class CollectionResolver {
       'Its order book now in equal price ranges from the lowest to the highest price: active listings (current price) and active offers ' +
       'per range; empty when it has neither (batched across collections)',
   })
+  @Extensions({ itemsOf: DEPTH_ITEMS })
   priceDepth(
     @Parent() collection: Collection,
     @Arg('buckets', () => Int, { defaultValue: 10, description: 'How many ranges, 1 to 100' }) buckets: number,

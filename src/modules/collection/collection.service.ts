@@ -75,7 +75,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   if (chain) where.push(chain);
   where.push(...collectionConditions(p, args));
   const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
-  if (search) where.push(search.where);
+  if (search) where.push(search.where('collections t', where));
   const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
   // The chains and categories the selection reads come in the page's statement (one row each per collection).
   const joins = [

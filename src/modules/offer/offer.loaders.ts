@@ -24,6 +24,8 @@ declare module '../../common/request/context' {
     bidPagesByListing: OfferPages<OfferPageArgs>;
     /** Collection.topOffer. */
     topOfferByCollection: DataLoader<string, Offer | null>;
+    /** Asset.topOffer. */
+    topOfferByAsset: DataLoader<string, Offer | null>;
   }
 }
 
@@ -62,6 +64,29 @@ async function topCollectionOffers(ds: DataSource, collectionIds: readonly strin
   );
 }
 
+/**
+ * The best offer that could buy each asset now: its item offers, its collection's collection offers and
+ * the trait offers whose traits it carries (every type the offer names, any of its values for a type);
+ * active, its window started, not made by the asset's owner; the highest price, the earliest of equal ones.
+ * One statement.
+ */
+async function topAssetOffers(ds: DataSource, assetIds: readonly string[]): Promise<Array<Offer & { forAssetId: string }>> {
+  const p = new Params();
+  const now = p.add(clock.now());
+  const traitsCarried = `NOT EXISTS (SELECT 1 FROM jsonb_array_elements(o.traits) want(v) WHERE NOT EXISTS (
+       SELECT 1 FROM asset_traits at JOIN jsonb_array_elements(o.traits) alt(v) ON alt.v->>'trait_type' = at.trait_type AND alt.v->>'value' = at.value
+       WHERE at.asset_id = a.id AND at.trait_type = want.v->>'trait_type'))`;
+  return ds.query(
+    `SELECT x.*, a.id AS "forAssetId" FROM assets a
+     CROSS JOIN LATERAL (SELECT ${offerColumns(now)} FROM offers o
+       WHERE (${assetOffersSql('o', 'a')} OR (o.kind = 'trait' AND o.collection_id = a.collection_id AND ${traitsCarried}))
+         AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz AND o.taker <> a.owner
+       ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x
+     WHERE a.id = ANY(${p.add(assetIds)}::uuid[])`,
+    p.values,
+  );
+}
+
 export function createOfferLoaders(ds: DataSource) {
   const offers: OfferSource = { from: 'offers o', where: [] };
   return {
@@ -83,6 +108,9 @@ export function createOfferLoaders(ds: DataSource) {
     bidPagesByListing: offerPages<OfferPageArgs>(ds, 'bidPagesByListing', BIDS, { column: 'bl.id', sqlType: 'uuid' }),
     topOfferByCollection: new DataLoader<string, Offer | null>(
       observed('topOfferByCollection', async (ids) => byKey(ids, await topCollectionOffers(ds, ids), (o) => o.collectionId)),
+    ),
+    topOfferByAsset: new DataLoader<string, Offer | null>(
+      observed('topOfferByAsset', async (ids) => byKey(ids, await topAssetOffers(ds, ids), (o) => o.forAssetId)),
     ),
   };
 }

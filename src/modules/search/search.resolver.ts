@@ -2,7 +2,7 @@ import { Args, ArgsType, Ctx, Field, Info, Query, Resolver } from 'type-graphql'
 import type { GraphQLResolveInfo } from 'graphql';
 import { remainingSelected } from '../../common/pagination';
 import { selectedFields } from '../../common/graphql/selection';
-import { MAX_QUERY_LENGTH } from '../../common/name-search';
+import { MAX_QUERY_LENGTH, SEARCH_CANDIDATES } from '../../common/name-search';
 import type { Context } from '../../common/request/context';
 import { AddressScalar } from '../../common/scalars';
 import { assetRelations } from '../asset/asset.loaders';
@@ -13,7 +13,7 @@ import { listCollections } from '../collection/collection.service';
 import { CollectionPage } from '../collection/collection.resolver';
 
 const QUERY = `Words of the name, in any script (1 to ${MAX_QUERY_LENGTH} characters, case ignored): one or two characters match the names they start; more also match names that hold them anywhere, and similar names (a typo or two)`;
-const RANKED = 'ranked best first (direction: ASC reverses): the whole name, then names that start with the query, then names that hold it, then similar names; ties by similarity, then id';
+const RANKED = `ranked best first (direction: ASC reverses): the whole name, then names that start with the query, then names that hold it, then similar names; ties by similarity, then id; among the first ${SEARCH_CANDIDATES} matches (names that start with the query first)`;
 
 @ArgsType()
 export class AssetSearchArgs extends AssetFilterArgs {

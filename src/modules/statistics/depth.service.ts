@@ -1,10 +1,14 @@
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
+import type { ItemsOf } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { PriceDepthBucket, TraitFloor } from './depth.types';
 
 export const MAX_DEPTH_BUCKETS = 100;
+
+/** priceDepth's ranges (the cost estimate counts them: common/pagination.ts ItemsOf). */
+export const DEPTH_ITEMS: ItemsOf = { max: MAX_DEPTH_BUCKETS, count: ({ buckets }) => buckets as number };
 
 /** The number of buckets of priceDepth, checked. */
 export function checkDepthBuckets(buckets: number): number {

@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors';
+import { clock } from '../../common/clock';
+import type { ItemsOf } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { CollectionSeries, SeriesBucket, SeriesInterval } from './series.types';
 
@@ -61,6 +63,15 @@ export function seriesRange(interval: SeriesInterval, from: Date | null | undefi
   }
   return { interval, from: iso(start), to: iso(end) };
 }
+
+/** The buckets series(interval, from, to) has now (the cost estimate counts a chart by them: common/pagination.ts ItemsOf). */
+export const SERIES_ITEMS: ItemsOf = {
+  max: MAX_SERIES_BUCKETS,
+  count: ({ interval, from, to }) => {
+    const range = seriesRange(interval as SeriesInterval, from as Date | null, to as Date | null, clock.now());
+    return (Date.parse(range.to) - Date.parse(range.from)) / STEP_MS[range.interval];
+  },
+};
 
 type BucketRow = Omit<SeriesBucket, 'volumeDecimal' | 'averagePriceDecimal' | 'floorPriceDecimal'> & { collectionId: string };
 

@@ -1,4 +1,4 @@
-import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, SWEEP, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
+import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, DEPTH, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, SWEEP, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -112,6 +112,16 @@ export const routes: RouteSpec[] = [
   },
   {
     method: 'get',
+    path: '/v1/collections/:address/depth',
+    summary:
+      "A collection's order book now: each trait value's floor (its cheapest active listing) and how many are listed, the active listings " +
+      'and offers per price range (buckets, 1 to 100, default 10), and its best collection offer',
+    operation: `query ($address: Address!, $chain_id: String, $buckets: Int) {
+      collection(address: $address, chainId: $chain_id) {
+        id contract_address: contractAddress ${CHAIN} ${DEPTH} top_offer: topOffer { ${OFFER} } } }`,
+  },
+  {
+    method: 'get',
     path: '/v1/assets',
     summary: 'List assets, filtered by asset_contract, collection_id, owner_id, status, chain_id or trait',
     operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
@@ -164,6 +174,14 @@ export const routes: RouteSpec[] = [
           direction: $direction, types: $types) { cursor remaining result { ${HISTORY} } } }`,
   },
 
+  {
+    method: 'get',
+    path: '/v1/assets/:token_address/:token_id/top-offer',
+    summary: "An asset's best offer now: of its item offers, collection offers and the trait offers it matches, the active one of the highest price (null when none)",
+    operation: `query ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
+      asset(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) {
+        id token_address: tokenAddress token_id: tokenId ${CHAIN} owner top_offer: topOffer { ${OFFER} } } }`,
+  },
   {
     method: 'post',
     path: '/v1/assets/import',

@@ -149,6 +149,18 @@ export const STATISTICS = `
   ${price('previous_volume', 'previousVolume')}
   trending_score: trendingScore`;
 
+/** A collection's depth now (GET /v1/collections/{address}/depth): trait floors and price ranges. */
+export const DEPTH = `
+  trait_floors: traitFloors {
+    trait_type: traitType
+    value
+    ${price('floor_price', 'floorPrice')}
+    floor_listing_id: floorListingId
+    listed_count: listedCount
+    asset_count: assetCount
+  }
+  price_depth: priceDepth(buckets: $buckets) { ${price('min_price', 'minPrice')} ${price('max_price', 'maxPrice')} listings offers }`;
+
 /** A collection's chart (GET /v1/collections/{address}/history). */
 export const SERIES = `
   interval
