@@ -116,6 +116,16 @@ describe('bulk create of listings', () => {
     expect(listed).toBe(0);
   });
 
+  test('when every one of 30 items is bad, then details list all 30 and the message names the first 10', async () => {
+    const h = await holder(30);
+
+    const res = await bulkRest(h.owner.key, restItems(h).map((item) => ({ ...item, start_price: 0 })));
+
+    expect(res.status).toBe(422);
+    expect(res.body.error.details.map((d: any) => d.index)).toEqual(h.assets.map((_, i) => i));
+    expect(res.body.error.message).toMatch(/^30 of 30 listings refused, so none was written: \[0\] start_price: .*; \[9\] start_price: [^;]*; and 20 more problems \(see details\)$/);
+  });
+
   test('when items conflict (an asset already listed, the same asset twice), then 409 lists each and nothing is written; with an invalid item too, 422 lists all', async () => {
     const h = await holder(6);
     await saveListing(server, h.owner.key, h.assets[2].id);
@@ -190,6 +200,17 @@ describe('bulk create of listings', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
     expect(await listingsOf(assetIdsOf(h))).toHaveLength(3);
+  });
+
+  test('when a bulk create asks for a costly answer, then the cost estimate counts it once per item the list may hold (100): 400 before anything runs, nothing written', async () => {
+    const h = await holder(1);
+
+    const res = await server.gql(COSTLY_CREATE_LISTINGS, { input: gqlItems(h) }, h.owner.key);
+
+    expect(res.status).toBe(400);
+    expect(res.body.errors![0].message).toMatch(/may return about \d+ items; the limit is 50000/);
+    expect(res.sql).toBe(0);
+    expect(await listingsOf(assetIdsOf(h))).toEqual([]);
   });
 
   test('when a bulk create has no key, then it is a 401 and nothing is written', async () => {
@@ -285,6 +306,12 @@ describe('bulk cancel', () => {
 const CREATE_LISTINGS = /* GraphQL */ `
   mutation ($input: [CreateListingInput!]!) {
     createListings(input: $input) { count listings { id assetId status startPriceDecimal seller } }
+  }`;
+
+/** 100 items (the variable's most) x 100 assets x 100 events each: far over the estimate's 50,000. */
+const COSTLY_CREATE_LISTINGS = /* GraphQL */ `
+  mutation ($input: [CreateListingInput!]!) {
+    createListings(input: $input) { listings { asset { collection { assets(limit: 100) { result { history(limit: 100) { result { type } } } } } } } }
   }`;
 
 const CANCEL_LISTINGS = /* GraphQL */ `

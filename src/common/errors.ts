@@ -148,6 +148,7 @@ export interface ItemProblem extends FieldProblem {
  * (422) before what it names (404), before who may act on it (403), before the state it meets (409).
  */
 const ITEM_CODES_FIRST = ['BAD_REQUEST', 'VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN', 'CONFLICT'];
+const ITEMS_IN_MESSAGE = 10;
 
 /**
  * A bulk request refused whole: every failing item listed (`details`: index, code, field, message), nothing
@@ -158,8 +159,10 @@ export class ItemsError extends AppError {
     const codes = new Set(items.map((i) => i.code));
     const code = ITEM_CODES_FIRST.find((c) => codes.has(c)) ?? items[0].code;
     const indexes = [...new Set(items.map((i) => i.index))];
-    const listed = items.map((i) => `[${i.index}]${i.field ? ` ${i.field}` : ''}: ${i.message}`).join('; ');
-    super(code, `${indexes.length} of ${total} ${noun} refused, so none was written: ${listed}`, items);
+    // The message stays readable for 100 refused items; `details` has them all.
+    const listed = items.slice(0, ITEMS_IN_MESSAGE).map((i) => `[${i.index}]${i.field ? ` ${i.field}` : ''}: ${i.message}`);
+    if (items.length > ITEMS_IN_MESSAGE) listed.push(`and ${items.length - ITEMS_IN_MESSAGE} more problems (see details)`);
+    super(code, `${indexes.length} of ${total} ${noun} refused, so none was written: ${listed.join('; ')}`, items);
   }
 }
 
