@@ -188,6 +188,19 @@ describe('bulk create of listings', () => {
     expect(gqlMade.body.data.createListings.listings.map((l: any) => l.assetId)).toEqual(assetIdsOf(viaGql));
   });
 
+  test('when two bulk creates over the same 10 assets (in opposite orders) race, then one is 201 and the other 409 naming all 10, with no deadlock', async () => {
+    const h = await holder(10);
+    const items = restItems(h);
+
+    const answers = await Promise.all([bulkRest(h.owner.key, items), bulkRest(h.owner.key, [...items].reverse())]);
+
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const lost = answers.find((a) => a.status === 409)!;
+    expect(lost.body.error.details.map((d: any) => d.index)).toEqual(h.assets.map((_, i) => i));
+    expect(lost.body.error.details.every((d: any) => d.code === 'CONFLICT')).toBe(true);
+    expect(await listingsOf(assetIdsOf(h))).toHaveLength(10);
+  });
+
   test('when a bulk create is retried with its Idempotency-Key, then the first answer is replayed and the listings are written once', async () => {
     const h = await holder(3);
     const headers = { 'idempotency-key': randomUUID() };
