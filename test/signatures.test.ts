@@ -344,6 +344,30 @@ describe('SIGNATURES=required', () => {
     expectSignatureRefused(unsigned, 'is required');
     expect(await listingsOf(required, token)).toEqual([{ status: 'active', signature: listed.body.signature }]);
   });
+
+  test('when a bulk listing has an unsigned item and one signed by another account, then 422 lists those two items and nothing is written; all signed, then 201', async () => {
+    const owner = await wallet(required);
+    const stranger = await wallet(required);
+    const collection = await saveCollection(required, owner.key);
+    const tokens: Token[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const asset = await saveAsset(required, owner.key, collection, owner.address);
+      tokens.push({ owner, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, assetId: asset.id });
+    }
+    const body = listingBody();
+    const item = async (token: Token, signer: Wallet | null) => ({ asset_id: token.assetId, ...body, ...(signer && { signature: await signListing(signer, token, body) }) });
+
+    const refused = await required.rest('POST', '/v1/listings/bulk', { listings: [await item(tokens[0], owner), await item(tokens[1], null), await item(tokens[2], stranger)] }, owner.key);
+    const signed = await required.rest('POST', '/v1/listings/bulk', { listings: await Promise.all(tokens.map((t) => item(t, owner))) }, owner.key);
+
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([
+      { index: 1, code: 'VALIDATION_FAILED', field: 'signature', message: expect.stringContaining('is required') },
+      { index: 2, code: 'VALIDATION_FAILED', field: 'signature', message: expect.stringMatching(new RegExp(`recovers to ${stranger.address}`, 'i')) },
+    ]);
+    expect(signed.status).toBe(201);
+    for (const token of tokens) expect(await listingsOf(required, token)).toEqual([{ status: 'active', signature: expect.stringMatching(/^0x/) }]);
+  });
 });
 
 describe('SIGNATURES=off', () => {

@@ -137,6 +137,43 @@ export class Problems {
   }
 }
 
+/** One item's problem in a request that names many items (a bulk create): which item, and its error's code. */
+export interface ItemProblem extends FieldProblem {
+  index: number;
+  code: string;
+}
+
+/**
+ * The status of a refused bulk request, by the most basic class among its items' errors: a request to fix
+ * (422) before what it names (404), before who may act on it (403), before the state it meets (409).
+ */
+const ITEM_CODES_FIRST = ['BAD_REQUEST', 'VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN', 'CONFLICT'];
+const ITEMS_IN_MESSAGE = 10;
+
+/**
+ * A bulk request refused whole: every failing item listed (`details`: index, code, field, message), nothing
+ * written. The error's own code is the first of ITEM_CODES_FIRST that some item has.
+ */
+export class ItemsError extends AppError {
+  constructor(items: ItemProblem[], total: number, noun: string) {
+    const codes = new Set(items.map((i) => i.code));
+    const code = ITEM_CODES_FIRST.find((c) => codes.has(c)) ?? items[0].code;
+    const indexes = [...new Set(items.map((i) => i.index))];
+    // The message stays readable for 100 refused items; `details` has them all.
+    const listed = items.slice(0, ITEMS_IN_MESSAGE).map((i) => `[${i.index}]${i.field ? ` ${i.field}` : ''}: ${i.message}`);
+    if (items.length > ITEMS_IN_MESSAGE) listed.push(`and ${items.length - ITEMS_IN_MESSAGE} more problems (see details)`);
+    super(code, `${indexes.length} of ${total} ${noun} refused, so none was written: ${listed.join('; ')}`, items);
+  }
+}
+
+/** The problems of item `index` as ItemProblems: each field of a validation error, else the error itself on `field`. */
+export function itemProblems(index: number, error: AppError, field: string): ItemProblem[] {
+  const code = String(error.extensions.code);
+  const details = (error.extensions.details as FieldProblem[] | undefined) ?? [];
+  if (details.length && code === 'VALIDATION_FAILED') return details.map((d) => ({ index, code, field: d.field, message: d.message }));
+  return [{ index, code, field: details[0]?.field ?? field, message: error.message }];
+}
+
 /** PostgreSQL's unique_violation, so services can turn a lost race into a 409. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; driverError?: { code?: string } };

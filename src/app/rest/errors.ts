@@ -34,7 +34,9 @@ export function sendRestError(
     ? client.details
     : client.details.map((d) => {
         const detail = d as { field?: string };
-        const named = detail.field ? { ...detail, field: camelToSnake(detail.field.replace(/^input\./, '')) } : detail;
+        // A list argument `input` filled by a body field (a bulk create's `listings`) is named by that field.
+        const field = detail.field === 'input' ? words('input') : detail.field && camelToSnake(detail.field.replace(/^input\./, ''));
+        const named = detail.field ? { ...detail, field } : detail;
         return 'message' in named ? { ...named, message: words(String(named.message)) } : named;
       });
   // A validation message that just lists its fields is rebuilt with the REST (snake_case) names.

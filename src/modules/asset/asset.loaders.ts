@@ -8,9 +8,9 @@ import type { Listing } from '../listing/listing.types';
 import { selectedFields } from '../../common/graphql/selection';
 import type { Loaders } from '../../common/request/context';
 import { clock } from '../../common/clock';
-import { pagesByParent, rowsById } from '../../common/batch';
+import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
-import { columnsFor, Params } from '../../common/sql';
+import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
@@ -28,10 +28,40 @@ export type AssetRelation = 'chain' | 'collection' | 'listing';
 declare module '../../common/request/context' {
   interface Loaders {
     assetById: PeekLoader<string, Asset | null>;
+    /** The assets of a token (several when it exists on several chains and no chain is named), by chain. */
+    assetsByToken: DataLoader<TokenRef, Asset[], string>;
     assetPagesByCollection: DataLoader<{ parentId: string; args: NestedAssetPageArgs }, Page<Asset>, string>;
     /** An account's assets (Account.assets), by its address. */
     assetPagesByOwner: DataLoader<{ parentId: string; args: NestedAssetPageArgs }, Page<Asset>, string>;
   }
+}
+
+/** An asset named by its token: contract, token id, and its chain when the contract is on several. */
+export interface TokenRef {
+  tokenAddress: string;
+  tokenId: string;
+  chainId: string | null;
+}
+
+/** Each reference's assets in one statement, by chain (getAsset's order). */
+function assetsByToken(ds: DataSource): DataLoader<TokenRef, Asset[], string> {
+  return new DataLoader(
+    observed('assetsByToken', async (refs: readonly TokenRef[]) => {
+      const p = new Params();
+      const rows: (Asset & { n: string })[] = await ds.query(
+        `SELECT k.n::text AS n, ${selectColumns(ds.getMetadata(Asset), 't')}
+         FROM unnest(${p.add(refs.map((r) => r.tokenAddress))}::varchar[], ${p.add(refs.map((r) => r.tokenId))}::numeric[],
+                     ${p.add(refs.map((r) => r.chainId))}::varchar[]) WITH ORDINALITY AS k(address, token, chain, n)
+         JOIN assets t ON t.token_address = k.address AND t.token_id = k.token AND (k.chain IS NULL OR t.chain_id = k.chain)
+         ORDER BY k.n, t.chain_id`,
+        p.values,
+      );
+      const found = refs.map((): Asset[] => []);
+      for (const { n, ...asset } of rows) found[Number(n) - 1].push(asset as Asset);
+      return found;
+    }),
+    { cacheKeyFn: (r) => `${r.chainId ?? ''}/${r.tokenAddress}/${r.tokenId}` },
+  );
 }
 
 /** The loaders of the relations (those of the request's context). */
@@ -45,6 +75,7 @@ export interface RelationLoaders {
 export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
   return {
     assetById: rowsById(ds, Asset, 'uuid'),
+    assetsByToken: assetsByToken(ds),
     assetPagesByCollection: assetPagesByParent(ds, all, 'assetPagesByCollection', { column: 't.collection_id', sqlType: 'uuid' }),
     assetPagesByOwner: assetPagesByParent(ds, all, 'assetPagesByOwner', { column: 't.owner', sqlType: 'text' }),
     ...createTraitLoaders(ds),

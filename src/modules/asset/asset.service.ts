@@ -10,7 +10,7 @@ import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset } from './asset.entity';
-import { AssetRelation, assetListBase, assetStatusSql, prefetchAssetRelations } from './asset.loaders';
+import { AssetRelation, assetListBase, assetStatusSql, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
@@ -62,15 +62,7 @@ export async function getAsset(ctx: Context, tokenAddress: string, tokenId: stri
       : `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')} FROM assets t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
     p.values,
   );
-  if (!rows.length) {
-    throw new NotFoundError(`no asset ${tokenAddress}/${tokenId}${chainId != null ? ` on chain ${chainId}` : ''}`);
-  }
-  if (rows.length > 1) {
-    const chains = rows.map((r) => r.chainId).join(', ');
-    throw new ConflictError(`asset ${tokenAddress}/${tokenId} exists on several chains (${chains}); pass chainId to choose one`, [
-      { field: 'chainId', message: `one of ${chains}` },
-    ]);
-  }
+  oneAssetOfToken(rows, { tokenAddress, tokenId, chainId: chainId ?? null });
   if (!withCollection) return rows[0] as unknown as Asset;
   const asset: Record<string, unknown> = {};
   const collection: Record<string, unknown> = {};
@@ -80,6 +72,30 @@ export async function getAsset(ctx: Context, tokenAddress: string, tokenId: stri
   }
   ctx.loaders.collectionById.prime(collection.id as string, collection as unknown as Collection);
   return asset as unknown as Asset;
+}
+
+/** The rows of one token reference: 404 when none, 409 naming the chains when it exists on several and no chain was given. */
+function oneAssetOfToken<T extends { chainId?: unknown }>(rows: T[], ref: TokenRef): T {
+  const { tokenAddress, tokenId, chainId } = ref;
+  if (!rows.length) {
+    throw new NotFoundError(`no asset ${tokenAddress}/${tokenId}${chainId != null ? ` on chain ${chainId}` : ''}`);
+  }
+  if (rows.length > 1) {
+    const chains = rows.map((r) => r.chainId).join(', ');
+    throw new ConflictError(`asset ${tokenAddress}/${tokenId} exists on several chains (${chains}); pass chainId to choose one`, [
+      { field: 'chainId', message: `one of ${chains}` },
+    ]);
+  }
+  return rows[0];
+}
+
+/**
+ * getAsset through the request's loader (assetsByToken): the assets of many requests' items are read by
+ * one statement (a bulk listing), with getAsset's answers.
+ */
+export async function loadAssetByToken(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null): Promise<Asset> {
+  const ref = { tokenAddress, tokenId, chainId: chainId ?? null };
+  return oneAssetOfToken(await ctx.loaders.assetsByToken.load(ref), ref);
 }
 
 export async function getAssetById(ctx: Context, id: string): Promise<Asset> {

@@ -30,15 +30,27 @@ const AUCTION_DUE = `l.order_type = 'english_auction' AND l.status = 'active' AN
  * that its auction has sold (the returned owner is then the winner).
  */
 export async function lockAsset(m: EntityManager, events: EventLog, assetId: string, now: Date): Promise<LockedAsset> {
-  const [row] = await m.query(
+  const locked = (await lockAssets(m, events, [assetId], now)).get(assetId);
+  if (!locked) throw new NotFoundError(`no asset with id ${assetId}`);
+  return locked;
+}
+
+/**
+ * lockAsset for many assets in one statement, in id order (so that concurrent writes over several assets
+ * cannot deadlock); the due auctions among them are settled one by one. Assets that do not exist are absent.
+ */
+export async function lockAssets(m: EntityManager, events: EventLog, assetIds: readonly string[], now: Date): Promise<Map<string, LockedAsset>> {
+  const rows: (Omit<LockedAsset, 'settled'> & { auctionDue: boolean })[] = await m.query(
     `SELECT ${ASSET_COLUMNS}, EXISTS (SELECT 1 FROM listings l WHERE l.asset_id = a.id AND ${AUCTION_DUE}) AS "auctionDue"
-     FROM assets a WHERE a.id = $1 FOR UPDATE`,
-    [assetId, now],
+     FROM assets a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE`,
+    [assetIds, now],
   );
-  if (!row) throw new NotFoundError(`no asset with id ${assetId}`);
-  const { auctionDue, ...asset } = row;
-  const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
-  return { ...asset, owner: settled?.buyer ?? asset.owner, settled };
+  const locked = new Map<string, LockedAsset>();
+  for (const { auctionDue, ...asset } of rows) {
+    const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
+    locked.set(asset.id, { ...asset, owner: settled?.buyer ?? asset.owner, settled });
+  }
+  return locked;
 }
 
 /**

@@ -10,13 +10,24 @@ import { Chain } from '../chain/chain.entity';
 import { Fee, feesOf } from '../collection/fee.type';
 import { OfferPage, OfferPageArgs } from '../offer/offer.types';
 import { cancelListing, createListing, updateListing } from './listing.service';
-import { CreateListingInput, Listing, UpdateListingInput } from './listing.types';
+import { cancelListings, createListings } from './listing.bulk';
+import { CancelledByMaker, CreatedListings, CreateListingInput, CreateListingsArgs, Listing, MAX_BULK_LISTINGS, UpdateListingInput } from './listing.types';
 
 @Resolver(() => Listing)
 export class ListingResolver {
   @Mutation(() => Listing, { description: 'Lists an asset of the caller for sale (one active listing per asset)' })
   createListing(@Arg('input', () => CreateListingInput) input: CreateListingInput, @Ctx() ctx: Context) {
     return createListing(ctx, input);
+  }
+
+  @Mutation(() => CreatedListings, {
+    description:
+      `Lists up to ${MAX_BULK_LISTINGS} assets of the caller at once, each item as createListing takes it, all or none: when any item is refused ` +
+      'nothing is written and the error lists every refused item in its details (index, code, field, message); its code is the first of ' +
+      'VALIDATION_FAILED, NOT_FOUND, FORBIDDEN, CONFLICT that an item has',
+  })
+  createListings(@Args() args: CreateListingsArgs, @Ctx() ctx: Context) {
+    return createListings(ctx, args.input);
   }
 
   @Mutation(() => Listing, { description: "Changes the asset's active listing (its lister only)" })
@@ -38,6 +49,20 @@ export class ListingResolver {
     @Ctx() ctx: Context,
   ) {
     return cancelListing(ctx, tokenAddress, tokenId, chainId);
+  }
+
+  @Mutation(() => CancelledByMaker, {
+    description:
+      "Cancels all of the maker's active listings (of one collection, when given), all in one transaction; only the maker. " +
+      'Listings sold meanwhile are left as they are.',
+  })
+  cancelListings(
+    @Arg('maker', () => AddressScalar, { description: "The seller whose listings are cancelled: the caller's own address" }) maker: string,
+    @Arg('collection', () => String, { nullable: true, description: 'Only the listings of this collection: its id, contract address or slug' })
+    collection: string | null,
+    @Ctx() ctx: Context,
+  ) {
+    return cancelListings(ctx, maker, collection);
   }
 
   @FieldResolver(() => [Fee], { description: "The collection's royalty fees and the listing's maker fees" })

@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
-import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
+import { AppError, ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { ListQuery, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
 import { ADDRESS, UUID, checkText } from '../../common/validate';
@@ -9,12 +9,12 @@ import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
 import { checkSignature } from '../../common/eip712';
 import { Asset } from '../asset/asset.entity';
-import { getAsset } from '../asset/asset.service';
+import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
 import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, UpdateListingInput } from './listing.types';
 import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
-import { lockAsset } from './auction';
+import { lockAsset, lockAssets } from './auction';
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -25,7 +25,7 @@ async function assetOfRequest(ctx: Context, input: CreateListingInput): Promise<
     if (!asset) throw new NotFoundError(`no asset with id ${input.assetId}`);
     return asset;
   }
-  if (input.tokenAddress != null && input.tokenId != null) return getAsset(ctx, input.tokenAddress, input.tokenId, input.chainId);
+  if (input.tokenAddress != null && input.tokenId != null) return loadAssetByToken(ctx, input.tokenAddress, input.tokenId, input.chainId);
   throw new ValidationError([{ field: 'assetId', message: 'name the asset by assetId, or by tokenAddress and tokenId' }]);
 }
 
@@ -116,17 +116,17 @@ function checkTerms(problems: Problems, terms: ListingTerms, now: Date, stored?:
 }
 
 /**
- * Marks listings whose closing date has passed as expired, so the one-active-listing constraint frees the
+ * Marks the assets' listings whose closing date has passed as expired, so the one-active-listing constraint frees the
  * asset. The expiry event is written unless the sweeper wrote it already (`expiry_swept`; the row lock
  * taken first makes a concurrent sweep either finish before this reads the flag or skip the row).
  */
-async function expireStaleListings(m: EntityManager, events: EventLog, assetId: string, now: Date): Promise<void> {
+async function expireStaleListings(m: EntityManager, events: EventLog, assetIds: string[], now: Date): Promise<void> {
   const expired = await updateReturning<{ id: string; swept: boolean }>(
     m,
-    `WITH due AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' AND closing_date <= $2 FOR UPDATE)
+    `WITH due AS (SELECT id, expiry_swept FROM listings WHERE asset_id = ANY($1::uuid[]) AND status = 'active' AND closing_date <= $2 FOR UPDATE)
      UPDATE listings l SET status = 'expired', expiry_swept = true, updated_at = $2 FROM due WHERE l.id = due.id
      RETURNING l.id, due.expiry_swept AS swept`,
-    [assetId, now],
+    [assetIds, now],
   );
   for (const listing of expired) if (!listing.swept) events.add('listing.expired', 'listing', listing.id);
 }
@@ -138,10 +138,25 @@ export async function readListing(ctx: Context, id: string): Promise<Listing> {
   return listing;
 }
 
-export async function createListing(ctx: Context, input: CreateListingInput): Promise<Listing> {
-  const caller = await ctx.requireCaller();
+/** A create request that passed createListing's rules: the asset, and the listing's row as it will be written. */
+export interface CheckedListing {
+  asset: Asset;
+  orderType: ListingOrderType;
+  startPrice: string | null;
+  acceptPrice: string | null;
+  listingTime: Date;
+  closingDate: Date | null;
+  makerFees: StoredFee[];
+  signature: string | null;
+}
+
+/**
+ * The rules of a create, for the caller's listing (`maker`): the asset named (404 unknown), prices and
+ * times by order type, fees, the signature; a 422 naming every broken field. Reads go through the
+ * request's loaders, so the checks of many requests at once share their statements (a bulk create).
+ */
+export async function checkListing(ctx: Context, maker: string, input: CreateListingInput, now: Date): Promise<CheckedListing> {
   const asset = await assetOfRequest(ctx, input);
-  const now = clock.now();
   const problems = new Problems();
   const listingTime = input.listingTime ?? now;
   const closingDate = closingDateOf(problems, input.expirationTime, listingTime);
@@ -157,35 +172,82 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
     // The signature fixes the listing time, so a signed listing must name it rather than take the server's clock.
     if (signature != null && input.listingTime == null) problems.add('listingTime', 'is required with a signature: the signed message fixes it');
     else {
-      const terms = { maker: caller.address, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType, startPrice, acceptPrice, listingTime, closingDate };
+      const terms = { maker, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType, startPrice, acceptPrice, listingTime, closingDate };
       signature = await checkSignature(problems, ctx.policy.signatures, signature, { kind: 'Listing', chainId: asset.chainId, terms });
     }
   }
   problems.throwIfAny();
+  return { asset, orderType, startPrice, acceptPrice, listingTime, closingDate, makerFees, signature };
+}
 
-  let listingId: string;
-  try {
-    listingId = await withEvents(ctx.ds, async (m, events) => {
-      const locked = await lockAsset(m, events, asset.id, now);
-      if (locked.owner !== caller.address) {
-        throw new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${locked.owner}; only its owner may list it`);
-      }
-      await expireStaleListings(m, events, asset.id, now);
-      const [row] = await m.query(
-        `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
-         VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10) RETURNING id`,
-        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), signature],
-      );
-      await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [asset.id, now]);
-      events.add('listing.created', 'listing', row.id);
-      return row.id as string;
+/**
+ * Writes checked listings of `seller` inside the caller's transaction, behind the locks of their assets
+ * (lockAssets), in a constant number of statements whatever their count. Per item: the new listing's id,
+ * or the error that refuses it: 403 when the seller does not own the asset, 409 when the asset has an
+ * active listing (or an earlier item lists it too). Nothing else is written when any item is refused:
+ * the caller then rolls the transaction back.
+ */
+export async function insertListings(m: EntityManager, events: EventLog, seller: string, items: readonly CheckedListing[], now: Date): Promise<(string | AppError)[]> {
+  const locked = await lockAssets(m, events, [...new Set(items.map((i) => i.asset.id))], now);
+  const outcomes: (string | AppError | null)[] = items.map(() => null);
+  const firstOf = new Map<string, number>();
+  items.forEach(({ asset }, i) => {
+    const owner = locked.get(asset.id)?.owner;
+    if (owner !== seller) {
+      outcomes[i] = new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${owner}; only its owner may list it`);
+    } else if (firstOf.has(asset.id)) {
+      outcomes[i] = new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} is listed by item ${firstOf.get(asset.id)} of this request already`);
+    } else firstOf.set(asset.id, i);
+  });
+  const written = items.filter((_, i) => outcomes[i] === null);
+  if (written.length) {
+    await expireStaleListings(m, events, written.map((i) => i.asset.id), now);
+    const column = <T>(value: (item: CheckedListing) => T) => written.map(value);
+    // The unique index of active listings (one per asset) refuses the assets listed meanwhile: those rows are not returned.
+    const rows: { id: string; assetId: string }[] = await m.query(
+      `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
+       SELECT asset_id, collection_id, $3, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature
+       FROM unnest($1::uuid[], $2::uuid[], $4::varchar[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::text[])
+         AS i(asset_id, collection_id, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
+       ON CONFLICT (asset_id) WHERE status = 'active' DO NOTHING
+       RETURNING id, asset_id AS "assetId"`,
+      [
+        column((i) => i.asset.id),
+        column((i) => i.asset.collectionId),
+        seller,
+        column((i) => i.orderType),
+        column((i) => i.startPrice),
+        column((i) => i.acceptPrice),
+        column((i) => i.listingTime),
+        column((i) => i.closingDate),
+        column((i) => JSON.stringify(i.makerFees)),
+        column((i) => i.signature),
+      ],
+    );
+    const idOf = new Map(rows.map((r) => [r.assetId, r.id]));
+    items.forEach(({ asset }, i) => {
+      if (outcomes[i] !== null) return;
+      outcomes[i] =
+        idOf.get(asset.id) ??
+        new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} already has an active listing; change it with PUT /v1/assets/listing/{token_address}/{token_id} (updateListing)`);
     });
-  } catch (err) {
-    if (isUniqueViolation(err)) {
-      throw new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} already has an active listing; change it with PUT /v1/assets/listing/{token_address}/{token_id} (updateListing)`);
-    }
-    throw err;
   }
+  if (outcomes.every((o) => typeof o === 'string')) {
+    await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [[...firstOf.keys()], now]);
+    for (const id of outcomes as string[]) events.add('listing.created', 'listing', id);
+  }
+  return outcomes as (string | AppError)[];
+}
+
+export async function createListing(ctx: Context, input: CreateListingInput): Promise<Listing> {
+  const caller = await ctx.requireCaller();
+  const now = clock.now();
+  const checked = await checkListing(ctx, caller.address, input, now);
+  const listingId = await withEvents(ctx.ds, async (m, events) => {
+    const [outcome] = await insertListings(m, events, caller.address, [checked], now);
+    if (typeof outcome !== 'string') throw outcome;
+    return outcome;
+  });
   return readListing(ctx, listingId);
 }
 

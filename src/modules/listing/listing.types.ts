@@ -1,4 +1,4 @@
-import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Extensions, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
@@ -170,4 +170,37 @@ export class UpdateListingInput {
     description: "The seller's EIP-712 signature of the listing's new terms (docs/signatures.md); without one, the old signature is dropped",
   })
   signature?: string | null;
+}
+
+/** The most listings one bulk create takes (createListings, POST /v1/listings/bulk). */
+export const MAX_BULK_LISTINGS = 100;
+
+@ArgsType()
+export class CreateListingsArgs {
+  @Field(() => [CreateListingInput], {
+    description: `The listings, each as createListing takes it: 1 to ${MAX_BULK_LISTINGS}, all created or none`,
+  })
+  // The cost estimate counts the answer's selection once per item (docs/graphql-protections.md).
+  @Extensions({ listedItems: MAX_BULK_LISTINGS })
+  input: CreateListingInput[];
+}
+
+/** What a bulk create made: the listings, in the order of the request's items. */
+@ObjectType({ simpleResolvers: true })
+export class CreatedListings {
+  @Field(() => [Listing], { description: "The new listings, in the request's order" })
+  listings: Listing[];
+
+  @Field(() => Int)
+  count: number;
+}
+
+/** What a bulk cancel cancelled: the ids of the listings or offers, and how many. */
+@ObjectType({ simpleResolvers: true })
+export class CancelledByMaker {
+  @Field(() => [ID], { description: 'The ids of what was cancelled, oldest first (then by id)' })
+  ids: string[];
+
+  @Field(() => Int)
+  count: number;
 }

@@ -8,7 +8,8 @@ import { Asset } from '../asset/asset.entity';
 import { AssetPage } from '../asset/asset.types';
 import { Order } from '../order/order.types';
 import { getOrder } from '../order/order.service';
-import { acceptOffer, cancelOffer, createOffer, getOffer, listOffers } from './offer.service';
+import { acceptOffer, cancelOffer, cancelOffers, createOffer, getOffer, listOffers } from './offer.service';
+import { CancelledByMaker } from '../listing/listing.types';
 import { CreateOfferInput, Offer, OfferListArgs, OfferPage } from './offer.types';
 
 @Resolver(() => Offer)
@@ -50,6 +51,20 @@ export class OfferResolver {
   @Mutation(() => Offer, { description: 'The maker withdraws an active offer' })
   cancelOffer(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
     return cancelOffer(ctx, id);
+  }
+
+  @Mutation(() => CancelledByMaker, {
+    description:
+      "Cancels all of the maker's active offers, of every kind (of one collection, when given), all in one transaction; only the maker. " +
+      'Offers accepted meanwhile are left as they are.',
+  })
+  cancelOffers(
+    @Arg('maker', () => AddressScalar, { description: "The taker whose offers are cancelled: the caller's own address" }) maker: string,
+    @Arg('collection', () => String, { nullable: true, description: 'Only the offers of this collection: its id, contract address or slug' })
+    collection: string | null,
+    @Ctx() ctx: Context,
+  ) {
+    return cancelOffers(ctx, maker, collection);
   }
 
   @FieldResolver(() => AssetPage, { description: 'The asset offered for, as a page (interface.md 2.8); empty for collection and trait offers' })

@@ -13,6 +13,8 @@ import type { Asset } from '../asset/asset.entity';
 import { getAsset, getAssetById } from '../asset/asset.service';
 import { traitFilterOf, traitFilterSql, traitProblems } from '../asset/asset.traits';
 import { activeListingTerms } from '../listing/listing.sql';
+import { cancelByMaker, MakerCancel } from '../listing/listing.bulk';
+import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSale, selfTrade } from '../order/sale';
@@ -290,4 +292,21 @@ export async function cancelOffer(ctx: Context, id: string): Promise<Offer> {
   if (settled) throw auctionClosed(settled.asset, settled);
   const [cancelled] = await offersByIds(ctx.ds, [offer.id], clock.now());
   return cancelled;
+}
+
+const OFFERS_CANCEL: MakerCancel = {
+  noun: 'offers',
+  event: 'offer.cancelled',
+  subject: 'offer',
+  select: `SELECT o.id, o.asset_id AS "assetId" FROM offers o
+           WHERE o.taker = $1 AND o.status = 'active' AND o.end_time > $2 AND ($3::uuid IS NULL OR o.collection_id = $3::uuid)
+           ORDER BY o.created_at, o.id`,
+  // The single cancel's condition; a bid that won an auction settled behind the locks is accepted now and left out.
+  cancel: `UPDATE offers SET status = 'cancelled', updated_at = $2 WHERE id = ANY($1::uuid[]) AND status = 'active' AND end_time > $2
+           RETURNING id, asset_id AS "assetId"`,
+};
+
+/** Cancels all of the maker's (the taker's) active offers, of every kind (of one collection, when named). */
+export function cancelOffers(ctx: Context, maker: string, collection: string | null | undefined): Promise<CancelledByMaker> {
+  return cancelByMaker(ctx, maker, collection, OFFERS_CANCEL);
 }

@@ -189,7 +189,13 @@ const ERROR_BODY: Schema = {
           items: {
             type: 'object',
             required: ['message'],
-            properties: { field: { type: 'string' }, message: { type: 'string' }, line: { type: 'integer' } },
+            properties: {
+              field: { type: 'string' },
+              message: { type: 'string' },
+              line: { type: 'integer' },
+              index: { type: 'integer', description: "A bulk request's refused item: its place in the request's list, from 0" },
+              code: { type: 'string', description: "A bulk request's refused item: its own error code" },
+            },
           },
         },
         request_id: { type: 'string' },
@@ -246,7 +252,9 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
   const requestBody = requestBodyOf(spec, body, bodyFromVariables ? { type: 'object', properties: bodyProperties, required: bodyRequired } : undefined);
   // The root field's description is GraphQL's account of the operation; the summary is REST's.
   const { description: _graphqlAccount, ...ok } = fieldSchema(schema, rootField, root, root.alias?.value ?? root.name.value);
-  const responses: Record<string, Schema> = { 200: { description: 'OK', content: { 'application/json': { schema: ok } } } };
+  const responses: Record<string, Schema> = {
+    [spec.created ? 201 : 200]: { description: spec.created ? 'Created' : 'OK', content: { 'application/json': { schema: ok } } },
+  };
   for (const status of isWrite ? WRITE_STATUSES : READ_STATUSES) {
     responses[status] = { description: ERROR_CODES[status][1], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }

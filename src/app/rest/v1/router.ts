@@ -364,7 +364,7 @@ export function restRouter(
         res.setHeader('x-sql-statements', String(scope.sqlStatements));
         if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
         if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
-        res.status(200).type('json').send(joined(outcome.body));
+        res.status(spec.created ? 201 : 200).type('json').send(joined(outcome.body));
       } catch (err) {
         sendRestError(res, schema, err, false, route.words.text);
       } finally {

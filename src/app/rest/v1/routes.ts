@@ -22,6 +22,8 @@ export interface RouteSpec {
   upload?: string;
   /** A create's `Location` header: the /v1 path of what it made, from the response body. */
   location?: (created: Body) => string;
+  /** Answers 201 Created (the routes the legacy interface documents answer 200, creates included). */
+  created?: true;
 }
 
 /** Where a route reads a variable from. */
@@ -213,6 +215,21 @@ export const routes: RouteSpec[] = [
       cancelListing(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${LISTING} } }`,
   },
   {
+    method: 'post',
+    path: '/v1/listings/bulk',
+    summary:
+      'List up to 100 assets at once (listings: items as POST /v1/assets/listing takes them), all or none: any refused item writes nothing ' +
+      'and the error details list each refused item (index, code, field, message); 201 with the listings in order',
+    operation: `mutation ($listings: [CreateListingInput!]!) { createListings(input: $listings) { listings { ${LISTING} } count } }`,
+    created: true,
+  },
+  {
+    method: 'post',
+    path: '/v1/listings/cancel',
+    summary: "Cancel all of a maker's active listings (optionally of one collection) at once; only the maker. The answer lists the ids cancelled",
+    operation: `mutation ($maker: Address!, $collection: String) { cancelListings(maker: $maker, collection: $collection) { ids count } }`,
+  },
+  {
     method: 'get',
     path: '/v1/offers',
     summary: 'List offers, filtered by chain_id, token_address, token_id, owner_id (the taker), status, collection_id or kind',
@@ -236,6 +253,12 @@ export const routes: RouteSpec[] = [
       acceptOffer(offerId: $offer_id, tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
     location: (order) => `/v1/orders/${order.id}`,
+  },
+  {
+    method: 'post',
+    path: '/v1/offers/cancel',
+    summary: "Cancel all of a maker's active offers (optionally of one collection) at once; only the maker. The answer lists the ids cancelled",
+    operation: `mutation ($maker: Address!, $collection: String) { cancelOffers(maker: $maker, collection: $collection) { ids count } }`,
   },
   {
     method: 'get',
