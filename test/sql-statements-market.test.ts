@@ -1,5 +1,5 @@
 import { startServer, TestServer } from './setup/server';
-import { OwnedAsset, Party, saveAcceptedOffer, saveListing, saveOffer, saveOwnedAsset, saveSiblingAsset } from './factories/market';
+import { OwnedAsset, Party, saveAcceptedOffer } from './factories/market';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 
 let server: TestServer;
@@ -74,53 +74,6 @@ describe('SQL statements of marketplace lists', () => {
     expect(forMany).toBe(forFew);
   });
 });
-
-describe('SQL statements of a sweep', () => {
-  /** A collection of one seller with `count` fixed-price listings at 1, 2, 3, ... */
-  async function listedCollection(count: number): Promise<string> {
-    const first = await saveOwnedAsset(server);
-    for (let i = 0; i < count; i += 1) {
-      const owned = i ? await saveSiblingAsset(server, first) : first;
-      await saveListing(server, first.owner.key, owned.asset.id, { startPrice: i + 1 });
-    }
-    return first.collection.id;
-  }
-
-  test('when a sweep buys 1 or 10 listings, then it runs the same number of statements, and the events of each sale are written', async () => {
-    const [one, ten] = [await listedCollection(2), await listedCollection(12)];
-    const sweeper = await server.key();
-    // The sweeper's own offer on an asset it buys is cancelled, as a buy cancels it.
-    const [cheapest] = await server.ds.query(`SELECT asset_id FROM listings WHERE collection_id = $1 AND start_price = 1`, [ten]);
-    await saveOffer(server, sweeper.key, cheapest.asset_id, { price: '0.5' });
-
-    const sweep = async (collectionId: string, count: number) => {
-      const res = await server.gql(SWEEP, { input: { collectionId, count, maxTotal: 1000, maxUnitPrice: 100 } }, sweeper.key);
-      expect(res.body.errors).toBeUndefined();
-      expect(res.body.data.sweepCollection.orders).toHaveLength(count);
-      return res.sql;
-    };
-    const forOne = await sweep(one, 1);
-    const forTen = await sweep(ten, 10);
-    expect(forTen).toBe(forOne);
-
-    const events: { type: string; n: number }[] = await server.ds.query(
-      `SELECT type, count(*)::int AS n FROM events WHERE collection_id = $1 AND type IN ('listing.sold', 'asset.transferred', 'order.completed', 'offer.cancelled')
-       GROUP BY type ORDER BY type`,
-      [ten],
-    );
-    expect(events).toEqual([
-      { type: 'asset.transferred', n: 10 },
-      { type: 'listing.sold', n: 10 },
-      { type: 'offer.cancelled', n: 1 },
-      { type: 'order.completed', n: 10 },
-    ]);
-  }, 60_000);
-});
-
-const SWEEP = /* GraphQL */ `
-  mutation ($input: SweepCollectionInput!) {
-    sweepCollection(input: $input) { orders { id } skipped { reason } }
-  }`;
 
 const OFFERS_WITH_HISTORY = /* GraphQL */ `
   query ($taker: Address) {

@@ -14,7 +14,6 @@ import { MAX_OFFER_TRAITS } from '../offer/offer.service';
 import { completeSale, selfBuy } from '../order/sale';
 import { ordersByIds } from '../order/order.service';
 import { SweepCollectionInput, SweepResult, SweepSkip, SweepSkipReason } from './trade.types';
-import { holdCandidates, newSale, sellHeld, SweepCandidate, SweepSale } from './sweep-sale';
 
 export const MAX_SWEEP_COUNT = 50;
 /** A sweep reads this many listings beyond what it still needs, so that a few skipped ones cost no further read. */
@@ -98,11 +97,19 @@ export async function buyListing(ctx: Context, listingId: string, maxPrice: stri
   throw new ConflictError(outcome.message);
 }
 
+/** A listing a sweep may buy: active, fixed-price or dutch, with its current price as read. */
+interface Candidate {
+  id: string;
+  assetId: string;
+  seller: string;
+  price: string;
+}
+
 /**
  * The collection's cheapest active fixed-price and dutch listings at `now` (current price, then id),
  * of assets carrying the traits, leaving out those already seen.
  */
-async function cheapestListings(db: EntityManager, collectionId: string, traits: TraitFilter, now: Date, seen: readonly string[], limit: number): Promise<SweepCandidate[]> {
+async function cheapestListings(db: EntityManager, collectionId: string, traits: TraitFilter, now: Date, seen: readonly string[], limit: number): Promise<Candidate[]> {
   const p = new Params();
   const at = p.add(now);
   const price = currentPriceSql('l', at);
@@ -136,13 +143,13 @@ class Sweep {
     return this.done || this.bought.length >= this.count;
   }
 
-  skip(listing: SweepCandidate, reason: SweepSkipReason, message: string, price = listing.price): void {
+  skip(listing: Candidate, reason: SweepSkipReason, message: string, price = listing.price): void {
     this.skipped.push({ listingId: listing.id, assetId: listing.assetId, reason, price, priceDecimal: price, message });
     if (reason === SweepSkipReason.PRICE_ABOVE_MAX || reason === SweepSkipReason.TOTAL_REACHED) this.done = true;
   }
 
   /** The limit a listing's price breaks, if any: maxUnitPrice, then what is left of maxTotal. */
-  limitBroken(listing: SweepCandidate, price: bigint): boolean {
+  limitBroken(listing: Candidate, price: bigint): boolean {
     if (price > this.maxUnitPrice) {
       this.skip(listing, SweepSkipReason.PRICE_ABOVE_MAX, `its price ${fromUnits(price)} is above maxUnitPrice ${fromUnits(this.maxUnitPrice)}`, fromUnits(price));
       return true;
@@ -160,7 +167,7 @@ class Sweep {
   }
 
   /** Walks the candidates cheapest first, buying each that fits (`buy`), until the sweep is full. */
-  walk(candidates: SweepCandidate[], buy: (listing: SweepCandidate, maxPrice: string) => BuyOutcome): void {
+  async walk(candidates: Candidate[], buy: (listing: Candidate, maxPrice: string) => Promise<BuyOutcome>): Promise<void> {
     for (const listing of candidates) {
       if (this.full) return;
       this.seen.push(listing.id);
@@ -170,7 +177,7 @@ class Sweep {
         continue;
       }
       const cap = this.maxTotal - this.total < this.maxUnitPrice ? this.maxTotal - this.total : this.maxUnitPrice;
-      const outcome = buy(listing, fromUnits(cap));
+      const outcome = await buy(listing, fromUnits(cap));
       if ('orderId' in outcome) {
         this.bought.push({ orderId: outcome.orderId, price: toUnits(outcome.price) });
         this.total += toUnits(outcome.price);
@@ -203,12 +210,10 @@ function sweepProblems(input: SweepCollectionInput): void {
  * current price at one moment, then id; only assets with the traits when given), each at most
  * maxUnitPrice and together at most maxTotal, stopping at the first listing above either limit. The
  * caller's own listings and those sold meanwhile are skipped and the next ones read.
- * Each round of reads is one transaction that locks the listings read and their assets in one statement
- * (in asset id order, so concurrent sweeps wait for each other instead of deadlocking), decides with what
- * it finds there, and sells what it buys in bulk: a sweep's statements do not grow with what it buys, and
- * of concurrent sweeps and buys each listing sells once. partial (default): a round buys what it can and a
- * later round reads past what was sold meanwhile. partial false: one round that buys all `count` or
- * nothing (409 naming why).
+ * partial (default): each purchase is its own transaction, as buyListing's, so concurrent sweeps and
+ * buys sell each listing once and a sweep buys what it can. partial false: one transaction that locks
+ * the assets of the listings it read (in id order, so concurrent sweeps cannot deadlock) and buys all
+ * `count` or nothing (409 naming why).
  */
 export async function sweepCollection(ctx: Context, input: SweepCollectionInput): Promise<SweepResult> {
   const caller = await ctx.requireCaller();
@@ -223,7 +228,7 @@ export async function sweepCollection(ctx: Context, input: SweepCollectionInput)
     for (let round = 0; round < MAX_SWEEP_ROUNDS && !sweep.full; round += 1) {
       const candidates = await read(ctx.ds.manager);
       if (!candidates.length) break;
-      await withEvents(ctx.ds, async (m, events) => sellHeld(m, events, sweep.buyer, await decideRound(m, sweep, candidates, now), now));
+      await sweep.walk(candidates, (listing, maxPrice) => buyAlone(ctx.ds, listing, caller.address, now, maxPrice));
     }
   } else {
     await sweepAllOrNothing(ctx.ds, sweep, read, now);
@@ -235,38 +240,19 @@ export async function sweepCollection(ctx: Context, input: SweepCollectionInput)
   return { orders: sweep.bought.map((b) => byId.get(b.orderId)!), skipped: sweep.skipped, total, totalDecimal: total };
 }
 
-/** Locks the candidates (holdCandidates) and walks them as they stand behind the locks; returns the sales to write. */
-async function decideRound(m: EntityManager, sweep: Sweep, candidates: SweepCandidate[], now: Date): Promise<SweepSale[]> {
-  const held = await holdCandidates(m, candidates, now);
-  const sales: SweepSale[] = [];
-  sweep.walk(candidates, (listing, maxPrice) => {
-    const h = held.get(listing.id);
-    if (!h || h.status !== 'active' || h.seller !== h.owner) {
-      const why = !h || h.status === 'sold' ? 'was sold meanwhile' : h.status !== 'active' ? `is ${h.status}, not active` : 'is no longer active: its seller no longer owns the asset';
-      return { refused: 'not_active', price: null, message: `listing ${listing.id} ${why}` };
-    }
-    if (h.seller === sweep.buyer) return { refused: 'own_listing', price: h.price, message: selfBuy(sweep.buyer, { ...h, id: h.assetId }).message };
-    if (compareDecimals(h.price, maxPrice) > 0) return { refused: 'price_above_max', price: h.price, message: `listing ${listing.id} costs ${exactDecimal(h.price)} now` };
-    const sale = newSale(h, h.price);
-    sales.push(sale);
-    return { orderId: sale.orderId, price: h.price };
-  });
-  return sales;
-}
-
-/** One round in one transaction: fewer than `count` bought is a 409 and nothing is written. */
-async function sweepAllOrNothing(ds: DataSource, sweep: Sweep, read: (m: EntityManager) => Promise<SweepCandidate[]>, now: Date): Promise<void> {
+/** One transaction: the listings read are locked by their assets first, then bought; fewer than `count` is a 409 and a rollback. */
+async function sweepAllOrNothing(ds: DataSource, sweep: Sweep, read: (m: EntityManager) => Promise<Candidate[]>, now: Date): Promise<void> {
   try {
     await withEvents(ds, async (m, events) => {
       const candidates = await read(m);
-      const sales = await decideRound(m, sweep, candidates, now);
+      await m.query('SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [candidates.map((c) => c.assetId)]);
+      await sweep.walk(candidates, (listing, maxPrice) => buyInTransaction(m, events, listing, sweep.buyer, now, maxPrice));
       if (sweep.bought.length < sweep.count) {
         const why = sweep.skipped.length ? `: ${sweep.skipped.map((s) => `listing ${s.listingId} ${s.reason} (${s.message})`).join('; ')}` : '';
         throw new ConflictError(
           `partial is false and only ${sweep.bought.length} of ${sweep.count} listings could be bought${why}${candidates.length < sweep.count ? `; the collection has ${candidates.length} such listings` : ''}; nothing was bought`,
         );
       }
-      await sellHeld(m, events, sweep.buyer, sales, now);
     });
   } catch (err) {
     if (isUniqueViolation(err) || (err as { driverError?: { code?: string } }).driverError?.code === '40P01') {
