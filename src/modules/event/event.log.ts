@@ -60,7 +60,8 @@ export class EventLog {
   }
 
   /**
-   * `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`), which no client reads.
+   * `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`) and a listing's copy of its
+   * currency's decimals (`currency_decimals`), which no client reads; a price's `currency` is its currency's address.
    * Its readers (the feed, subscriptions, webhooks) give it in the API's words (event_data_as_api, see its
    * migration): applied here, inside the write that holds the log's sequence row until commit, it made
    * every concurrent write wait for it (50 parallel asset creations on PostgreSQL: 9 s to over 20 s).
@@ -79,7 +80,7 @@ export class EventLog {
          SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
            FROM collections c WHERE e.subject = 'collection' AND c.id = e.id
          UNION ALL SELECT a.chain_id, a.collection_id, a.id, to_jsonb(a) FROM assets a WHERE e.subject = 'asset' AND a.id = e.id
-         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l) - 'expiry_swept'
+         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l) - 'expiry_swept' - 'currency_decimals'
            FROM listings l JOIN assets a ON a.id = l.asset_id WHERE e.subject = 'listing' AND l.id = e.id
          UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) - 'expiry_swept' FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
          UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) FROM orders r WHERE e.subject = 'order' AND r.id = e.id

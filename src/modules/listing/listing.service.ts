@@ -15,6 +15,14 @@ import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingO
 import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset } from './auction';
+import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import type { Currency } from '../currency/currency.entity';
+
+/** Each price a listing request gives has at most its currency's decimals. */
+function checkListingDecimals(problems: Problems, input: { startPrice?: string | null; acceptPrice?: string | null }, currency: Currency | null): void {
+  checkPriceDecimals(problems, 'startPrice', input.startPrice, currency);
+  checkPriceDecimals(problems, 'acceptPrice', input.acceptPrice, currency);
+}
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -148,6 +156,8 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
   const orderType = input.orderType ?? ListingOrderType.FIXED_PRICE;
   const { startPrice, acceptPrice } = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
   const makerFees = makerFeesOf(problems, input.makerFees);
+  const currency = await currencyOfRequest(ctx, problems, 'currency', asset.chainId, input.currency);
+  checkListingDecimals(problems, input, currency);
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
@@ -172,9 +182,11 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
       }
       await expireStaleListings(m, events, asset.id, now);
       const [row] = await m.query(
-        `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
-         VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10) RETURNING id`,
-        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), signature],
+        `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature,
+           currency, currency_decimals)
+         VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9::jsonb, $10, $11, $12) RETURNING id`,
+        [asset.id, asset.collectionId, caller.address, orderType, startPrice, acceptPrice, listingTime, closingDate, JSON.stringify(makerFees), signature,
+          currency!.address, currency!.decimals],
       );
       await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [asset.id, now]);
       events.add('listing.created', 'listing', row.id);
@@ -217,6 +229,7 @@ export async function updateListing(
     now,
     listing,
   );
+  checkListingDecimals(problems, input, await currencyOf(ctx, asset.chainId, listing.currencyAddress));
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   // New terms need a new signature: the old one signed the old terms, so without a new one it is dropped.
   let signature = input.signature ?? (ctx.policy.signatures === 'off' ? listing.signature : null);

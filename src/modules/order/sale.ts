@@ -16,7 +16,7 @@ export interface SaleAsset {
 }
 
 /** What a sale needs of the offer it fills. */
-export type SaleOffer = Pick<Offer, 'id' | 'kind' | 'taker' | 'price'>;
+export type SaleOffer = Pick<Offer, 'id' | 'kind' | 'taker' | 'price' | 'currencyAddress'>;
 
 /** A buy now: the taker buys the asset's active listing `listingId` at `price`, with no offer (the order's offer is null). */
 export interface SaleBuy {
@@ -24,6 +24,8 @@ export interface SaleBuy {
   listingId: string;
   taker: string;
   price: string;
+  /** The listing's currency, which a buy pays in. */
+  currencyAddress: string;
 }
 
 const isBuy = (taker: SaleOffer | SaleBuy): taker is SaleBuy => 'buy' in taker;
@@ -61,7 +63,9 @@ export async function completeSale(
   // The order's id is chosen here so the sale's events can name it (history reads them alone).
   const orderId = randomUUID();
   const price = terms.price ?? taker.price;
-  const sale = { order_id: orderId, price };
+  // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
+  const currency = taker.currencyAddress;
+  const sale = { order_id: orderId, price, currency };
   const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
   // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
   const [sold] = await updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
@@ -94,9 +98,10 @@ export async function completeSale(
     for (const bid of outbid) events.add('offer.cancelled', 'offer', bid.id, { reason: 'the english auction ended in a sale to another bid' });
   }
   const [order] = await m.query(
-    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
-     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12) RETURNING id`,
-    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId],
+    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at, currency)
+     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12, $14) RETURNING id`,
+    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId,
+      currency],
   );
   events.add('order.completed', 'order', order.id);
   return order.id;
