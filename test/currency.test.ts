@@ -1,6 +1,9 @@
 import { clock } from '../src/common/clock';
+import { loadConfig } from '../src/config';
+import { addConfiguredCurrencies } from '../src/modules/currency/currency.service';
 import { openWindow, saveListing, saveOffer, saveOwnedAsset } from './factories/market';
 import { collectionOfOwners } from './factories/traits';
+import { saveCollection } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
 import { later, wholeSecond } from './setup/time';
 
@@ -27,6 +30,26 @@ describe('the currencies of a chain', () => {
     expect(gql.body.data.currencies).toEqual([ETH, USDC, WETH]);
     const polygon = gql.body.data.chains.find((c: { chainId: string }) => c.chainId === '137');
     expect(polygon.currencies.map((c: { symbol: string }) => c.symbol)).toEqual(['POL', 'USDC', 'WETH']);
+  });
+
+  test('when CURRENCIES names a token, then after the start it is listed and prices may be given in it; a malformed or conflicting one stops the start', async () => {
+    const degen = { chainId: '8453', symbol: 'DEGEN', address: '0x4ed4e862860bed51a9570b96d89af5e1b0efefed', decimals: 18 };
+
+    expect(loadConfig({ CURRENCIES: ` 8453:DEGEN:${degen.address.toUpperCase().replace('0X', '0x')}:18 ` }).currencies).toEqual([degen]);
+    expect(() => loadConfig({ CURRENCIES: '8453:DEGEN:0x12:18' })).toThrow('CURRENCIES: each entry is <chain_id>:<SYMBOL>:<address>:<decimals 0..18>');
+    await addConfiguredCurrencies(server.ds, [degen]);
+    await addConfiguredCurrencies(server.ds, [degen]);
+    await expect(addConfiguredCurrencies(server.ds, [{ ...degen, decimals: 6 }])).rejects.toThrow('configured already as DEGEN with 18 decimals');
+    await expect(addConfiguredCurrencies(server.ds, [{ ...degen, symbol: 'usdc' }])).rejects.toThrow('chain 8453 has usdc at 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913 already');
+    await expect(addConfiguredCurrencies(server.ds, [{ ...degen, chainId: '999' }])).rejects.toThrow('no chain 999');
+
+    const base = await server.rest('GET', '/v1/chains/8453/currencies');
+    expect(base.body.map((c: { symbol: string }) => c.symbol)).toEqual(['ETH', 'DEGEN', 'USDC', 'WETH']);
+    const owner = await server.key();
+    const collection = await saveCollection(server, owner.key, { chainId: '8453' });
+    const buyer = await server.key();
+    const offer = await server.rest('POST', '/v1/offers', { collection_id: collection.id, price: 100, currency: 'degen', ...snake(openWindow()) }, buyer.key);
+    expect(offer.body).toMatchObject({ currency: { address: degen.address, symbol: 'DEGEN', decimals: 18 } });
   });
 
   test('when the chain is unknown, then 404', async () => {

@@ -1,4 +1,6 @@
+import type { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
+import type { CurrencySetting } from '../../config';
 import { NotFoundError, Problems } from '../../common/errors';
 import { ADDRESS } from '../../common/validate';
 import { whenLoaded } from '../../common/batch';
@@ -49,5 +51,28 @@ export function checkPriceDecimals(problems: Problems, field: string, price: str
   const places = decimalPlaces(price);
   if (places > currency.decimals) {
     problems.add(field, `a price in ${currency.symbol} has at most ${currency.decimals} decimals, got ${price} (${places})`);
+  }
+}
+
+/**
+ * Adds the tokens of CURRENCIES to the currencies table at start, once: a token already there is kept as
+ * it is, and must agree with the setting (its symbol and decimals fix the prices stored in it), else the
+ * start fails naming it. So do an unknown chain and a symbol the chain already has for another address.
+ */
+export async function addConfiguredCurrencies(ds: DataSource, settings: readonly CurrencySetting[]): Promise<void> {
+  for (const s of settings) {
+    const described = `CURRENCIES: ${s.chainId}:${s.symbol}:${s.address}:${s.decimals}`;
+    const [chain] = await ds.query('SELECT id FROM chains WHERE id = $1', [s.chainId]);
+    if (!chain) throw new Error(`${described}: no chain ${s.chainId} (see the chains query)`);
+    const [clash] = await ds.query('SELECT address FROM currencies WHERE chain_id = $1 AND upper(symbol) = upper($2) AND address <> $3', [s.chainId, s.symbol, s.address]);
+    if (clash) throw new Error(`${described}: chain ${s.chainId} has ${s.symbol} at ${clash.address} already`);
+    await ds.query(
+      'INSERT INTO currencies (chain_id, address, symbol, decimals) VALUES ($1, $2, $3, $4) ON CONFLICT (chain_id, address) DO NOTHING',
+      [s.chainId, s.address, s.symbol, s.decimals],
+    );
+    const [stored] = await ds.query('SELECT symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [s.chainId, s.address]);
+    if (stored.symbol !== s.symbol || Number(stored.decimals) !== s.decimals) {
+      throw new Error(`${described}: the token is configured already as ${stored.symbol} with ${stored.decimals} decimals`);
+    }
   }
 }
