@@ -171,11 +171,11 @@ describe('sales in a currency', () => {
       [owned.asset.id],
     );
     expect(events).toEqual([
-      expect.objectContaining({ type: 'asset.transferred', data: expect.objectContaining({ currency: WETH.address, order_id: res.body.id }) }),
-      expect.objectContaining({ type: 'order.completed', data: expect.objectContaining({ currency: WETH.address }) }),
+      expect.objectContaining({ type: 'asset.transferred', data: expect.objectContaining({ currency: WETH, order_id: res.body.id }) }),
+      expect.objectContaining({ type: 'order.completed', data: expect.objectContaining({ currency: WETH }) }),
     ]);
     const feed = await server.rest('GET', `/v1/events?collection_id=${owned.collection.id}&types=order.completed`);
-    expect(feed.body.result[0].data).toMatchObject({ currency: WETH.address, price: 4 });
+    expect(feed.body.result[0].data).toMatchObject({ currency: WETH, price: 4 });
     const stats = await server.gql(`query ($a: Address!) { collection(address: $a) { statistics(period: H24) { volumeDecimal totalTransactions } } }`, {
       a: owned.collection.contractAddress,
     });

@@ -65,7 +65,8 @@ export async function completeSale(
   const price = terms.price ?? taker.price;
   // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
   const currency = taker.currencyAddress;
-  const sale = { order_id: orderId, price, currency };
+  const [shown] = await m.query('SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [asset.chainId, currency]);
+  const sale = { order_id: orderId, price, currency: shown };
   const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
   // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
   const [sold] = await updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
