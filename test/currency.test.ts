@@ -182,6 +182,19 @@ describe('sales in a currency', () => {
     expect(stats.body.data.collection.statistics).toEqual({ volumeDecimal: '0', totalTransactions: 0 });
   });
 
+  test('when the owner of an asset listed in ETH accepts a WETH offer, then the sale is in WETH at the offer\'s price and the listing is sold, its own currency kept', async () => {
+    const owned = await saveOwnedAsset(server);
+    const listing = await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: 10 });
+    const buyer = await server.key();
+    const offer = await saveOffer(server, buyer.key, owned.asset.id, { price: 3, currency: 'WETH' });
+
+    const res = await server.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, owned.owner.key);
+
+    expect(res.body).toMatchObject({ price_decimal: '3', currency: WETH, listing_id: listing.id });
+    const [sold] = await server.ds.query(`SELECT data FROM events WHERE type = 'listing.sold' AND subject_id = $1`, [listing.id]);
+    expect(sold.data).toMatchObject({ currency: ETH, sale_currency: WETH, order_id: res.body.id });
+  });
+
   test('when a USDC listing is bought now, then the order is in USDC at the listing\'s price, and max_price is read in USDC', async () => {
     const owned = await saveOwnedAsset(server);
     const listing = await saveListing(server, owned.owner.key, owned.asset.id, { startPrice: '250.5', currency: 'USDC' });

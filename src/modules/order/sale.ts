@@ -66,7 +66,7 @@ export async function completeSale(
   // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
   const currency = taker.currencyAddress;
   const [shown] = await m.query('SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [asset.chainId, currency]);
-  const sale = { order_id: orderId, price, currency: shown };
+  const sale = { order_id: orderId, price };
   const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
   // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
   const [sold] = await updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
@@ -79,10 +79,17 @@ export async function completeSale(
   );
   const soldListing = sold?.status === 'sold' ? sold : null;
   if (isBuy(taker) && soldListing?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
-  if (soldListing) events.add('listing.sold', 'listing', soldListing.id, sale);
+  // The listing's own `currency` stays in its data; the sale's (another one when an owner accepts an offer in it) is beside the price.
+  if (soldListing) events.add('listing.sold', 'listing', soldListing.id, { ...sale, sale_currency: shown });
   else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
   await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, taker.taker, now]);
-  events.add('asset.transferred', 'asset', asset.id, { previous_owner: seller, ...sale, offer_id: offer?.id ?? null, listing_id: soldListing?.id ?? null });
+  events.add('asset.transferred', 'asset', asset.id, {
+    previous_owner: seller,
+    ...sale,
+    currency: shown,
+    offer_id: offer?.id ?? null,
+    listing_id: soldListing?.id ?? null,
+  });
   const ownOffers = await updateReturning<{ id: string }>(
     m,
     `UPDATE offers SET status = 'cancelled', updated_at = $3
