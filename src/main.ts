@@ -9,6 +9,7 @@ import { databaseOf, registerServer } from './common/running-servers';
 import { logger } from './common/logger';
 import { openDatabase } from './db/database';
 import { seedDemoIfEmpty } from './tools/demo-seed';
+import { addConfiguredCurrencies } from './modules/currency/currency.service';
 import { DataDirInUseError } from './db/embedded';
 import { printsBanner, supervise } from './cluster';
 
@@ -18,6 +19,7 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const started = Date.now();
   const db = await openDatabase(config, 'server');
+  await addConfiguredCurrencies(db.ds, config.currencies);
   const seeded = db.embedded && config.seedDemo ? await seedDemoIfEmpty(db.ds) : null;
   const { listener, stop, inFlight, attachSubscriptions, closeSubscriptions } = await createApp(db.ds, {
     jsonBodyLimit: config.jsonBodyLimit,

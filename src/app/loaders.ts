@@ -3,6 +3,7 @@ import { Loaders } from '../common/request/context';
 import { createAssetLoaders } from '../modules/asset/asset.loaders';
 import { createCatalogLoaders } from '../modules/catalog/catalog.loaders';
 import { createChainLoaders } from '../modules/chain/chain.loaders';
+import { createCurrencyLoaders } from '../modules/currency/currency.loaders';
 import { createCollectionLoaders } from '../modules/collection/collection.loaders';
 import { createListingLoaders } from '../modules/listing/listing.loaders';
 import { createOfferLoaders } from '../modules/offer/offer.loaders';
@@ -15,6 +16,7 @@ import { createNodeLoaders } from '../modules/node/node.loaders';
 export function createLoaders(ds: DataSource): Loaders {
   const loaders: Loaders = {
     ...createChainLoaders(ds),
+    ...createCurrencyLoaders(ds),
     ...createCatalogLoaders(ds),
     ...createCollectionLoaders(ds),
     ...createAssetLoaders(ds, () => loaders),

@@ -65,7 +65,7 @@ export function parsePrice(value: unknown): string {
 export const PriceScalar = new GraphQLScalarType({
   name: 'Price',
   description:
-    'A decimal amount of the chain\'s native currency; given as a number or a decimal string, returned as a number ' +
+    'A decimal amount of a currency: the chain\'s native one unless the object says otherwise (its `currency`); given as a number or a decimal string, returned as a number ' +
     '(a double: beyond 15 significant digits read its exact twin, the field of the same name ending in Decimal).',
   serialize: (value) => Number(value),
   parseValue: parsePrice,

@@ -120,7 +120,8 @@ export async function saveRichMarket(server: TestServer, made: Date): Promise<Ri
   await list(artAssets[6], { startPrice: 4 });
   const bought = await saveOffer(server, buyer.key, artAssets[6].id, { price: 4 });
   offerIds.push(bought.id);
-  await list(polyAssets[0], { startPrice: '0.5' });
+  // Prices in an ERC-20 currency: a listing in USDC, a collection offer in WBNB.
+  await list(polyAssets[0], { startPrice: '0.5', currency: 'USDC' });
   await list(bnbAssets[1], { orderType: 'DUTCH_AUCTION', startPrice: 10, acceptPrice: 1, expirationTime: { durationSeconds: 7200 } });
   await list(bnbAssets[2], { startPrice: '99999999999999999999.999999999999999999' });
 
@@ -131,7 +132,7 @@ export async function saveRichMarket(server: TestServer, made: Date): Promise<Ri
   const order = await server.gql(`mutation ($id: ID!) { acceptOffer(offerId: $id) { id } }`, { id: accepted.id }, alice.key);
   if (!order.body.data?.acceptOffer) throw new Error(`acceptOffer failed: ${JSON.stringify(order.body)}`);
   await offer(taker, { collectionId: art.id, price: '0.75', quantity: 3 });
-  await offer(buyer, { collectionId: bnb.contractAddress, price: 1.5 });
+  await offer(buyer, { collectionId: bnb.contractAddress, price: 1.5, currency: 'WBNB' });
   await offer(taker, { collectionId: art.id, price: '0.3', traits: [{ traitType: 'Background', value: 'Blue' }] });
   await offer(buyer, { collectionId: art.id, price: '0.2', traits: [{ traitType: 'Eyes', value: 'Laser' }, { traitType: 'Background', value: 'Red' }] });
   await offer(taker, { assetId: bnbAssets[0].id, price: 0.1 });

@@ -7,6 +7,7 @@ import { ApiKeyResolver } from '../../modules/apikey/api-key.resolver';
 import { AssetResolver, TraitResolver } from '../../modules/asset/asset.resolver';
 import { CatalogResolver, CategoryResolver, TagResolver } from '../../modules/catalog/catalog.resolver';
 import { ChainNodeResolver, ChainResolver } from '../../modules/chain/chain.resolver';
+import { ChainCurrencyResolver, CurrencyResolver } from '../../modules/currency/currency.resolver';
 import { EventResolver } from '../../modules/event/event.resolver';
 import { AssetHistoryResolver, ListingHistoryResolver, OfferHistoryResolver } from '../../modules/event/history.resolver';
 import { CollectionResolver } from '../../modules/collection/collection.resolver';
@@ -23,6 +24,8 @@ import { TradeResolver } from '../../modules/trade/trade.resolver';
 export const resolvers = [
   ChainResolver,
   ChainNodeResolver,
+  CurrencyResolver,
+  ChainCurrencyResolver,
   CatalogResolver,
   CategoryResolver,
   TagResolver,

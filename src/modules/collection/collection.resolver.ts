@@ -185,7 +185,7 @@ export class CollectionResolver {
 
   @FieldResolver(() => Listing, {
     nullable: true,
-    description: "The cheapest active listing now (by current price, then id): the listing that sets the statistics' floor; null when none is active",
+    description: "The cheapest active listing in the native currency now (by current price, then id): the listing that sets the statistics' floor; null when none is active",
   })
   floorListing(@Parent() collection: Collection, @Ctx() ctx: Context) {
     return ctx.loaders.floorListingByCollection.load(collection.id);
@@ -194,7 +194,7 @@ export class CollectionResolver {
   @FieldResolver(() => Offer, {
     nullable: true,
     description:
-      'The best collection offer that could buy any of its assets now: active, its window started, the highest price (the earliest of equal ones). ' +
+      'The best collection offer that could buy any of its assets now: active, its window started, in the native currency, the highest price (the earliest of equal ones). ' +
       'Item and trait offers are not counted: they cannot buy every asset. Null when there is none.',
   })
   topOffer(@Parent() collection: Collection, @Ctx() ctx: Context) {

@@ -36,6 +36,11 @@ export function unknownEventTypes(types: readonly string[] | null | undefined): 
 /** The table an event's resource is read from: its `data` is that row as it stands at commit, in the API's words. */
 export type EventSubject = 'collection' | 'asset' | 'listing' | 'offer' | 'order';
 
+/** `{"currency": {address, symbol, decimals}}`, as the API shows a price's currency, of a row's chain and currency address. */
+const currencyOf = (chainId: string, address: string) =>
+  `jsonb_build_object('currency', (SELECT jsonb_build_object('address', c.address, 'symbol', c.symbol, 'decimals', c.decimals)
+    FROM currencies c WHERE c.chain_id = ${chainId} AND c.address = ${address}))`;
+
 /**
  * The events of one transaction, kept until its end and then appended by one statement that takes
  * the next positions from event_sequence. That statement is the transaction's last, so the sequence's
@@ -60,7 +65,9 @@ export class EventLog {
   }
 
   /**
-   * `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`), which no client reads.
+   * `data` is the row as stored, less the expiry sweeper's own mark (`expiry_swept`) and a listing's copy of its
+   * currency's decimals (`currency_decimals`), which no client reads; a price's `currency` is shown as the API
+   * shows it, `{address, symbol, decimals}`.
    * Its readers (the feed, subscriptions, webhooks) give it in the API's words (event_data_as_api, see its
    * migration): applied here, inside the write that holds the log's sequence row until commit, it made
    * every concurrent write wait for it (50 parallel asset creations on PostgreSQL: 9 s to over 20 s).
@@ -79,10 +86,12 @@ export class EventLog {
          SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
            FROM collections c WHERE e.subject = 'collection' AND c.id = e.id
          UNION ALL SELECT a.chain_id, a.collection_id, a.id, to_jsonb(a) FROM assets a WHERE e.subject = 'asset' AND a.id = e.id
-         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l) - 'expiry_swept'
+         UNION ALL SELECT a.chain_id, l.collection_id, l.asset_id, to_jsonb(l) - 'expiry_swept' - 'currency_decimals' || ${currencyOf('a.chain_id', 'l.currency')}
            FROM listings l JOIN assets a ON a.id = l.asset_id WHERE e.subject = 'listing' AND l.id = e.id
-         UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) - 'expiry_swept' FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
-         UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) FROM orders r WHERE e.subject = 'order' AND r.id = e.id
+         UNION ALL SELECT o.chain_id, o.collection_id, o.asset_id, to_jsonb(o) - 'expiry_swept' || ${currencyOf('o.chain_id', 'o.currency')}
+           FROM offers o WHERE e.subject = 'offer' AND o.id = e.id
+         UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) || ${currencyOf('r.chain_id', 'r.currency')}
+           FROM orders r WHERE e.subject = 'order' AND r.id = e.id
        ) d`,
       [this.types, this.subjects, this.ids, this.extras, this.size],
     );

@@ -55,7 +55,7 @@ export async function lockAssets(m: EntityManager, events: EventLog, assetIds: r
 
 /**
  * The close of the asset's english auction, the asset locked: the highest bid standing at the closing date
- * (the earliest of equal ones) buys the asset at its price, as if the seller had accepted it then; without
+ * in its currency (the earliest of equal ones) buys the asset at its price, as if the seller had accepted it then; without
  * one the auction expired. The listing row is locked and checked again, so of racing settlements (sweepers
  * in several processes, a write on the asset) only the first writes anything.
  */
@@ -66,8 +66,8 @@ async function settleAuction(m: EntityManager, events: EventLog, asset: Omit<Loc
   );
   if (!listing) return null;
   const [winner] = await m.query(
-    `SELECT o.id, o.kind, o.taker, o.price::text AS price FROM offers o JOIN listings l ON l.id = $2
-     WHERE o.asset_id = $1 AND o.status = 'active' AND o.price >= l.start_price AND o.start_time <= l.closing_date
+    `SELECT o.id, o.kind, o.taker, o.price::text AS price, o.currency AS "currencyAddress" FROM offers o JOIN listings l ON l.id = $2
+     WHERE o.asset_id = $1 AND o.status = 'active' AND o.currency = l.currency AND o.price >= l.start_price AND o.start_time <= l.closing_date
        AND o.end_time > l.closing_date AND o.filled < o.quantity AND o.taker <> $3
      ORDER BY o.price DESC, o.created_at, o.id LIMIT 1`,
     [asset.id, listing.id, asset.owner],
@@ -94,25 +94,29 @@ export async function settleDueAuctions(m: EntityManager, events: EventLog, now:
   for (const asset of due) await settleAuction(m, events, asset, now);
 }
 
-/** What an english auction's next bid must reach: its start price, and above its best bid by the increment. */
-export function minimumBid(startPrice: string, bestBid: string | null, incrementPercent: number): string {
+/**
+ * What an english auction's next bid must reach: its start price, and above its best bid by the increment,
+ * in whole units of its currency (`decimals`: 18 for the native currency, 6 for USDC).
+ */
+export function minimumBid(startPrice: string, bestBid: string | null, incrementPercent: number, decimals = 18): string {
   const start = toUnits(startPrice);
   if (bestBid === null) return fromUnits(start);
+  const unit = 10n ** BigInt(18 - decimals);
   const best = toUnits(bestBid);
   const basisPoints = BigInt(Math.round(incrementPercent * 100));
-  // Rounded up to the 18th decimal, and at least one unit above the best bid (an increment of 0 still outbids).
-  const raised = (best * (10000n + basisPoints) + 9999n) / 10000n;
-  return fromUnits([start, best + 1n, raised].reduce((a, b) => (b > a ? b : a)));
+  // Rounded up to the currency's unit, and at least one unit above the best bid (an increment of 0 still outbids).
+  const raised = (((best * (10000n + basisPoints) + 9999n) / 10000n + unit - 1n) / unit) * unit;
+  return fromUnits([start, best + unit, raised].reduce((a, b) => (b > a ? b : a)));
 }
 
 /** A bid on an english auction below its minimum is a 422 naming the price and the least acceptable bid. */
 export function checkBid(
   problems: Problems,
   price: string,
-  auction: { startPrice: string; bestBid: string | null },
+  auction: { startPrice: string; bestBid: string | null; currencyDecimals?: number },
   incrementPercent = AUCTION_MIN_INCREMENT_PERCENT,
 ): void {
-  const minimum = minimumBid(auction.startPrice, auction.bestBid, incrementPercent);
+  const minimum = minimumBid(auction.startPrice, auction.bestBid, incrementPercent, auction.currencyDecimals);
   if (toUnits(price) >= toUnits(minimum)) return;
   const why = auction.bestBid === null ? 'its start price' : `its best bid ${exactDecimal(auction.bestBid)} plus ${incrementPercent}%`;
   problems.add('price', `a bid on this english auction must be at least ${minimum} (${why}), got ${exactDecimal(price)}`);

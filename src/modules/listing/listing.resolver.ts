@@ -9,6 +9,8 @@ import { Asset } from '../asset/asset.entity';
 import { Chain } from '../chain/chain.entity';
 import { Fee, feesOf } from '../collection/fee.type';
 import { OfferPage, OfferPageArgs } from '../offer/offer.types';
+import { Currency } from '../currency/currency.entity';
+import { currencyOf } from '../currency/currency.service';
 import { cancelListing, createListing, updateListing } from './listing.service';
 import { cancelListings, createListings } from './listing.bulk';
 import { CancelledByMaker, CreatedListings, CreateListingInput, CreateListingsArgs, Listing, MAX_BULK_LISTINGS, UpdateListingInput } from './listing.types';
@@ -78,6 +80,11 @@ export class ListingResolver {
     return ctx.loaders.chainById.get(listing.chainId);
   }
 
+  @FieldResolver(() => Currency, { description: 'The currency of its prices (set when it is listed; cancel and list again to change it)' })
+  currency(@Parent() listing: Listing, @Ctx() ctx: Context) {
+    return currencyOf(ctx, listing.chainId, listing.currencyAddress);
+  }
+
   @FieldResolver(() => DecimalScalar, { description: 'The start price, exact' })
   startPriceDecimal(@Parent() listing: Listing): string {
     return listing.startPrice;
@@ -88,7 +95,7 @@ export class ListingResolver {
     return listing.acceptPrice;
   }
 
-  @FieldResolver(() => DecimalScalar, { description: 'The current price, exact (a dutch auction\'s rounded down to 18 decimals)' })
+  @FieldResolver(() => DecimalScalar, { description: 'The current price, exact (a dutch auction\'s rounded down to its currency\'s decimals)' })
   currentPriceDecimal(@Parent() listing: Listing): string {
     return listing.currentPrice;
   }

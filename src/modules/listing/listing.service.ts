@@ -15,6 +15,14 @@ import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingO
 import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
+import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import type { Currency } from '../currency/currency.entity';
+
+/** Each price a listing request gives has at most its currency's decimals. */
+function checkListingDecimals(problems: Problems, input: { startPrice?: string | null; acceptPrice?: string | null }, currency: Currency | null): void {
+  checkPriceDecimals(problems, 'startPrice', input.startPrice, currency);
+  checkPriceDecimals(problems, 'acceptPrice', input.acceptPrice, currency);
+}
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -148,6 +156,8 @@ export interface CheckedListing {
   closingDate: Date | null;
   makerFees: StoredFee[];
   signature: string | null;
+  /** The currency of its prices (the chain's native one unless the request named another). */
+  currency: Currency;
 }
 
 /**
@@ -163,6 +173,8 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
   const orderType = input.orderType ?? ListingOrderType.FIXED_PRICE;
   const { startPrice, acceptPrice } = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
   const makerFees = makerFeesOf(problems, input.makerFees);
+  const currency = await currencyOfRequest(ctx, problems, 'currency', asset.chainId, input.currency);
+  checkListingDecimals(problems, input, currency);
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
@@ -177,7 +189,7 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
     }
   }
   problems.throwIfAny();
-  return { asset, orderType, startPrice, acceptPrice, listingTime, closingDate, makerFees, signature };
+  return { asset, orderType, startPrice, acceptPrice, listingTime, closingDate, makerFees, signature, currency: currency! };
 }
 
 /**
@@ -205,10 +217,12 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
     const column = <T>(value: (item: CheckedListing) => T) => written.map(value);
     // The unique index of active listings (one per asset) refuses the assets listed meanwhile: those rows are not returned.
     const rows: { id: string; assetId: string }[] = await m.query(
-      `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
-       SELECT asset_id, collection_id, $3, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature
-       FROM unnest($1::uuid[], $2::uuid[], $4::varchar[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::text[])
-         AS i(asset_id, collection_id, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)
+      `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature,
+         currency, currency_decimals)
+       SELECT asset_id, collection_id, $3, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature, currency, currency_decimals
+       FROM unnest($1::uuid[], $2::uuid[], $4::varchar[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::text[],
+           $11::varchar[], $12::int[])
+         AS i(asset_id, collection_id, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature, currency, currency_decimals)
        ON CONFLICT (asset_id) WHERE status = 'active' DO NOTHING
        RETURNING id, asset_id AS "assetId"`,
       [
@@ -222,6 +236,8 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
         column((i) => i.closingDate),
         column((i) => JSON.stringify(i.makerFees)),
         column((i) => i.signature),
+        column((i) => i.currency.address),
+        column((i) => i.currency.decimals),
       ],
     );
     const idOf = new Map(rows.map((r) => [r.assetId, r.id]));
@@ -279,6 +295,7 @@ export async function updateListing(
     now,
     listing,
   );
+  checkListingDecimals(problems, input, await currencyOf(ctx, asset.chainId, listing.currencyAddress));
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   // New terms need a new signature: the old one signed the old terms, so without a new one it is dropped.
   let signature = input.signature ?? (ctx.policy.signatures === 'off' ? listing.signature : null);

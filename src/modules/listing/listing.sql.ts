@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { Params } from '../../common/sql';
+import { isNativeSql } from '../currency/currency.entity';
 import { Listing } from './listing.types';
 
 /** Microseconds from `from` to `to`, as an exact integer (numeric). */
@@ -7,19 +8,19 @@ const micros = (from: string, to: string) => `round(EXTRACT(EPOCH FROM (${to} - 
 
 /**
  * The highest bid of an english auction standing at moment `t`: an item offer on its asset, active, at or
- * above its start price (a bid below it is refused, docs/api.md "Auctions"), its window holding `t`. Null
- * without one.
+ * above its start price (a bid below it is refused, docs/api.md "Auctions") and in its currency, its window
+ * holding `t`. Null without one.
  */
 export function bestBidSql(l: string, t: string): string {
-  return `(SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active' AND o.price >= ${l}.start_price
-    AND o.start_time <= ${t} AND o.end_time > ${t})`;
+  return `(SELECT max(o.price) FROM offers o WHERE o.asset_id = ${l}.asset_id AND o.status = 'active' AND o.currency = ${l}.currency
+    AND o.price >= ${l}.start_price AND o.start_time <= ${t} AND o.end_time > ${t})`;
 }
 
 /**
  * SQL for a listing's figures that depend on the moment of reading; `now` is a parameter (the clock).
  * A dutch auction falls linearly from start price at listing_time to accept price at closing_date, in
  * exact integer arithmetic on the 18-decimal unit (wei): the fall is rounded up to a whole unit, so the
- * price is rounded down to 18 decimals. An english auction stands at its best bid, or its start price
+ * price is rounded down to 18 decimals, and then down to its currency's decimals (USDC: 6). An english auction stands at its best bid, or its start price
  * without one.
  */
 export function currentPriceSql(l: string, now: string): string {
@@ -27,7 +28,7 @@ export function currentPriceSql(l: string, now: string): string {
   const elapsed = `LEAST(${total}, GREATEST(0, ${micros(`${l}.listing_time`, `${now}::timestamptz`)}))`;
   const fallWei = `div((${l}.start_price - ${l}.accept_price) * 1000000000000000000 * ${elapsed} + ${total} - 1, ${total})`;
   return `(CASE ${l}.order_type
-    WHEN 'dutch_auction' THEN ${l}.start_price - ${fallWei} * 0.000000000000000001
+    WHEN 'dutch_auction' THEN trunc(${l}.start_price - ${fallWei} * 0.000000000000000001, ${l}.currency_decimals)
     WHEN 'english_auction' THEN COALESCE(${bestBidSql(l, `${now}::timestamptz`)}, ${l}.start_price)
     ELSE ${l}.start_price END)`;
 }
@@ -43,12 +44,12 @@ export function listingStatusSql(l: string, now: string): string {
 }
 
 /**
- * The floor of the collection `collectionId` (an SQL expression) now: its active listing of the lowest
- * current price, the lowest id of equal ones, as a one-row subquery over `listings l` (`joins` may add
+ * The floor of the collection `collectionId` (an SQL expression) now: its active listing in the native
+ * currency (statistics are native, docs/market.md) of the lowest current price, the lowest id of equal ones, as a one-row subquery over `listings l` (`joins` may add
  * its asset `a`) selecting `columns`. The statistics' floor and `Collection.floorListing` both read it.
  */
 export function floorListingSql(collectionId: string, now: string, columns: string, joins = ''): string {
-  return `SELECT ${columns} FROM listings l${joins} WHERE l.collection_id = ${collectionId} AND ${isActiveListingSql('l', now)}
+  return `SELECT ${columns} FROM listings l${joins} WHERE l.collection_id = ${collectionId} AND ${isActiveListingSql('l', now)} AND ${isNativeSql('l')}
     ORDER BY ${currentPriceSql('l', now)} ASC, l.id LIMIT 1`;
 }
 
@@ -56,7 +57,7 @@ export function listingColumns(now: string): string {
   return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
     ${listingStatusSql('l', now)} AS status,
     l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice", ${currentPriceSql('l', now)}::text AS "currentPrice",
-    l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature,
+    l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature, l.currency AS "currencyAddress",
     a.name, a.token_address AS "tokenAddress", a.token_id::text AS "tokenId", a.chain_id AS "chainId",
     l.created_at AS "createdAt", l.updated_at AS "updatedAt"`;
 }
@@ -85,6 +86,10 @@ export async function activeListingsByAssets(db: DataSource | EntityManager, ass
 /** The prices an offer on the asset meets, from its active listing now (none without one). */
 export interface ListingTerms {
   orderType: string;
+  /** The currency of its prices (an offer in another one neither takes it nor bids on it). */
+  currencyAddress: string;
+  /** Its currency's decimals: a bid's minimum is rounded up to them. */
+  currencyDecimals: number;
   startPrice: string;
   acceptPrice: string | null;
   currentPrice: string;
@@ -96,7 +101,7 @@ export async function activeListingTerms(m: EntityManager, assetId: string, now:
   const p = new Params();
   const nowParam = p.add(now);
   const [terms] = await m.query(
-    `SELECT l.order_type AS "orderType", l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice",
+    `SELECT l.order_type AS "orderType", l.currency AS "currencyAddress", l.currency_decimals AS "currencyDecimals", l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice",
        ${currentPriceSql('l', nowParam)}::text AS "currentPrice",
        CASE WHEN l.order_type = 'english_auction' THEN ${bestBidSql('l', `${nowParam}::timestamptz`)}::text END AS "bestBid"
      FROM listings l WHERE l.asset_id = ${p.add(assetId)} AND ${isActiveListingSql('l', nowParam)}`,

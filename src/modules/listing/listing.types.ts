@@ -73,6 +73,9 @@ export class Listing {
 
   chainId: string;
 
+  /** The address of the currency of its prices (Listing.currency). */
+  currencyAddress: string;
+
   @Field(() => Date)
   createdAt: Date;
 
@@ -143,6 +146,12 @@ export class CreateListingInput {
 
   @Field(() => PriceScalar, { nullable: true, description: 'Required' })
   startPrice?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "The currency of its prices: the address or symbol of a currency of the asset's chain (Chain.currencies); default the native currency",
+  })
+  currency?: string | null;
 
   @Field(() => PriceScalar, { nullable: true, description: 'Ignored: the current price is computed from the order type' })
   currentPrice?: string | null;

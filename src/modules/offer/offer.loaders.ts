@@ -7,6 +7,7 @@ import { Params } from '../../common/sql';
 import { assetOffersSql, offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { offerListQuery, OfferSource } from './offer.service';
 import { NestedOfferArgs, Offer, OfferPageArgs } from './offer.types';
+import { isNativeSql } from '../currency/currency.entity';
 
 type OfferPages<A> = DataLoader<{ parentId: string; args: A }, Page<Offer>, string>;
 
@@ -50,7 +51,7 @@ function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, sourc
 
 /**
  * The best collection offer of each collection that could buy one of its assets now: active, its window
- * started, the highest price (the earliest of equal ones, as an auction's winning bid). One statement.
+ * started, in the native currency (as the statistics), the highest price (the earliest of equal ones, as an auction's winning bid). One statement.
  */
 async function topCollectionOffers(ds: DataSource, collectionIds: readonly string[]): Promise<Offer[]> {
   const p = new Params();
@@ -58,7 +59,7 @@ async function topCollectionOffers(ds: DataSource, collectionIds: readonly strin
   return ds.query(
     `SELECT x.* FROM unnest(${p.add(collectionIds)}::uuid[]) AS c(id)
      CROSS JOIN LATERAL (SELECT ${offerColumns(now)} FROM offers o
-       WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz
+       WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${isNativeSql('o')} AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz
        ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x`,
     p.values,
   );

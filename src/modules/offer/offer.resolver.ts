@@ -5,6 +5,8 @@ import type { Context } from '../../common/request/context';
 import { Page, remainingSelected } from '../../common/pagination';
 import { AddressScalar, DecimalScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset } from '../asset/asset.entity';
+import { Currency } from '../currency/currency.entity';
+import { currencyOf } from '../currency/currency.service';
 import { AssetPage } from '../asset/asset.types';
 import { Order } from '../order/order.types';
 import { getOrder } from '../order/order.service';
@@ -71,6 +73,11 @@ export class OfferResolver {
   async assets(@Parent() offer: Offer, @Ctx() ctx: Context): Promise<Page<Asset>> {
     const asset = offer.assetId ? await ctx.loaders.assetById.load(offer.assetId) : null;
     return { cursor: null, remaining: 0, result: asset ? [asset] : [] };
+  }
+
+  @FieldResolver(() => Currency, { description: 'The currency of its price' })
+  currency(@Parent() offer: Offer, @Ctx() ctx: Context) {
+    return currencyOf(ctx, offer.chainId, offer.currencyAddress);
   }
 
   @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })

@@ -18,6 +18,7 @@ import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSale, selfTrade } from '../order/sale';
+import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
@@ -113,6 +114,9 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
   required(problems, 'endTime', input.endTime);
   problems.throwIfAny();
   const target = await offerTarget(ctx, problems, input);
+  const chainId = target && (target.kind === OfferKind.ITEM ? target.asset.chainId : target.collection.chainId);
+  const currency = chainId ? await currencyOfRequest(ctx, problems, 'currency', chainId, input.currency) : null;
+  checkPriceDecimals(problems, 'price', input.price, currency);
   const now = clock.now();
   if (input.endTime! <= input.startTime!) problems.add('endTime', 'must be after startTime');
   else if (input.endTime! <= now) problems.add('endTime', 'must be in the future');
@@ -143,10 +147,10 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
     if (target!.kind !== OfferKind.ITEM) {
       const { collection, traits, quantity } = target!;
       const [{ id }] = await m.query(
-        `INSERT INTO offers (kind, quantity, traits, asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, signature)
-         VALUES ($1, $2, $3::jsonb, NULL, $4, $5, $6, NULL, $7, $8::numeric, $9, $10, $11) RETURNING id`,
+        `INSERT INTO offers (kind, quantity, traits, asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, signature, currency)
+         VALUES ($1, $2, $3::jsonb, NULL, $4, $5, $6, NULL, $7, $8::numeric, $9, $10, $11, $12) RETURNING id`,
         [target!.kind, quantity, traits.length ? JSON.stringify(traits) : null, collection.id, collection.chainId, collection.contractAddress,
-          caller.address, input.price, input.startTime, input.endTime, signature],
+          caller.address, input.price, input.startTime, input.endTime, signature, currency!.address],
       );
       events.add('offer.created', 'offer', id);
       return id as string;
@@ -155,21 +159,34 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
     const locked = await lockAsset(m, events, asset.id, now);
     if (locked.owner === caller.address) throw new ValidationError([{ field: 'assetId', message: 'you own this asset now' }]);
     const listing = await activeListingTerms(m, asset.id, now);
+    // A listing's price is in its currency: an offer in another one does not meet it, and is no bid on an auction.
+    const inListingCurrency = listing?.currencyAddress === currency!.address;
+    if (listing?.orderType === 'english_auction' && !inListingCurrency) {
+      const auctionCurrency = await currencyOf(ctx, asset.chainId, listing.currencyAddress);
+      throw new ValidationError([
+        { field: 'currency', message: `a bid on this english auction is in its currency, ${auctionCurrency?.symbol ?? listing.currencyAddress} (${listing.currencyAddress}); got ${currency!.symbol}` },
+      ]);
+    }
     // An offer at or above the active listing's price (fixed: its price; dutch: its current price; english:
-    // its buy-now price) whose window has started is taken at once, at that price.
-    const fillPrice = listing && input.startTime! <= now ? (listing.orderType === 'dutch_auction' ? listing.currentPrice : listing.acceptPrice) : null;
+    // its buy-now price), in its currency, whose window has started is taken at once, at that price.
+    const fillPrice =
+      listing && inListingCurrency && input.startTime! <= now ? (listing.orderType === 'dutch_auction' ? listing.currentPrice : listing.acceptPrice) : null;
     const takes = fillPrice !== null && compareDecimals(input.price!, fillPrice) >= 0;
     if (listing?.orderType === 'english_auction' && !takes) {
       checkBid(problems, input.price!, listing, ctx.policy.auctionMinIncrementPercent);
       problems.throwIfAny();
     }
     const [{ id }] = await m.query(
-      `INSERT INTO offers (asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, signature)
-       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::numeric, $8, $9, $10) RETURNING id`,
-      [asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, caller.address, input.price, input.startTime, input.endTime, signature],
+      `INSERT INTO offers (asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, signature, currency)
+       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::numeric, $8, $9, $10, $11) RETURNING id`,
+      [asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, caller.address, input.price, input.startTime, input.endTime, signature,
+        currency!.address],
     );
     events.add('offer.created', 'offer', id);
-    if (takes) await completeSale(m, events, { id, kind: OfferKind.ITEM, taker: caller.address, price: input.price! }, asset, locked.owner, now, { price: fillPrice! });
+    if (takes) {
+      const offer = { id, kind: OfferKind.ITEM, taker: caller.address, price: input.price!, currencyAddress: currency!.address };
+      await completeSale(m, events, offer, asset, locked.owner, now, { price: fillPrice! });
+    }
     return id as string;
   });
   ctx.invalidate();

@@ -95,6 +95,9 @@ export class Offer {
   @Field(() => PriceScalar)
   price: string;
 
+  /** The address of the currency of its price (Offer.currency). */
+  currencyAddress: string;
+
   @Field(() => Date)
   startTime: Date;
 
@@ -168,6 +171,12 @@ export class CreateOfferInput {
 
   @Field(() => PriceScalar, { nullable: true, description: 'Required, greater than 0' })
   price?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "The currency of its price: the address or symbol of a currency of the chain (Chain.currencies); default the native currency. A bid on an english auction is in the auction's currency",
+  })
+  currency?: string | null;
 
   @Field(() => Date, { nullable: true, description: 'Required' })
   startTime?: Date | null;

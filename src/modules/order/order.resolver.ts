@@ -5,6 +5,8 @@ import { Parent } from '../../common/graphql/parent';
 import { DecimalScalar } from '../../common/scalars';
 import type { Context } from '../../common/request/context';
 import { Asset } from '../asset/asset.entity';
+import { Currency } from '../currency/currency.entity';
+import { currencyOf } from '../currency/currency.service';
 import { Listing } from '../listing/listing.types';
 import { Offer } from '../offer/offer.types';
 import { getOrder, listOrders } from './order.service';
@@ -26,6 +28,11 @@ export class OrderResolver {
   @FieldResolver(() => Offer, { nullable: true, description: 'The offer the sale filled; null for a buy now, whose listing is `listing`' })
   offer(@Parent() order: Order, @Ctx() ctx: Context) {
     return order.offerId ? ctx.loaders.offerById.load(order.offerId) : null;
+  }
+
+  @FieldResolver(() => Currency, { description: 'The currency of its price' })
+  currency(@Parent() order: Order, @Ctx() ctx: Context) {
+    return currencyOf(ctx, order.chainId, order.currencyAddress);
   }
 
   @FieldResolver(() => DecimalScalar, { description: 'The price, exact' })

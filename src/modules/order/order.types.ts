@@ -55,6 +55,9 @@ export class Order {
   @Field(() => PriceScalar)
   price: string;
 
+  /** The address of the currency of its price (Order.currency): the offer's, or for a buy the listing's. */
+  currencyAddress: string;
+
   @Field(() => AddressScalar)
   seller: string;
 

@@ -16,7 +16,7 @@ export interface SaleAsset {
 }
 
 /** What a sale needs of the offer it fills. */
-export type SaleOffer = Pick<Offer, 'id' | 'kind' | 'taker' | 'price'>;
+export type SaleOffer = Pick<Offer, 'id' | 'kind' | 'taker' | 'price' | 'currencyAddress'>;
 
 /** A buy now: the taker buys the asset's active listing `listingId` at `price`, with no offer (the order's offer is null). */
 export interface SaleBuy {
@@ -24,6 +24,8 @@ export interface SaleBuy {
   listingId: string;
   taker: string;
   price: string;
+  /** The listing's currency, which a buy pays in. */
+  currencyAddress: string;
 }
 
 const isBuy = (taker: SaleOffer | SaleBuy): taker is SaleBuy => 'buy' in taker;
@@ -61,6 +63,9 @@ export async function completeSale(
   // The order's id is chosen here so the sale's events can name it (history reads them alone).
   const orderId = randomUUID();
   const price = terms.price ?? taker.price;
+  // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
+  const currency = taker.currencyAddress;
+  const [shown] = await m.query('SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [asset.chainId, currency]);
   const sale = { order_id: orderId, price };
   const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
   // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
@@ -74,10 +79,17 @@ export async function completeSale(
   );
   const soldListing = sold?.status === 'sold' ? sold : null;
   if (isBuy(taker) && soldListing?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
-  if (soldListing) events.add('listing.sold', 'listing', soldListing.id, sale);
+  // The listing's own `currency` stays in its data; the sale's (another one when an owner accepts an offer in it) is beside the price.
+  if (soldListing) events.add('listing.sold', 'listing', soldListing.id, { ...sale, sale_currency: shown });
   else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
   await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, taker.taker, now]);
-  events.add('asset.transferred', 'asset', asset.id, { previous_owner: seller, ...sale, offer_id: offer?.id ?? null, listing_id: soldListing?.id ?? null });
+  events.add('asset.transferred', 'asset', asset.id, {
+    previous_owner: seller,
+    ...sale,
+    currency: shown,
+    offer_id: offer?.id ?? null,
+    listing_id: soldListing?.id ?? null,
+  });
   const ownOffers = await updateReturning<{ id: string }>(
     m,
     `UPDATE offers SET status = 'cancelled', updated_at = $3
@@ -94,9 +106,10 @@ export async function completeSale(
     for (const bid of outbid) events.add('offer.cancelled', 'offer', bid.id, { reason: 'the english auction ended in a sale to another bid' });
   }
   const [order] = await m.query(
-    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
-     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12) RETURNING id`,
-    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId],
+    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at, currency)
+     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12, $14) RETURNING id`,
+    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId,
+      currency],
   );
   events.add('order.completed', 'order', order.id);
   return order.id;

@@ -3,6 +3,7 @@ import { BadRequestError } from '../../common/errors';
 import type { ItemsOf } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { isNativeSql } from '../currency/currency.entity';
 import { PriceDepthBucket, TraitFloor } from './depth.types';
 
 export const MAX_DEPTH_BUCKETS = 100;
@@ -21,7 +22,7 @@ export function checkDepthBuckets(buckets: number): number {
 
 /**
  * Every trait value of each collection (collection_traits) with its floor now, by the statistics' rule
- * (floorListingSql): active listings at their current price, the lowest id of equal prices. One statement.
+ * (floorListingSql): active native listings at their current price, the lowest id of equal prices. One statement.
  */
 export async function traitFloorsForCollections(ds: DataSource, ids: readonly string[], now: Date): Promise<Map<string, TraitFloor[]>> {
   const p = new Params();
@@ -35,7 +36,7 @@ export async function traitFloorsForCollections(ds: DataSource, ids: readonly st
        SELECT tr.collection_id, tr.trait_type, tr.value, min(l.price) AS price, count(*) AS listed,
          (array_agg(l.id ORDER BY l.price, l.id))[1] AS listing_id
        FROM (SELECT l.id, l.asset_id, ${currentPriceSql('l', nowP)} AS price FROM listings l
-             WHERE l.collection_id = ANY(${idsP}::uuid[]) AND ${isActiveListingSql('l', nowP)}) l
+             WHERE l.collection_id = ANY(${idsP}::uuid[]) AND ${isActiveListingSql('l', nowP)} AND ${isNativeSql('l')}) l
        JOIN asset_traits tr ON tr.asset_id = l.asset_id
        GROUP BY 1, 2, 3
      ) f ON f.collection_id = ct.collection_id AND f.trait_type = ct.trait_type AND f.value = ct.value
@@ -50,7 +51,7 @@ export async function traitFloorsForCollections(ds: DataSource, ids: readonly st
 
 /**
  * The order book of each collection now in `buckets` equal price ranges from its lowest to its highest
- * price (active listings at their current price, active offers in their window); the last range is
+ * price (active listings at their current price, active offers in their window; native prices only); the last range is
  * closed, so the highest price counts. A collection with neither has no ranges. One statement.
  */
 export async function priceDepthForCollections(
@@ -66,10 +67,10 @@ export async function priceDepthForCollections(
   const rows: Array<PriceDepthBucket & { collectionId: string }> = await ds.query(
     `WITH prices AS (
        SELECT l.collection_id, true AS listing, ${currentPriceSql('l', nowP)} AS price FROM listings l
-       WHERE l.collection_id = ANY(${idsP}::uuid[]) AND ${isActiveListingSql('l', nowP)}
+       WHERE l.collection_id = ANY(${idsP}::uuid[]) AND ${isActiveListingSql('l', nowP)} AND ${isNativeSql('l')}
        UNION ALL
        SELECT o.collection_id, false, o.price FROM offers o
-       WHERE o.collection_id = ANY(${idsP}::uuid[]) AND o.status = 'active' AND o.start_time <= ${nowP}::timestamptz AND o.end_time > ${nowP}::timestamptz
+       WHERE o.collection_id = ANY(${idsP}::uuid[]) AND ${isNativeSql('o')} AND o.status = 'active' AND o.start_time <= ${nowP}::timestamptz AND o.end_time > ${nowP}::timestamptz
      ), bounds AS (SELECT collection_id, min(price) AS lo, max(price) AS hi FROM prices GROUP BY 1),
      ranged AS (
        SELECT b.collection_id, i.i, round(b.lo + (b.hi - b.lo) * (i.i - 1) / ${n}::int, 18) AS lo, round(b.lo + (b.hi - b.lo) * i.i / ${n}::int, 18) AS hi

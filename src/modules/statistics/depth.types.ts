@@ -2,7 +2,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { DecimalScalar, PriceScalar } from '../../common/scalars';
 
 /** A trait value of a collection with its floor: the cheapest active listing of an asset carrying it. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, description: 'A trait value with its floor. Prices in the chain\'s native currency: listings, offers and sales in an ERC-20 currency are not counted (docs/market.md)' })
 export class TraitFloor {
   @Field(() => String)
   traitType: string;
@@ -27,7 +27,7 @@ export class TraitFloor {
 }
 
 /** A price range of a collection's order book: [minPrice, maxPrice), the last one closed. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, description: 'A price range of the order book. Prices in the chain\'s native currency: listings, offers and sales in an ERC-20 currency are not counted (docs/market.md)' })
 export class PriceDepthBucket {
   @Field(() => PriceScalar)
   minPrice: string;

@@ -9,7 +9,7 @@ export enum SeriesInterval {
 registerEnumType(SeriesInterval, { name: 'SeriesInterval', description: 'HOUR or DAY (REST: 1h, 1d): UTC hours or UTC days' });
 
 /** One bucket of a collection's chart: its sales in [startTime, startTime + interval). */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, description: 'One bucket of a chart. Prices in the chain\'s native currency: listings, offers and sales in an ERC-20 currency are not counted (docs/market.md)' })
 export class SeriesBucket {
   @Field(() => Date, { description: 'Start of the bucket (inclusive), on the UTC hour or UTC midnight' })
   startTime: Date;

@@ -11,6 +11,7 @@ import { chainCondition } from '../collection/collection.service';
 import { currentPriceSql, floorListingSql } from '../listing/listing.sql';
 import { cachedStatistics } from './statistics.cache';
 import { PERIODS, Period, StatisticsArgs, StatisticsOrderBy, StatisticsRecord } from './statistics.types';
+import { isNativeSql } from '../currency/currency.entity';
 
 const TRENDING_FACTOR = 1.5;
 const DAY_SECONDS = 24 * 3600;
@@ -76,7 +77,7 @@ function salesTable(p: Params, period: Period, now: Date, collectionIds: readonl
       SELECT o.collection_id, o.created_at, o.price, 1
       FROM orders o
       WHERE (${edgeRanges.join(' OR ')})
-        AND o.status = 'completed' AND o.seller <> o.buyer AND o.created_at < ${endP}::timestamptz${ofOrder}`
+        AND o.status = 'completed' AND o.seller <> o.buyer AND ${isNativeSql('o')} AND o.created_at < ${endP}::timestamptz${ofOrder}`
     : '';
   const inPeriod = `s.at < ${endP}::timestamptz${startP ? ` AND s.at >= ${startP}::timestamptz` : ''}`;
   const inTrend = `s.at >= ${trendP}::timestamptz AND s.at < ${endP}::timestamptz`;

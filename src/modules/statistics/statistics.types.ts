@@ -29,7 +29,7 @@ export enum StatisticsOrderBy {
 registerEnumType(StatisticsOrderBy, { name: 'StatisticsOrderBy' });
 
 /** One collection's market figures for a period, exact at the moment of the request, with how they were computed. */
-@ObjectType({ simpleResolvers: true, implements: Node })
+@ObjectType({ simpleResolvers: true, implements: Node, description: 'A collection\'s market figures for a period. Prices in the chain\'s native currency: listings, offers and sales in an ERC-20 currency are not counted (docs/market.md)' })
 export class StatisticsRecord {
   @Field(() => ID)
   collectionId: string;

@@ -17,7 +17,7 @@ export class TradeResolver {
   })
   async buyListing(
     @Arg('listingId', () => ID) listingId: string,
-    @Arg('maxPrice', () => PriceScalar, { nullable: true, description: 'The most the caller pays: a dutch price above it (it falls with time) is refused' })
+    @Arg('maxPrice', () => PriceScalar, { nullable: true, description: "The most the caller pays, in the listing's currency: a dutch price above it (it falls with time) is refused" })
     maxPrice: string | null,
     @Ctx() ctx: Context,
   ) {

@@ -13,6 +13,7 @@ import { currentPriceSql, isActiveListingSql, listingStatusSql } from '../listin
 import { MAX_OFFER_TRAITS } from '../offer/offer.service';
 import { completeSale, selfBuy } from '../order/sale';
 import { ordersByIds } from '../order/order.service';
+import { currencyOfRequest } from '../currency/currency.service';
 import { SweepCollectionInput, SweepResult, SweepSkip, SweepSkipReason } from './trade.types';
 
 export const MAX_SWEEP_COUNT = 50;
@@ -44,7 +45,7 @@ async function buyInTransaction(
   const p = new Params();
   const at = p.add(now);
   const [row] = await m.query(
-    `SELECT l.seller, l.order_type AS "orderType", ${listingStatusSql('l', at)} AS status, l.accept_price::text AS "acceptPrice",
+    `SELECT l.seller, l.order_type AS "orderType", ${listingStatusSql('l', at)} AS status, l.accept_price::text AS "acceptPrice", l.currency AS "currencyAddress",
        ${currentPriceSql('l', at)}::text AS "currentPrice"
      FROM listings l WHERE l.id = ${p.add(listing.id)}`,
     p.values,
@@ -66,7 +67,9 @@ async function buyInTransaction(
   if (maxPrice !== null && compareDecimals(price, maxPrice) > 0) {
     return { refused: 'price_above_max', price, message: `listing ${listing.id} costs ${exactDecimal(price)} now, above the most you would pay (${exactDecimal(maxPrice)})` };
   }
-  const orderId = await completeSale(m, events, { buy: true, listingId: listing.id, taker: buyer, price }, asset, row.seller, now, { price });
+  const orderId = await completeSale(m, events, { buy: true, listingId: listing.id, taker: buyer, price, currencyAddress: row.currencyAddress }, asset, row.seller, now, {
+    price,
+  });
   return { orderId, price };
 }
 
@@ -105,16 +108,28 @@ interface Candidate {
   price: string;
 }
 
+/** What a sweep reads: the collection's listings in one currency, of assets carrying the traits. */
+interface SweepScope {
+  collectionId: string;
+  currency: string;
+  traits: TraitFilter;
+}
+
 /**
- * The collection's cheapest active fixed-price and dutch listings at `now` (current price, then id),
- * of assets carrying the traits, leaving out those already seen.
+ * The scope's cheapest active fixed-price and dutch listings at `now` (current price, then id), leaving
+ * out those already seen.
  */
-async function cheapestListings(db: EntityManager, collectionId: string, traits: TraitFilter, now: Date, seen: readonly string[], limit: number): Promise<Candidate[]> {
+async function cheapestListings(db: EntityManager, scope: SweepScope, now: Date, seen: readonly string[], limit: number): Promise<Candidate[]> {
   const p = new Params();
   const at = p.add(now);
   const price = currentPriceSql('l', at);
-  const where = [`l.collection_id = ${p.add(collectionId)}`, isActiveListingSql('l', at), `l.order_type IN ('fixed_price', 'dutch_auction')`];
-  where.push(...traitFilterSql(p, 'l.asset_id', traits));
+  const where = [
+    `l.collection_id = ${p.add(scope.collectionId)}`,
+    `l.currency = ${p.add(scope.currency)}`,
+    isActiveListingSql('l', at),
+    `l.order_type IN ('fixed_price', 'dutch_auction')`,
+  ];
+  where.push(...traitFilterSql(p, 'l.asset_id', scope.traits));
   if (seen.length) where.push(`l.id <> ALL(${p.add(seen)}::uuid[])`);
   return db.query(
     `SELECT l.id, l.asset_id AS "assetId", l.seller, ${price}::text AS price FROM listings l
@@ -192,7 +207,7 @@ class Sweep {
   }
 }
 
-function sweepProblems(input: SweepCollectionInput): void {
+function sweepProblems(input: SweepCollectionInput): Problems {
   const problems = new Problems();
   if (!Number.isInteger(input.count) || input.count < 1 || input.count > MAX_SWEEP_COUNT) {
     problems.add('count', `must be an integer from 1 to ${MAX_SWEEP_COUNT}, got ${input.count}`);
@@ -202,7 +217,7 @@ function sweepProblems(input: SweepCollectionInput): void {
   const traits = input.traits ?? [];
   if (traits.length > MAX_OFFER_TRAITS) problems.add('traits', `at most ${MAX_OFFER_TRAITS} traits, got ${traits.length}`);
   for (const problem of traitProblems(traits, 'traits')) problems.add(problem.field, problem.message);
-  problems.throwIfAny();
+  return problems;
 }
 
 /**
@@ -217,12 +232,15 @@ function sweepProblems(input: SweepCollectionInput): void {
  */
 export async function sweepCollection(ctx: Context, input: SweepCollectionInput): Promise<SweepResult> {
   const caller = await ctx.requireCaller();
-  sweepProblems(input);
+  const problems = sweepProblems(input);
+  problems.throwIfAny();
   const collection = await findCollectionByRef(ctx, input.collectionId);
-  const traits = traitFilterOf(input.traits ?? []);
+  const currency = await currencyOfRequest(ctx, problems, 'currency', collection.chainId, input.currency);
+  problems.throwIfAny();
+  const scope: SweepScope = { collectionId: collection.id, currency: currency!.address, traits: traitFilterOf(input.traits ?? []) };
   const now = clock.now();
   const sweep = new Sweep(caller.address, input.count, toUnits(input.maxTotal), toUnits(input.maxUnitPrice));
-  const read = (m: EntityManager) => cheapestListings(m, collection.id, traits, now, sweep.seen, input.count - sweep.bought.length + SWEEP_LOOKAHEAD);
+  const read = (m: EntityManager) => cheapestListings(m, scope, now, sweep.seen, input.count - sweep.bought.length + SWEEP_LOOKAHEAD);
   // Absent or null (a REST body without it) is the default, true.
   if (input.partial !== false) {
     for (let round = 0; round < MAX_SWEEP_ROUNDS && !sweep.full; round += 1) {
@@ -237,7 +255,7 @@ export async function sweepCollection(ctx: Context, input: SweepCollectionInput)
   const orders = await ordersByIds(ctx.ds, sweep.bought.map((b) => b.orderId));
   const byId = new Map(orders.map((o) => [o.id, o]));
   const total = fromUnits(sweep.total);
-  return { orders: sweep.bought.map((b) => byId.get(b.orderId)!), skipped: sweep.skipped, total, totalDecimal: total };
+  return { orders: sweep.bought.map((b) => byId.get(b.orderId)!), skipped: sweep.skipped, total, totalDecimal: total, currency: currency! };
 }
 
 /** One transaction: the listings read are locked by their assets first, then bought; fewer than `count` is a 409 and a rollback. */

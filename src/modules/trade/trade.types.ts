@@ -2,6 +2,7 @@ import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-gr
 import { DecimalScalar, PriceScalar } from '../../common/scalars';
 import { TraitInput } from '../offer/offer.types';
 import { Order } from '../order/order.types';
+import { Currency } from '../currency/currency.entity';
 
 /** Why a sweep passed a listing by (each skipped listing says which). */
 export enum SweepSkipReason {
@@ -34,6 +35,12 @@ export class SweepCollectionInput {
 
   @Field(() => [TraitInput], { nullable: true, description: 'Only assets carrying these traits (every type listed, any of its values), as assets(trait:)' })
   traits?: TraitInput[] | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "Only listings priced in this currency (the address or symbol of a currency of the collection's chain); default the native currency. maxTotal and maxUnitPrice are in it",
+  })
+  currency?: string | null;
 
   @Field(() => Boolean, {
     defaultValue: true,
@@ -78,4 +85,7 @@ export class SweepResult {
 
   @Field(() => DecimalScalar, { description: 'The total, exact' })
   totalDecimal: string;
+
+  @Field(() => Currency, { description: 'The currency of every price of the sweep: of the listings it considered, its limits and its total' })
+  currency: Currency;
 }

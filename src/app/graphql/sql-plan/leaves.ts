@@ -37,7 +37,7 @@ export function columnRender(metadata: EntityMetadata, field: GraphQLField<unkno
       if (sqlType === 'varchar' || sqlType === 'text') return (_b, row) => `${row}.${name}`;
       return undefined;
     case 'Int':
-      return sqlType === 'integer' ? (_b, row) => `${row}.${name}` : undefined;
+      return sqlType === 'integer' || sqlType === 'smallint' ? (_b, row) => `${row}.${name}` : undefined;
     case 'JSON':
     case 'JSONObject':
       return sqlType === 'jsonb' ? (_b, row) => `${row}.${name}` : undefined;

@@ -4,6 +4,7 @@ import { Asset } from '../../../modules/asset/asset.entity';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { Category } from '../../../modules/catalog/category.entity';
 import { Chain } from '../../../modules/chain/chain.entity';
+import { Currency } from '../../../modules/currency/currency.entity';
 import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
@@ -39,7 +40,7 @@ import { assetCountSql, columnPart, FEE_SQL, listingRender, tradeRender, TRAIT_S
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /**
- * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain or Category as one row's
+ * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain, Category or Currency as one row's
  * JSON, with the relations a plan follows inside its statement (roots.ts plans the operation's roots).
  */
 export class ObjectPlanner {
@@ -49,7 +50,13 @@ export class ObjectPlanner {
     protected readonly schema: GraphQLSchema,
     ds: DataSource,
   ) {
-    this.entities = { Asset: ds.getMetadata(Asset), Collection: ds.getMetadata(Collection), Chain: ds.getMetadata(Chain), Category: ds.getMetadata(Category) };
+    this.entities = {
+      Asset: ds.getMetadata(Asset),
+      Collection: ds.getMetadata(Collection),
+      Chain: ds.getMetadata(Chain),
+      Category: ds.getMetadata(Category),
+      Currency: ds.getMetadata(Currency),
+    };
   }
 
   /** The fields of a selection with their response keys (flattened by flatten.ts: fields only, keys distinct; else undefined). */
@@ -141,6 +148,12 @@ export class ObjectPlanner {
       case 'Category.id':
         // nodeId(type, key): base64url of `<type>:<key>`.
         return leaf ? plain((_b, row) => base64urlSql(`${literal(`${typeName}:`)} || ${row}.id`)) : undefined;
+      case 'Listing.currency':
+        // Its asset's chain, as Listing.chain.
+        return this.currency(node, (b, l) => `${b.assetOf.get(l) ?? l}.chain_id`);
+      case 'Order.currency':
+      case 'Offer.currency':
+        return this.currency(node, (_b, row) => `${row}.chain_id`);
       case 'Order.asset':
       case 'Offer.asset':
         // An order's asset; an item offer's (null for collection and trait offers, whose asset_id is null).
@@ -214,6 +227,17 @@ export class ObjectPlanner {
       if (!own || !up) return own;
       const shared = of(up);
       return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
+    });
+  }
+
+  /** The currency of a row's prices: the currencies row of its chain (`chain`) and its `currency` address, as currencyOf reads it. */
+  private currency(node: FieldNode, chain: Render): Part | undefined {
+    const object = this.object('Currency', node.selectionSet);
+    if (!object) return undefined;
+    return wrapped(object, (json) => (b, row) => {
+      const x = nextAlias(b);
+      const sql = json(b, x);
+      return sql && `(SELECT ${sql} FROM currencies ${x} WHERE ${x}.chain_id = ${chain(b, row)} AND ${x}.address = ${row}.currency)`;
     });
   }
 

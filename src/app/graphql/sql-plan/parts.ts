@@ -10,7 +10,7 @@ import { clock } from '../../../common/clock';
  */
 
 /** The types a plan reads rows of. */
-export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Listing' | 'Order' | 'Offer';
+export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Currency' | 'Listing' | 'Order' | 'Offer';
 
 /** Per request: the statement's parameters, the coerced variables, fresh table aliases. */
 export interface Build {

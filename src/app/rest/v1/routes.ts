@@ -285,9 +285,10 @@ export const routes: RouteSpec[] = [
     summary:
       "Sweep: buy up to count of a collection's cheapest active listings (optionally with traits), each at most max_unit_price, together at most max_total; " +
       'partial false: all or nothing. The answer lists the orders and the listings skipped, with why',
-    operation: `mutation ($address: String!, $count: Int!, $max_total: Price!, $max_unit_price: Price!, $traits: [TraitInput!], $partial: Boolean) {
+    operation: `mutation ($address: String!, $count: Int!, $max_total: Price!, $max_unit_price: Price!, $traits: [TraitInput!], $partial: Boolean,
+        $currency: String) {
       sweepCollection(input: { collectionId: $address, count: $count, maxTotal: $max_total, maxUnitPrice: $max_unit_price, traits: $traits,
-          partial: $partial }) {
+          partial: $partial, currency: $currency }) {
         ${SWEEP} } }`,
   },
   {
@@ -313,6 +314,12 @@ export const routes: RouteSpec[] = [
     operation: `query ($id: ID!) { chainSync(chainId: $id) {
       chain_id: chainId head_block: headBlock confirmations confirmed_block: confirmedBlock last_applied_block: lastAppliedBlock
       last_applied_hash: lastAppliedHash lag last_error: lastError last_error_at: lastErrorAt updated_at: updatedAt } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/chains/:id/currencies',
+    summary: "The currencies a price may be given in on a chain: its native currency (address 0x000…0) first, then the configured ERC-20 tokens by symbol",
+    operation: `query ($id: ID!) { currencies(chainId: $id) { chain_id: chainId address symbol decimals } }`,
   },
 
   {

@@ -4,6 +4,8 @@
  */
 /** REST's ids of chains, categories and tags are their keys (GraphQL's `id` of these is their Node id). */
 export const CHAIN = `chain { id: chainId name symbol }`;
+/** The currency of a price (added to the documented shapes: the native currency's address is 0x000…0). */
+export const CURRENCY = `currency { address symbol decimals }`;
 export const FEES = `fees { address basis_points: basisPoints type }`;
 export const CATEGORY = `category_id: categoryId category_name: name`;
 /** Tags have the shape of categories (interface.md 4.6). */
@@ -26,6 +28,7 @@ export const LISTING = `
   ${price('accept_price', 'acceptPrice')}
   ${price('start_price', 'startPrice')}
   ${price('current_price', 'currentPrice')}
+  ${CURRENCY}
   listing_time: listingTime
   name
   token_address: tokenAddress
@@ -95,6 +98,7 @@ export const OFFER = `
   assets { cursor remaining result { ${ASSET} } }
   taker
   ${price('price', 'price')}
+  ${CURRENCY}
   start_time: startTime
   end_time: endTime
   asset_id: assetId
@@ -110,6 +114,7 @@ export const ORDER = `
   offer { ${OFFER} }
   status
   ${price('price', 'price')}
+  ${CURRENCY}
   seller
   buyer
   unit
@@ -122,7 +127,8 @@ export const ORDER = `
 export const SWEEP = `
   orders { ${ORDER} }
   skipped { listing_id: listingId asset_id: assetId reason ${price('price', 'price')} message }
-  ${price('total', 'total')}`;
+  ${price('total', 'total')}
+  currency { address symbol decimals }`;
 
 export const STATISTICS = `
   ${CHAIN}

@@ -1,0 +1,28 @@
+import { DataSource } from 'typeorm';
+import { observed, PeekLoader } from '../../common/batch';
+import { Params, selectColumns } from '../../common/sql';
+import { Currency, NATIVE_CURRENCY } from './currency.entity';
+
+declare module '../../common/request/context' {
+  interface Loaders {
+    /** The currencies of each chain: the native one first, then the tokens by symbol. */
+    currenciesByChain: PeekLoader<string, Currency[]>;
+  }
+}
+
+export function createCurrencyLoaders(ds: DataSource) {
+  const metadata = ds.getMetadata(Currency);
+  return {
+    currenciesByChain: new PeekLoader<string, Currency[]>(
+      observed('currenciesByChain', async (chainIds) => {
+        const p = new Params();
+        const rows: Currency[] = await ds.query(
+          `SELECT ${selectColumns(metadata, 't')} FROM currencies t WHERE t.chain_id = ANY(${p.add(chainIds)}::text[])
+           ORDER BY t.chain_id, t.address <> '${NATIVE_CURRENCY}', upper(t.symbol)`,
+          p.values,
+        );
+        return chainIds.map((id) => rows.filter((r) => r.chainId === id));
+      }),
+    ),
+  };
+}
