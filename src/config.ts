@@ -97,6 +97,19 @@ export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
   };
 }
 
+/** SETTLEMENT: how a sale settles (docs/chain.md "Settlement on chain"). */
+export const SETTLEMENT_MODES = ['offchain', 'chain'] as const;
+export type SettlementMode = (typeof SETTLEMENT_MODES)[number];
+
+export interface SettlementSettings {
+  /** offchain (default): a sale completes at once; chain: its order is pending until the follower sees the transfer. */
+  mode: SettlementMode;
+  /** SETTLEMENT_DEADLINE: seconds a pending order waits for its transfer before it fails. Default 3600. */
+  deadlineSeconds: number;
+}
+
+export const DEFAULT_SETTLEMENT_DEADLINE_S = 3600;
+
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
   port: number;
@@ -175,6 +188,8 @@ export interface Config {
   webhooks: WebhookSettings;
   /** The chains followed (CHAIN_RPC_<chain_id>, docs/chain.md); none by default. */
   chains: ChainSettings;
+  /** SETTLEMENT=offchain|chain and SETTLEMENT_DEADLINE (seconds): how sales settle (docs/chain.md "Settlement on chain"). */
+  settlement: SettlementSettings;
 }
 
 export interface WebhookSettings {
@@ -265,5 +280,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: Math.max(10, intFromEnv('WEBHOOK_POLL_MS', 1000)),
     },
     chains: chainSettingsFromEnv(env),
+    settlement: {
+      mode: oneOf('SETTLEMENT', env.SETTLEMENT, SETTLEMENT_MODES, 'offchain'),
+      deadlineSeconds: Math.max(1, intFromEnv('SETTLEMENT_DEADLINE', DEFAULT_SETTLEMENT_DEADLINE_S, env)),
+    },
   };
 }

@@ -301,7 +301,7 @@ export async function inactivateListingsOfFormerOwners(
 ): Promise<string[]> {
   const inactive = await updateReturning<{ id: string }>(
     m,
-    `UPDATE listings SET status = 'inactive', updated_at = $3
+    `UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $3
      WHERE asset_id = $1 AND status = 'active' AND seller <> $2 AND (closing_date IS NULL OR closing_date > $3) RETURNING id`,
     [assetId, owner, now],
   );
@@ -328,7 +328,7 @@ export async function reactivateListings(
   if (!listingIds.length) return;
   const active = await updateReturning<{ id: string }>(
     m,
-    `UPDATE listings SET status = 'active', updated_at = $4
+    `UPDATE listings SET status = 'active', inactive_reason = NULL, updated_at = $4
      WHERE id = (SELECT id FROM listings WHERE id = ANY($2::uuid[]) AND asset_id = $1 AND status = 'inactive' AND seller = $3
                    AND (closing_date IS NULL OR closing_date > $4) ORDER BY created_at DESC LIMIT 1)
        AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = $1 AND status = 'active') RETURNING id`,

@@ -5,6 +5,7 @@ import { updateReturning } from '../../common/sql';
 import type { EventLog } from '../event/event.log';
 import { OfferKind } from '../offer/offer.types';
 import type { Offer } from '../offer/offer.types';
+import { settlement } from './settlement.settings';
 
 /** The asset of a sale: the one an item offer names, or the one an owner sells to a collection or trait offer. */
 export interface SaleAsset {
@@ -61,45 +62,130 @@ export async function completeSale(
   // The order's id is chosen here so the sale's events can name it (history reads them alone).
   const orderId = randomUUID();
   const price = terms.price ?? taker.price;
+  if (settlement.onChain) return reserveSale(m, events, { taker, asset, seller, now, terms, orderId, price });
   const sale = { order_id: orderId, price };
   const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
-  // An expired listing's expiry event is written unless the sweeper wrote it already (see expireStaleListings).
-  const [sold] = await updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
-    m,
-    `WITH held AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' FOR UPDATE)
-     UPDATE listings l SET status = CASE WHEN l.closing_date <= $2 AND l.id IS DISTINCT FROM $3::uuid THEN 'expired' ELSE 'sold' END,
-       expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $2, false), updated_at = $2
-     FROM held WHERE l.id = held.id RETURNING l.id, l.status, held.expiry_swept AS swept, l.order_type AS "orderType"`,
-    [asset.id, now, terms.settles ?? null],
-  );
+  const [sold] = await closeListing(m, asset.id, now, terms, 'sold');
   const soldListing = sold?.status === 'sold' ? sold : null;
   if (isBuy(taker) && soldListing?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
   if (soldListing) events.add('listing.sold', 'listing', soldListing.id, sale);
   else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
   await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, taker.taker, now]);
   events.add('asset.transferred', 'asset', asset.id, { previous_owner: seller, ...sale, offer_id: offer?.id ?? null, listing_id: soldListing?.id ?? null });
+  await endOtherOffers(m, events, asset.id, taker.taker, offer?.id ?? null, soldListing?.orderType ?? null, now);
+  await insertOrder(m, { id: orderId, offerId: offer?.id ?? null, unit, listingId: soldListing?.id ?? null, asset, price, seller, buyer: taker.taker, now, deadline: null });
+  events.add('order.completed', 'order', orderId);
+  return orderId;
+}
+
+/**
+ * The asset's active listing ends with the sale, its row locked: `status` (sold, or pending while the sale
+ * awaits the chain), or expired when its closing date has passed (unless it is the english auction the
+ * sale settles). Returns it, with whether the expiry sweeper wrote its expiry already.
+ */
+async function closeListing(m: EntityManager, assetId: string, now: Date, terms: SaleTerms, status: 'sold' | 'pending') {
+  return updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
+    m,
+    `WITH held AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' FOR UPDATE)
+     UPDATE listings l SET status = CASE WHEN l.closing_date <= $2 AND l.id IS DISTINCT FROM $3::uuid THEN 'expired' ELSE $4::varchar END,
+       expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $2, false), updated_at = $2
+     FROM held WHERE l.id = held.id RETURNING l.id, l.status, held.expiry_swept AS swept, l.order_type AS "orderType"`,
+    [assetId, now, terms.settles ?? null, status],
+  );
+}
+
+/**
+ * What a sale ends besides its listing, once the buyer holds the asset: the buyer's own other offers on it
+ * (one does not bid for what one owns), and the other bids of the english auction it sold.
+ */
+export async function endOtherOffers(m: EntityManager, events: EventLog, assetId: string, buyer: string, offerId: string | null, orderType: string | null, now: Date): Promise<void> {
   const ownOffers = await updateReturning<{ id: string }>(
     m,
     `UPDATE offers SET status = 'cancelled', updated_at = $3
      WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id IS DISTINCT FROM $4::uuid RETURNING id`,
-    [asset.id, taker.taker, now, offer?.id ?? null],
+    [assetId, buyer, now, offerId],
   );
   for (const own of ownOffers) events.add('offer.cancelled', 'offer', own.id, { reason: 'the taker owns the asset now' });
-  if (soldListing?.orderType === 'english_auction') {
-    const outbid = await updateReturning<{ id: string }>(
-      m,
-      `UPDATE offers SET status = 'cancelled', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND end_time > $2 RETURNING id`,
-      [asset.id, now],
-    );
-    for (const bid of outbid) events.add('offer.cancelled', 'offer', bid.id, { reason: 'the english auction ended in a sale to another bid' });
-  }
-  const [order] = await m.query(
-    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
-     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12) RETURNING id`,
-    [offer?.id ?? null, unit, soldListing?.id ?? null, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, price, seller, taker.taker, now, orderId],
+  if (orderType !== 'english_auction') return;
+  const outbid = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE offers SET status = 'cancelled', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND end_time > $2 AND id IS DISTINCT FROM $3::uuid RETURNING id`,
+    [assetId, now, offerId],
   );
-  events.add('order.completed', 'order', order.id);
-  return order.id;
+  for (const bid of outbid) events.add('offer.cancelled', 'offer', bid.id, { reason: 'the english auction ended in a sale to another bid' });
+}
+
+interface NewOrder {
+  id: string;
+  offerId: string | null;
+  unit: number;
+  listingId: string | null;
+  asset: SaleAsset;
+  price: string;
+  seller: string;
+  buyer: string;
+  now: Date;
+  /** Set for a sale that awaits the chain (the order is pending until then); null for a completed one. */
+  deadline: Date | null;
+}
+
+async function insertOrder(m: EntityManager, o: NewOrder): Promise<void> {
+  const { asset } = o;
+  await m.query(
+    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at,
+       status, settlement_deadline)
+     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12, $14, $15)`,
+    [o.offerId, o.unit, o.listingId, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, o.price, o.seller, o.buyer, o.now, o.id,
+      o.deadline ? 'pending' : 'completed', o.deadline],
+  );
+}
+
+/**
+ * A sale that awaits the chain (SETTLEMENT=chain): the order is written pending until its deadline, the
+ * listing is held (`pending`) and a unit of the offer reserved, so nothing sells the asset again; the owner
+ * stays the seller until the follower sees the transfer (settlement.ts completes or fails it).
+ */
+async function reserveSale(m: EntityManager, events: EventLog, sale: { taker: SaleOffer | SaleBuy; asset: SaleAsset; seller: string; now: Date; terms: SaleTerms; orderId: string; price: string }): Promise<string> {
+  const { taker, asset, seller, now, terms, orderId, price } = sale;
+  const offer = isBuy(taker) ? null : taker;
+  const [waiting] = await m.query(`SELECT id, settlement_deadline AS deadline FROM orders WHERE asset_id = $1 AND status = 'pending'`, [asset.id]);
+  if (waiting) {
+    throw new ConflictError(
+      `asset ${asset.tokenAddress}/${asset.tokenId} is reserved by order ${waiting.id}, which awaits its transfer on chain until ${waiting.deadline.toISOString()}`,
+    );
+  }
+  const unit = offer ? await reserveOfferUnit(m, offer, now, terms) : 1;
+  const [closed] = await closeListing(m, asset.id, now, terms, 'pending');
+  const held = closed?.status === 'pending' ? closed : null;
+  if (isBuy(taker) && held?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
+  if (held) events.add('listing.pending', 'listing', held.id, { order_id: orderId, price });
+  else if (closed && !closed.swept) events.add('listing.expired', 'listing', closed.id);
+  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [asset.id, now]);
+  const deadline = new Date(now.getTime() + settlement.deadlineSeconds * 1000);
+  await insertOrder(m, { id: orderId, offerId: offer?.id ?? null, unit, listingId: held?.id ?? null, asset, price, seller, buyer: taker.taker, now, deadline });
+  events.add('order.pending', 'order', orderId);
+  return orderId;
+}
+
+/**
+ * One unit of the offer is reserved for a pending order, under the offer's row lock (409 when it is no
+ * longer active or every unit is filled or reserved); the order takes the lowest unit no other live order
+ * holds (a failed order's unit is free again).
+ */
+async function reserveOfferUnit(m: EntityManager, offer: SaleOffer, now: Date, terms: SaleTerms): Promise<number> {
+  const [reserved] = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE offers SET reserved = reserved + 1, updated_at = $2
+     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled + reserved < quantity RETURNING id`,
+    [offer.id, now, terms.offerAt ?? now],
+  );
+  if (!reserved) throw new ConflictError(`offer ${offer.id} is no longer active, or its units are all filled or reserved by pending orders`);
+  const [{ unit }] = await m.query(
+    `SELECT min(u)::int AS unit FROM offers o, generate_series(1, o.quantity) u
+     WHERE o.id = $1 AND NOT EXISTS (SELECT 1 FROM orders r WHERE r.offer_id = o.id AND r.unit = u AND r.status <> 'failed')`,
+    [offer.id],
+  );
+  return unit;
 }
 
 /**
@@ -110,13 +196,22 @@ async function fillOfferUnit(m: EntityManager, events: EventLog, offer: SaleOffe
   const [unit] = await updateReturning<{ filled: number; status: string }>(
     m,
     `UPDATE offers SET filled = filled + 1, status = CASE WHEN filled + 1 >= quantity THEN 'accepted' ELSE status END, updated_at = $2
-     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled < quantity RETURNING filled, status`,
+     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled + reserved < quantity RETURNING filled, status`,
     [offer.id, now, terms.offerAt ?? now],
   );
   if (!unit) throw new ConflictError(`offer ${offer.id} is no longer active`);
-  if (offer.kind !== OfferKind.ITEM) events.add('offer.filled', 'offer', offer.id, { unit: unit.filled, asset_id: asset.id, order_id: orderId });
-  if (unit.status === 'accepted') events.add('offer.accepted', 'offer', offer.id, { order_id: orderId });
+  offerFilled(events, { offerId: offer.id, kind: offer.kind, unit: unit.filled, status: unit.status, assetId: asset.id, orderId });
   return unit.filled;
+}
+
+/** The events of a unit sold to an offer: `offer.filled` (collection and trait offers), `offer.accepted` when its last unit is. */
+export function offerFilled(
+  events: EventLog,
+  fill: { offerId: string; kind: string; unit: number; status: string; assetId: string; orderId: string },
+  extra: Record<string, unknown> = {},
+): void {
+  if (fill.kind !== OfferKind.ITEM) events.add('offer.filled', 'offer', fill.offerId, { unit: fill.unit, asset_id: fill.assetId, order_id: fill.orderId, ...extra });
+  if (fill.status === 'accepted') events.add('offer.accepted', 'offer', fill.offerId, { order_id: fill.orderId, ...extra });
 }
 
 /** An owner accepting an offer that the owner made: no sale, no order, no volume. */

@@ -20,6 +20,7 @@ export const LISTING = `
   id
   asset_id: assetId
   status
+  inactive_reason: inactiveReason
   order_type: orderType
   closing_date: closingDate
   ${FEES}
@@ -115,6 +116,9 @@ export const ORDER = `
   unit
   asset_id: assetId
   listing_id: listingId
+  settlement_deadline: settlementDeadline
+  settlement_transaction_hash: settlementTransactionHash
+  settlement_block_number: settlementBlockNumber
   created_at: createdAt
   updated_at: updatedAt`;
 
