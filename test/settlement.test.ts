@@ -55,7 +55,7 @@ test('when an offer is accepted, then the order is pending until its deadline on
   expect((await eventsOf(owned.asset.id)).map((e) => e.type).slice(-2)).toEqual(['listing.pending', 'order.pending']);
 });
 
-test('when a sale awaits the chain, then the asset cannot be sold again: another acceptance and a buy of its listing are refused (409)', async () => {
+test('when a sale awaits the chain, then the asset cannot be sold or listed again: another acceptance, a buy of its listing and a new listing are refused (409)', async () => {
   const { owned, listing, order } = await acceptedSale();
   const other = await api.key();
   const second = await saveOffer(api, other.key, owned.asset.id, { price: 3 });
@@ -65,6 +65,9 @@ test('when a sale awaits the chain, then the asset cannot be sold again: another
   const bought = await api.rest('POST', `/v1/listings/${listing.id}/buy`, {}, other.key);
   expect(bought.status).toBe(409);
   expect(bought.body.error.message).toContain(`held by order ${order.id}`);
+  const relisted = await api.rest('POST', '/v1/assets/listing', { asset_id: owned.asset.id, start_price: '9' }, owned.owner.key);
+  expect(relisted.status).toBe(409);
+  expect(relisted.body.error.message).toContain(`reserved by order ${order.id}`);
   const [{ count }] = await api.ds.query('SELECT count(*)::int AS count FROM orders WHERE asset_id = $1', [owned.asset.id]);
   expect(count).toBe(1);
 });

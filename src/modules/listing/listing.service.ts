@@ -15,6 +15,8 @@ import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingO
 import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset } from './auction';
+import { checkNotReserved } from '../order/sale';
+import { settlement } from '../order/settlement.settings';
 
 const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -170,6 +172,7 @@ export async function createListing(ctx: Context, input: CreateListingInput): Pr
       if (locked.owner !== caller.address) {
         throw new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${locked.owner}; only its owner may list it`);
       }
+      if (settlement.onChain) await checkNotReserved(m, asset);
       await expireStaleListings(m, events, asset.id, now);
       const [row] = await m.query(
         `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature)

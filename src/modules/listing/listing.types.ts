@@ -49,7 +49,7 @@ export class Listing {
 
   @Field(() => String, {
     nullable: true,
-    description: 'Why an inactive listing is inactive: owner_changed (its seller no longer owns the token), relisted (its seller listed the asset again while its sale awaited the chain); null otherwise',
+    description: 'Why an inactive listing is inactive: owner_changed (its seller no longer owns the token), relisted (another listing of the asset became active while its sale awaited the chain); null otherwise',
   })
   inactiveReason: string | null;
 

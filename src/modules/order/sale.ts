@@ -148,12 +148,7 @@ async function insertOrder(m: EntityManager, o: NewOrder): Promise<void> {
 async function reserveSale(m: EntityManager, events: EventLog, sale: { taker: SaleOffer | SaleBuy; asset: SaleAsset; seller: string; now: Date; terms: SaleTerms; orderId: string; price: string }): Promise<string> {
   const { taker, asset, seller, now, terms, orderId, price } = sale;
   const offer = isBuy(taker) ? null : taker;
-  const [waiting] = await m.query(`SELECT id, settlement_deadline AS deadline FROM orders WHERE asset_id = $1 AND status = 'pending'`, [asset.id]);
-  if (waiting) {
-    throw new ConflictError(
-      `asset ${asset.tokenAddress}/${asset.tokenId} is reserved by order ${waiting.id}, which awaits its transfer on chain until ${waiting.deadline.toISOString()}`,
-    );
-  }
+  await checkNotReserved(m, asset);
   const unit = offer ? await reserveOfferUnit(m, offer, now, terms) : 1;
   const [closed] = await closeListing(m, asset.id, now, terms, 'pending');
   const held = closed?.status === 'pending' ? closed : null;
@@ -165,6 +160,19 @@ async function reserveSale(m: EntityManager, events: EventLog, sale: { taker: Sa
   await insertOrder(m, { id: orderId, offerId: offer?.id ?? null, unit, listingId: held?.id ?? null, asset, price, seller, buyer: taker.taker, now, deadline });
   events.add('order.pending', 'order', orderId);
   return orderId;
+}
+
+/**
+ * 409 when a sale of the asset awaits its transfer on chain (an order pending): the asset is reserved for
+ * it, neither sold nor listed again until the order completes or fails. Inside the caller's transaction,
+ * the asset locked.
+ */
+export async function checkNotReserved(m: EntityManager, asset: Pick<SaleAsset, 'id' | 'tokenAddress' | 'tokenId'>): Promise<void> {
+  const [waiting] = await m.query(`SELECT id, settlement_deadline AS deadline FROM orders WHERE asset_id = $1 AND status = 'pending'`, [asset.id]);
+  if (!waiting) return;
+  throw new ConflictError(
+    `asset ${asset.tokenAddress}/${asset.tokenId} is reserved by order ${waiting.id}, which awaits its transfer on chain until ${waiting.deadline.toISOString()}`,
+  );
 }
 
 /**
