@@ -106,6 +106,28 @@ test('when a buy now awaits the chain, then its order is pending and names the h
   expect(read.body).toMatchObject({ owner: owned.owner.address, listing: null });
 });
 
+test('when an english auction closes with a bid, then its order is pending, the auction held and the owner unchanged until the chain', async () => {
+  const owned = await saveOwnedAsset(api);
+  const bidder = await api.key();
+  const auction = await api.rest(
+    'POST',
+    '/v1/assets/listing',
+    { asset_id: owned.asset.id, order_type: 'english_auction', start_price: 1, expiration_time: { duration_seconds: 60 } },
+    owned.owner.key,
+  );
+  expect(auction.status).toBe(200);
+  const bid = await saveOffer(api, bidder.key, owned.asset.id, { price: 2 });
+  // The sweep every process runs, as it runs after the close.
+  await sweepExpired(api.ds, later(new Date(), 120 * 1000));
+
+  const [order] = await api.ds.query('SELECT id, status, offer_id AS "offerId", listing_id AS "listingId" FROM orders WHERE asset_id = $1', [owned.asset.id]);
+  expect(order).toMatchObject({ status: 'pending', offerId: bid.id, listingId: auction.body.id });
+  const [listing] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [auction.body.id]);
+  expect(listing.status).toBe('pending');
+  const asset = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+  expect(asset.body.owner).toBe(owned.owner.address);
+});
+
 describe('offchain settlement (the default) and the chain', () => {
   let offchain: TestServer;
   beforeAll(async () => {

@@ -46,7 +46,9 @@ export interface SaleTerms {
  * asset are cancelled (one does not bid for what one owns), so are the other bids of an english auction it
  * ends, and a completed order records price, seller, buyer and unit. The offer's row is updated under its
  * lock, so concurrent acceptances fill each unit once. A buy (SaleBuy) fills no offer: it must sell the
- * listing it names (its order has unit 1, no offer, and that listing). Returns the order id.
+ * listing it names (its order has unit 1, no offer, and that listing). With settlement on chain
+ * (SETTLEMENT=chain) the sale is only reserved here (reserveSale): its order is pending until the follower
+ * sees the transfer (settlement.ts). Returns the order id.
  */
 export async function completeSale(
   m: EntityManager,
