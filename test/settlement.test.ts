@@ -50,8 +50,7 @@ test('when an offer is accepted, then the order is pending until its deadline on
   expect(asset.body.owner).toBe(owned.owner.address);
   const [held] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [listing.id]);
   expect(held.status).toBe('pending');
-  const [reserved] = await api.ds.query('SELECT status, filled, reserved FROM offers WHERE id = $1', [offer.id]);
-  expect(reserved).toEqual({ status: 'active', filled: 0, reserved: 1 });
+  expect((await api.rest('GET', `/v1/offers/${offer.id}`)).body).toMatchObject({ status: 'active', filled: 0, reserved: 1 });
   expect((await eventsOf(owned.asset.id)).map((e) => e.type).slice(-2)).toEqual(['listing.pending', 'order.pending']);
 });
 
@@ -78,8 +77,7 @@ test('when the deadline passes without the transfer, then the order fails, the l
   await sweepExpired(api.ds, later(new Date(), 2 * HOUR));
 
   expect((await api.rest('GET', `/v1/orders/${order.id}`)).body.status).toBe('failed');
-  const [released] = await api.ds.query('SELECT status, filled, reserved FROM offers WHERE id = $1', [offer.id]);
-  expect(released).toEqual({ status: 'active', filled: 0, reserved: 0 });
+  expect((await api.rest('GET', `/v1/offers/${offer.id}`)).body).toMatchObject({ status: 'active', filled: 0, reserved: 0 });
   const asset = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
   expect(asset.body).toMatchObject({ owner: owned.owner.address, listing: { id: listing.id, status: 'active' } });
   const events = (await eventsOf(owned.asset.id)).slice(-3);

@@ -152,6 +152,7 @@ const OFFER_LEAVES: Record<string, Render> = {
   id: asText('id'),
   quantity: asIs('quantity'),
   filled: asIs('filled'),
+  reserved: asIs('reserved'),
   assetId: asText('asset_id'),
   collectionId: asText('collection_id'),
   chainId: asIs('chain_id'),

@@ -91,6 +91,7 @@ export const OFFER = `
   status
   quantity
   filled
+  reserved
   traits { trait_type: traitType value }
   collection_id: collectionId
   assets { cursor remaining result { ${ASSET} } }
