@@ -121,6 +121,19 @@ export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
   };
 }
 
+/** SETTLEMENT: how a sale settles (docs/chain.md "Settlement on chain"). */
+export const SETTLEMENT_MODES = ['offchain', 'chain'] as const;
+export type SettlementMode = (typeof SETTLEMENT_MODES)[number];
+
+export interface SettlementSettings {
+  /** offchain (default): a sale completes at once; chain: its order is pending until the follower sees the transfer. */
+  mode: SettlementMode;
+  /** SETTLEMENT_DEADLINE: seconds a pending order waits for its transfer before it fails. Default 3600. */
+  deadlineSeconds: number;
+}
+
+export const DEFAULT_SETTLEMENT_DEADLINE_S = 3600;
+
 /** Every setting of the service, read once from the environment. Documented in the README. */
 export interface Config {
   port: number;
@@ -207,6 +220,8 @@ export interface Config {
   chains: ChainSettings;
   /** CURRENCIES: ERC-20 tokens added to the seeded ones at start (docs/market.md "Currencies"). */
   currencies: CurrencySetting[];
+  /** SETTLEMENT=offchain|chain and SETTLEMENT_DEADLINE (seconds): how sales settle (docs/chain.md "Settlement on chain"). */
+  settlement: SettlementSettings;
 }
 
 export interface WebhookSettings {
@@ -299,5 +314,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     chains: chainSettingsFromEnv(env),
     currencies: currencySettingsFromEnv(env.CURRENCIES),
+    settlement: {
+      mode: oneOf('SETTLEMENT', env.SETTLEMENT, SETTLEMENT_MODES, 'offchain'),
+      deadlineSeconds: Math.max(1, intFromEnv('SETTLEMENT_DEADLINE', DEFAULT_SETTLEMENT_DEADLINE_S, env)),
+    },
   };
 }

@@ -47,6 +47,7 @@ async function serve(): Promise<void> {
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,
     chains: config.chains,
+    settlement: config.settlement,
   });
   let stopping = false;
   // Once stopping, every response closes its connection: a keep-alive client cannot hold a socket open.

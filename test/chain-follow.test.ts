@@ -92,8 +92,8 @@ describe('following an ERC721 contract', () => {
       { id: minted.body.id },
     );
     expect(graphql.body.data.assetById).toEqual({ owner: bob, status: 'UNLISTED', listing: null });
-    const [stored] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [listed.body.id]);
-    expect(stored.status).toBe('inactive');
+    const listings = await api.gql(`query ($id: ID!) { assetById(id: $id) { listings { result { id status inactiveReason } } } }`, { id: minted.body.id });
+    expect(listings.body.data.assetById.listings.result).toEqual([{ id: listed.body.id, status: 'INACTIVE', inactiveReason: 'owner_changed' }]);
 
     const feed = await api.rest('GET', `/v1/events?asset_id=${minted.body.id}&types=asset.transferred,listing.inactivated`);
     expect(feed.body.result.map((e: { type: string }) => e.type)).toEqual(['asset.transferred', 'listing.inactivated']);
@@ -104,7 +104,7 @@ describe('following an ERC721 contract', () => {
       transaction_hash: tx,
       log_index: receipt.logs[receipt.logs.length - 1].logIndex,
     });
-    expect(feed.body.result[1].data).toMatchObject({ status: 'inactive', reason: 'the seller no longer owns the token', transaction_hash: tx });
+    expect(feed.body.result[1].data).toMatchObject({ status: 'inactive', inactive_reason: 'owner_changed', reason: 'the seller no longer owns the token', transaction_hash: tx });
 
     // The former owner can no longer sell: accepting the offer is refused, and nothing is sold.
     const accept = await api.rest('POST', '/v1/offers/accept', { offer_id: offer.body.id }, aliceKey);

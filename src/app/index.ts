@@ -42,7 +42,7 @@ import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
 import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
-import { ChainSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
+import { ChainSettings, SettlementSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
@@ -52,6 +52,7 @@ import { keyBeforeUpload } from './http/upload-key';
 import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 import { ChainFollower, startChainFollowers } from '../modules/chain/chain.follower';
 import { chainLags } from '../modules/chain/chain.sync';
+import { settlement } from '../modules/order/settlement.settings';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
@@ -119,6 +120,11 @@ export interface AppOptions {
   webhooks?: WebhookSettings;
   /** The chains to follow (CHAIN_RPC_<chain_id>, docs/chain.md): a follower per chain, one process at a time per chain. None by default. */
   chains?: ChainSettings;
+  /**
+   * SETTLEMENT and SETTLEMENT_DEADLINE (docs/chain.md "Settlement on chain"): set for the whole process when
+   * given (main.ts passes them); the process's setting stays as it is otherwise (offchain from the start).
+   */
+  settlement?: SettlementSettings;
 }
 
 export interface App {
@@ -200,6 +206,7 @@ function requestIdOf(req: http.IncomingMessage): string {
 
 /** The express app: /graphql (Apollo + Sandbox), /v1 (REST over the same schema), /healthz, /readyz. No listen. */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
+  if (options.settlement) settlement.use(options.settlement);
   const policy: RequestPolicy = {
     signatures: options.signatures ?? 'optional',
     webhookAllowPrivate: options.webhooks?.allowPrivate ?? false,

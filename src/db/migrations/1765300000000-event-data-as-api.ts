@@ -1,7 +1,31 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-const TIMESTAMPS = `'created_at', 'updated_at', 'listing_time', 'closing_date', 'start_time', 'end_time'`;
+export const TIMESTAMPS = `'created_at', 'updated_at', 'listing_time', 'closing_date', 'start_time', 'end_time'`;
 const PRICES = `'price', 'start_price', 'accept_price'`;
+
+/** The function over these timestamp keys (a later migration adds keys by replacing it). */
+export const eventDataAsApiSql = (timestamps: string) =>
+  `CREATE OR REPLACE FUNCTION "event_data_as_api"(d jsonb) RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
+    DECLARE
+      k text;
+      patch jsonb := '{}';
+    BEGIN
+      FOREACH k IN ARRAY ARRAY[${timestamps}] LOOP
+        IF jsonb_typeof(d -> k) = 'string' THEN
+          patch := patch || jsonb_build_object(k, to_char((d ->> k)::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+        END IF;
+      END LOOP;
+      IF jsonb_typeof(d -> 'token_id') = 'number' THEN patch := patch || jsonb_build_object('token_id', d ->> 'token_id'); END IF;
+      IF jsonb_typeof(d -> 'traits') = 'null' THEN patch := patch || '{"traits": []}'; END IF;
+      FOREACH k IN ARRAY ARRAY[${PRICES}] LOOP
+        IF jsonb_typeof(d -> k) IN ('number', 'string') THEN
+          patch := patch || jsonb_build_object(k, trim_scale((d ->> k)::numeric), k || '_decimal', trim_scale((d ->> k)::numeric)::text);
+        ELSIF jsonb_typeof(d -> k) = 'null' THEN
+          patch := patch || jsonb_build_object(k || '_decimal', NULL);
+        END IF;
+      END LOOP;
+      RETURN d || patch;
+    END $$`;
 
 /**
  * An event's `data` in the API's own words (docs/api.md, "Events"): the log kept each row as to_jsonb wrote
@@ -19,27 +43,7 @@ export class EventDataAsApi1765300000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     // One patch merged at the end: plpgsql that reads the few keys is about twice as fast as rebuilding
     // the object from jsonb_each, which an import of 100,000 assets pays per event.
-    await q.query(`CREATE FUNCTION "event_data_as_api"(d jsonb) RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
-      DECLARE
-        k text;
-        patch jsonb := '{}';
-      BEGIN
-        FOREACH k IN ARRAY ARRAY[${TIMESTAMPS}] LOOP
-          IF jsonb_typeof(d -> k) = 'string' THEN
-            patch := patch || jsonb_build_object(k, to_char((d ->> k)::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-          END IF;
-        END LOOP;
-        IF jsonb_typeof(d -> 'token_id') = 'number' THEN patch := patch || jsonb_build_object('token_id', d ->> 'token_id'); END IF;
-        IF jsonb_typeof(d -> 'traits') = 'null' THEN patch := patch || '{"traits": []}'; END IF;
-        FOREACH k IN ARRAY ARRAY[${PRICES}] LOOP
-          IF jsonb_typeof(d -> k) IN ('number', 'string') THEN
-            patch := patch || jsonb_build_object(k, trim_scale((d ->> k)::numeric), k || '_decimal', trim_scale((d ->> k)::numeric)::text);
-          ELSIF jsonb_typeof(d -> k) = 'null' THEN
-            patch := patch || jsonb_build_object(k || '_decimal', NULL);
-          END IF;
-        END LOOP;
-        RETURN d || patch;
-      END $$`);
+    await q.query(eventDataAsApiSql(TIMESTAMPS));
     await q.query(`UPDATE "events" SET "data" = "event_data_as_api"("data")`);
   }
 

@@ -15,7 +15,9 @@ import { NameSearch1765405000000 } from './1765405000000-name-search';
 import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 import { ChainFollower1765420000000 } from './1765420000000-chain-follower';
 import { BuyNow1765450000000 } from './1765450000000-buy-now';
+import { SettlementOnChain1765460000000 } from './1765460000000-settlement-on-chain';
 import { Currencies1765490000000 } from './1765490000000-currencies';
+import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -36,5 +38,7 @@ export const migrations = [
   RelationIndexes1765410000000,
   ChainFollower1765420000000,
   BuyNow1765450000000,
+  SettlementOnChain1765460000000,
   Currencies1765490000000,
+  NativeSettledRollups1765495000000,
 ];

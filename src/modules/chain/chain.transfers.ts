@@ -5,6 +5,7 @@ import { EventLog, withEvents } from '../event/event.log';
 import { insertAsset } from '../asset/asset.service';
 import { lockAsset } from '../listing/auction';
 import { inactivateListingsOfFormerOwners, reactivateListings } from '../listing/listing.service';
+import { settleByTransfers, SettlingTransfer, unsettleByTransfers } from '../order/settlement';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
 const KEPT_BLOCK_HASHES = 1024;
@@ -51,12 +52,14 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
   return withEvents(ds, async (m, events) => {
     const now = clock.now();
     const byAddress = new Map(step.collections.map((c) => [c.contractAddress, c]));
-    let applied = 0;
+    const applied: SettlingTransfer[] = [];
     for (const transfer of step.transfers) {
       const collection = byAddress.get(transfer.tokenAddress);
       if (!collection) continue;
-      if (await applyTransfer(m, events, collection, transfer, now)) applied++;
+      const assetId = await applyTransfer(m, events, collection, transfer, now);
+      if (assetId) applied.push({ assetId, from: transfer.from, to: transfer.to, blockNumber: transfer.blockNumber.toString(), txHash: transfer.txHash, logIndex: transfer.logIndex });
     }
+    await settleByTransfers(m, events, applied, now);
     await m.query(
       `INSERT INTO chain_collection_sync (collection_id, synced_block) SELECT unnest($1::uuid[]), $2::bigint
        ON CONFLICT (collection_id) DO UPDATE SET synced_block = GREATEST(chain_collection_sync.synced_block, EXCLUDED.synced_block)`,
@@ -79,22 +82,22 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
        WHERE s.chain_id = $1`,
       [step.chainId, step.toBlock.toString(), step.toHash],
     );
-    return applied;
+    return applied.length;
   });
 }
 
 /**
  * One transfer: recorded once, then the token's owner becomes the receiver (a token not known yet appears
  * as an asset, named "#<token id>"), and an active listing by anyone else becomes inactive. The asset goes
- * through the lock every change of owner takes (lockAsset). Returns false when it was applied before.
+ * through the lock every change of owner takes (lockAsset). Returns the asset's id, or null when it was applied before.
  */
-async function applyTransfer(m: EntityManager, events: EventLog, collection: TrackedCollection, t: ChainTransfer, now: Date): Promise<boolean> {
+async function applyTransfer(m: EntityManager, events: EventLog, collection: TrackedCollection, t: ChainTransfer, now: Date): Promise<string | null> {
   const [recorded] = await m.query(
     `INSERT INTO chain_transfers (chain_id, block_number, block_hash, tx_hash, log_index, token_address, token_id, from_address, to_address)
      VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, $9) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING RETURNING log_index`,
     [collection.chainId, t.blockNumber.toString(), t.blockHash, t.txHash, t.logIndex, t.tokenAddress, t.tokenId.toString(), t.from, t.to],
   );
-  if (!recorded) return false;
+  if (!recorded) return null;
   const onChain = { block_number: t.blockNumber.toString(), transaction_hash: t.txHash, log_index: t.logIndex };
   const tokenId = t.tokenId.toString();
   const [known]: { id: string }[] = await m.query(
@@ -129,7 +132,7 @@ async function applyTransfer(m: EntityManager, events: EventLog, collection: Tra
      WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $5`,
     [collection.chainId, t.txHash, assetId, previousOwner, t.logIndex, inactivated],
   );
-  return true;
+  return assetId;
 }
 
 /**
@@ -171,6 +174,7 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
       }
       await reactivateListings(m, events, t.assetId, t.inactivated, restored, now, undone);
     }
+    await unsettleByTransfers(m, events, chainId, orphaned, now);
     await m.query('DELETE FROM chain_blocks WHERE chain_id = $1 AND number > $2', [chainId, forkBlock.toString()]);
     await m.query(
       `UPDATE chain_collection_sync s SET synced_block = $2 FROM collections c

@@ -17,12 +17,16 @@ export const EVENT_TYPES = [
   'listing.expired',
   'listing.inactivated',
   'listing.reactivated',
+  'listing.pending',
   'offer.created',
   'offer.accepted',
   'offer.filled',
   'offer.cancelled',
   'offer.expired',
+  'offer.released',
+  'order.pending',
   'order.completed',
+  'order.failed',
   'import.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

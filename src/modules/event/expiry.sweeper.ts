@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
 import { settleDueAuctions } from '../listing/auction';
+import { failOverdueSettlements } from '../order/settlement';
 import { withEvents } from './event.log';
 
 /** Longest sleep between looks: a listing created meanwhile (by any process) is swept this late at worst. */
@@ -28,13 +29,15 @@ const NOT_AWAITING_CLOSE = `NOT EXISTS (SELECT 1 FROM listings l WHERE l.asset_i
 async function nextDue(ds: DataSource): Promise<Date | null> {
   const [row] = await ds.query(
     `SELECT LEAST((SELECT min(closing_date) FROM listings WHERE ${LISTING_DUE}),
-                  (SELECT min(end_time) FROM offers WHERE ${OFFER_DUE})) AS due`,
+                  (SELECT min(end_time) FROM offers WHERE ${OFFER_DUE}),
+                  (SELECT min(settlement_deadline) FROM orders WHERE status = 'pending')) AS due`,
   );
   return row.due ? new Date(row.due) : null;
 }
 
 /**
- * Settles the english auctions that have closed by `now` (docs/api.md "Auctions") and writes the expiry
+ * Settles the english auctions that have closed by `now` (docs/api.md "Auctions"), fails the orders whose
+ * settlement on chain is overdue (docs/chain.md "Settlement on chain") and writes the expiry
  * events of what has expired by then, in one transaction with the marks that say they are written. Rows
  * another sweeper or a write holds are skipped (it writes them); a row marked, sold, accepted or cancelled
  * meanwhile no longer matches when locked. Returns how many events were written.
@@ -42,6 +45,7 @@ async function nextDue(ds: DataSource): Promise<Date | null> {
 export async function sweepExpired(ds: DataSource, now: Date): Promise<number> {
   return withEvents(ds, async (m, events) => {
     await settleDueAuctions(m, events, now, SWEEP_BATCH);
+    await failOverdueSettlements(m, events, now, SWEEP_BATCH);
     const sweep = (table: string, due: string, time: string) =>
       updateReturning<{ id: string }>(
         m,

@@ -4,6 +4,7 @@ import { exactDecimal, fromUnits, toUnits } from '../../common/decimal';
 import { AUCTION_MIN_INCREMENT_PERCENT } from '../../config';
 import type { EventLog } from '../event/event.log';
 import { completeSale, SaleAsset } from '../order/sale';
+import { settlement } from '../order/settlement.settings';
 
 /** An asset row locked for the rest of the transaction, as it stands once a due english auction is settled. */
 export interface LockedAsset extends SaleAsset {
@@ -48,7 +49,8 @@ export async function lockAssets(m: EntityManager, events: EventLog, assetIds: r
   const locked = new Map<string, LockedAsset>();
   for (const { auctionDue, ...asset } of rows) {
     const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
-    locked.set(asset.id, { ...asset, owner: settled?.buyer ?? asset.owner, settled });
+    // A sale that awaits the chain leaves the owner as it is (settlement.ts).
+    locked.set(asset.id, { ...asset, owner: settled && !settlement.onChain ? settled.buyer : asset.owner, settled });
   }
   return locked;
 }

@@ -15,6 +15,8 @@ import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingO
 import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
+import { pendingOrdersOf, reservedError } from '../order/sale';
+import { settlement } from '../order/settlement.settings';
 import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import type { Currency } from '../currency/currency.entity';
 
@@ -203,10 +205,15 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
   const locked = await lockAssets(m, events, [...new Set(items.map((i) => i.asset.id))], now);
   const outcomes: (string | AppError | null)[] = items.map(() => null);
   const firstOf = new Map<string, number>();
+  // SETTLEMENT=chain: an asset whose sale awaits its transfer is reserved for it (docs/chain.md).
+  const reserved = settlement.onChain ? await pendingOrdersOf(m, [...locked.keys()]) : new Map<string, { id: string; deadline: Date }>();
   items.forEach(({ asset }, i) => {
     const owner = locked.get(asset.id)?.owner;
+    const waiting = reserved.get(asset.id);
     if (owner !== seller) {
       outcomes[i] = new ForbiddenError(`asset ${asset.tokenAddress}/${asset.tokenId} belongs to ${owner}; only its owner may list it`);
+    } else if (waiting) {
+      outcomes[i] = reservedError(asset, waiting);
     } else if (firstOf.has(asset.id)) {
       outcomes[i] = new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} is listed by item ${firstOf.get(asset.id)} of this request already`);
     } else firstOf.set(asset.id, i);
@@ -380,7 +387,7 @@ export async function inactivateListingsOfFormerOwners(
 ): Promise<string[]> {
   const inactive = await updateReturning<{ id: string }>(
     m,
-    `UPDATE listings SET status = 'inactive', updated_at = $3
+    `UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $3
      WHERE asset_id = $1 AND status = 'active' AND seller <> $2 AND (closing_date IS NULL OR closing_date > $3) RETURNING id`,
     [assetId, owner, now],
   );
@@ -407,7 +414,7 @@ export async function reactivateListings(
   if (!listingIds.length) return;
   const active = await updateReturning<{ id: string }>(
     m,
-    `UPDATE listings SET status = 'active', updated_at = $4
+    `UPDATE listings SET status = 'active', inactive_reason = NULL, updated_at = $4
      WHERE id = (SELECT id FROM listings WHERE id = ANY($2::uuid[]) AND asset_id = $1 AND status = 'inactive' AND seller = $3
                    AND (closing_date IS NULL OR closing_date > $4) ORDER BY created_at DESC LIMIT 1)
        AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = $1 AND status = 'active') RETURNING id`,

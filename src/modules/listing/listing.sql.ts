@@ -55,7 +55,7 @@ export function floorListingSql(collectionId: string, now: string, columns: stri
 
 export function listingColumns(now: string): string {
   return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
-    ${listingStatusSql('l', now)} AS status,
+    ${listingStatusSql('l', now)} AS status, l.inactive_reason AS "inactiveReason",
     l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice", ${currentPriceSql('l', now)}::text AS "currentPrice",
     l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature, l.currency AS "currencyAddress",
     a.name, a.token_address AS "tokenAddress", a.token_id::text AS "tokenId", a.chain_id AS "chainId",

@@ -14,6 +14,8 @@ registerEnumType(ListingOrderType, { name: 'ListingOrderType' });
 
 export enum ListingStatus {
   ACTIVE = 'active',
+  /** Its sale awaits the transfer on chain (SETTLEMENT=chain, docs/chain.md): held, neither sold nor for sale. */
+  PENDING = 'pending',
   SOLD = 'sold',
   CANCELLED = 'cancelled',
   EXPIRED = 'expired',
@@ -39,8 +41,17 @@ export class Listing {
   @Field(() => ListingOrderType)
   orderType: ListingOrderType;
 
-  @Field(() => ListingStatus, { description: 'active until sold, cancelled, or its closing date passes; inactive when its seller no longer owns the token on chain' })
+  @Field(() => ListingStatus, {
+    description:
+      'active until sold, cancelled, or its closing date passes; pending while its sale awaits the transfer on chain; inactive when its seller no longer owns the token on chain',
+  })
   status: ListingStatus;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why an inactive listing is inactive: owner_changed (its seller no longer owns the token), relisted (another listing of the asset became active while its sale awaited the chain); null otherwise',
+  })
+  inactiveReason: string | null;
 
   @Field(() => PriceScalar)
   startPrice: string;

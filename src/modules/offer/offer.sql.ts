@@ -15,7 +15,7 @@ export function assetOffersSql(o: string, a: string): string {
 }
 
 export function offerColumns(now: string): string {
-  return `o.id, o.kind, o.quantity, o.filled, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
+  return `o.id, o.kind, o.quantity, o.filled, o.reserved, o.asset_id AS "assetId", o.collection_id AS "collectionId", o.chain_id AS "chainId",
     o.token_address AS "tokenAddress", o.token_id::text AS "tokenId", o.taker, o.price::text AS price, o.currency AS "currencyAddress",
     o.start_time AS "startTime", o.end_time AS "endTime", ${offerStatusSql('o', now)} AS status,
     o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.signature,

@@ -86,6 +86,9 @@ export class Offer {
   @Field(() => Int, { description: 'How many have been sold to it; the offer is accepted when filled = quantity' })
   filled: number;
 
+  @Field(() => Int, { description: 'Units sold to it whose sale awaits its transfer on chain (SETTLEMENT=chain); no acceptance takes them. 0 otherwise' })
+  reserved: number;
+
   @Field(() => [OfferTrait], { description: 'What a trait offer asks for: every trait type listed, with any of its values; [] for other kinds' })
   traits: OfferTrait[];
 

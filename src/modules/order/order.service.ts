@@ -9,7 +9,8 @@ import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.typ
 
 export const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "listingId", r.asset_id AS "assetId",
   r.collection_id AS "collectionId", r.chain_id AS "chainId", r.token_address AS "tokenAddress", r.token_id::text AS "tokenId",
-  r.price::text AS price, r.currency AS "currencyAddress", r.seller, r.buyer, r.status, r.unit, r.created_at AS "createdAt", r.updated_at AS "updatedAt"`;
+  r.price::text AS price, r.currency AS "currencyAddress", r.seller, r.buyer, r.status, r.unit, r.created_at AS "createdAt", r.updated_at AS "updatedAt",
+  r.settlement_deadline AS "settlementDeadline", r.settlement_tx_hash AS "settlementTransactionHash", r.settlement_block_number::float8 AS "settlementBlockNumber"`;
 
 /** The sorts of orders over their row `r` (SQL plans read them too). */
 export const ORDER_SORTS: Record<OrderOrderBy, SortKey> = {

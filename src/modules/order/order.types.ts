@@ -1,4 +1,4 @@
-import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PageArgs, PageType } from '../../common/pagination';
 import { TokenListArgs } from '../../common/token-args';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
@@ -9,7 +9,10 @@ export enum OrderStatus {
   COMPLETED = 'completed',
   FAILED = 'failed',
 }
-registerEnumType(OrderStatus, { name: 'OrderStatus', description: 'completed is the only one produced today; pending and failed are reserved for on-chain settlement' });
+registerEnumType(OrderStatus, {
+  name: 'OrderStatus',
+  description: 'completed: the sale is done; pending: it awaits its transfer on chain (SETTLEMENT=chain) until settlementDeadline; failed: the transfer was not seen in time, or the token went elsewhere',
+});
 
 export enum OrderOrderBy {
   CREATED_AT = 'created_at',
@@ -66,6 +69,15 @@ export class Order {
 
   @Field(() => OrderStatus)
   status: OrderStatus;
+
+  @Field(() => Date, { nullable: true, description: 'A sale settled on chain: the moment a pending order fails unless its transfer is seen; null for one completed at once' })
+  settlementDeadline: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The transaction whose transfer of the token from seller to buyer completed the order (settled on chain); null otherwise' })
+  settlementTransactionHash: string | null;
+
+  @Field(() => Float, { nullable: true, description: 'The block of that transaction' })
+  settlementBlockNumber: number | null;
 
   @Field(() => Int, {
     description: 'Which unit of its offer this sale filled: 1 for an item offer; 1 to quantity for a collection or trait offer, in the order they were filled',

@@ -51,8 +51,9 @@ async function buyInTransaction(
     p.values,
   );
   if (row.status !== 'active' || row.seller !== asset.owner) {
-    const [order] = await m.query('SELECT id FROM orders WHERE listing_id = $1 LIMIT 1', [listing.id]);
-    const why = order ? `was sold meanwhile (order ${order.id})` : row.status !== 'active' ? `is ${row.status}, not active` : 'is no longer active: its seller no longer owns the asset';
+    const [order] = await m.query(`SELECT id, status FROM orders WHERE listing_id = $1 AND status <> 'failed' LIMIT 1`, [listing.id]);
+    const sold = order && (order.status === 'pending' ? `is held by order ${order.id}, which awaits its transfer on chain` : `was sold meanwhile (order ${order.id})`);
+    const why = sold || (row.status !== 'active' ? `is ${row.status}, not active` : 'is no longer active: its seller no longer owns the asset');
     return { refused: 'not_active', price: null, message: `listing ${listing.id} ${why}` };
   }
   if (row.orderType === 'english_auction' && row.acceptPrice === null) {

@@ -67,6 +67,8 @@ export function listingRender(field: GraphQLField<unknown, unknown>, key: string
       return value((_b, l) => `${l}.seller`);
     case 'signature':
       return value((_b, l) => `${l}.signature`);
+    case 'inactiveReason':
+      return value((_b, l) => `${l}.inactive_reason`);
     case 'orderType':
       return isEnumType(type) ? enumPart(type, (_b, l) => `${l}.order_type`) : undefined;
     case 'status':
@@ -141,12 +143,16 @@ const ORDER_LEAVES: Record<string, Render> = {
   unit: asIs('unit'),
   createdAt: asIso('created_at'),
   updatedAt: asIso('updated_at'),
+  settlementDeadline: asIso('settlement_deadline'),
+  settlementTransactionHash: asIs('settlement_tx_hash'),
+  settlementBlockNumber: (_b, row) => `${row}.settlement_block_number::float8`,
 };
 
 const OFFER_LEAVES: Record<string, Render> = {
   id: asText('id'),
   quantity: asIs('quantity'),
   filled: asIs('filled'),
+  reserved: asIs('reserved'),
   assetId: asText('asset_id'),
   collectionId: asText('collection_id'),
   chainId: asIs('chain_id'),

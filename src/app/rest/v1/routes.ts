@@ -248,7 +248,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/offers/accept',
-    summary: "Accept an offer (offer_id, or the legacy asset_id) as the asset's owner: the asset changes hands and an order is written",
+    summary: "Accept an offer (offer_id, or the legacy asset_id) as the asset's owner: an order is written, completed (the asset changes hands) or, with settlement on chain, pending until its transfer is seen",
     operation: `mutation ($offer_id: ID!, $token_address: Address, $token_id: TokenId, $chain_id: String) {
       acceptOffer(offerId: $offer_id, tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
@@ -275,7 +275,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/listings/:id/buy',
-    summary: 'Buy now: buy an active listing at its current price (at most max_price); the answer is the completed order, which names the listing',
+    summary: 'Buy now: buy an active listing at its current price (at most max_price); the answer is the order (completed, or pending until its transfer is seen on chain), which names the listing',
     operation: `mutation ($id: ID!, $max_price: Price) { buyListing(listingId: $id, maxPrice: $max_price) { ${ORDER} } }`,
     location: (order) => `/v1/orders/${order.id}`,
   },
@@ -294,7 +294,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/orders',
-    summary: 'List completed sales (orders), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer) or status',
+    summary: 'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer) or status',
     operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
         $collection_id: String, $owner_id: Address, $status: OrderStatus) {
       orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,

@@ -22,6 +22,7 @@ export const LISTING = `
   id
   asset_id: assetId
   status
+  inactive_reason: inactiveReason
   order_type: orderType
   closing_date: closingDate
   ${FEES}
@@ -93,6 +94,7 @@ export const OFFER = `
   status
   quantity
   filled
+  reserved
   traits { trait_type: traitType value }
   collection_id: collectionId
   assets { cursor remaining result { ${ASSET} } }
@@ -120,6 +122,9 @@ export const ORDER = `
   unit
   asset_id: assetId
   listing_id: listingId
+  settlement_deadline: settlementDeadline
+  settlement_transaction_hash: settlementTransactionHash
+  settlement_block_number: settlementBlockNumber
   created_at: createdAt
   updated_at: updatedAt`;
 

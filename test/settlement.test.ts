@@ -1,0 +1,163 @@
+import { applyChainStep, rollBackChain } from '../src/modules/chain/chain.transfers';
+import { sweepExpired } from '../src/modules/event/expiry.sweeper';
+import { saveListing, saveOffer, saveOwnedAsset } from './factories/market';
+import { startServer, TestServer } from './setup/server';
+import { HOUR, later } from './setup/time';
+
+/**
+ * Settlement on chain (SETTLEMENT=chain, docs/chain.md "Settlement on chain"), as the API shows it without
+ * a chain: a sale writes a pending order, holds the asset until its deadline, and fails at it. The
+ * completion by a transfer is test/chain-settlement.test.ts's. Both databases.
+ */
+let api: TestServer;
+
+beforeAll(async () => {
+  api = await startServer({ settlement: { mode: 'chain', deadlineSeconds: 3600 } });
+});
+afterAll(() => api.close());
+
+const ORDER = /* GraphQL */ `
+  query ($id: ID!) { order(id: $id) { id status settlementDeadline settlementTransactionHash settlementBlockNumber } }`;
+
+async function eventsOf(assetId: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
+  const feed = await api.rest('GET', `/v1/events?asset_id=${assetId}&limit=100`);
+  return feed.body.result;
+}
+
+/** An owner's listed asset and a buyer's offer on it, accepted through REST: the order's answer. */
+async function acceptedSale() {
+  const owned = await saveOwnedAsset(api);
+  const buyer = await api.key();
+  const listing = await saveListing(api, owned.owner.key, owned.asset.id, { startPrice: 5 });
+  const offer = await saveOffer(api, buyer.key, owned.asset.id, { price: 2 });
+  const accepted = await api.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, owned.owner.key);
+  expect(accepted.status).toBe(200);
+  return { owned, buyer, listing, offer, order: accepted.body };
+}
+
+test('when an offer is accepted, then the order is pending until its deadline on both doors, the listing held and the owner unchanged', async () => {
+  const before = Date.now();
+  const { owned, buyer, listing, offer, order } = await acceptedSale();
+  expect(order).toMatchObject({ status: 'pending', seller: owned.owner.address, buyer: buyer.address, settlement_transaction_hash: null, settlement_block_number: null });
+  const deadline = new Date(order.settlement_deadline).getTime();
+  expect(deadline).toBeGreaterThanOrEqual(before + HOUR - 1000);
+  expect(deadline).toBeLessThanOrEqual(Date.now() + HOUR);
+
+  const graphql = await api.gql(ORDER, { id: order.id });
+  expect(graphql.body.data.order).toMatchObject({ status: 'PENDING', settlementDeadline: order.settlement_deadline });
+  expect((await api.rest('GET', `/v1/orders?owner_id=${buyer.address}&status=pending`)).body.result.map((o: { id: string }) => o.id)).toEqual([order.id]);
+  const asset = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+  expect(asset.body.owner).toBe(owned.owner.address);
+  const [held] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [listing.id]);
+  expect(held.status).toBe('pending');
+  expect((await api.rest('GET', `/v1/offers/${offer.id}`)).body).toMatchObject({ status: 'active', filled: 0, reserved: 1 });
+  expect((await eventsOf(owned.asset.id)).map((e) => e.type).slice(-2)).toEqual(['listing.pending', 'order.pending']);
+});
+
+test('when a sale awaits the chain, then the asset cannot be sold or listed again: another acceptance, a buy of its listing and a new listing are refused (409)', async () => {
+  const { owned, listing, order } = await acceptedSale();
+  const other = await api.key();
+  const second = await saveOffer(api, other.key, owned.asset.id, { price: 3 });
+  const refused = await api.rest('POST', '/v1/offers/accept', { offer_id: second.id }, owned.owner.key);
+  expect(refused.status).toBe(409);
+  expect(refused.body.error.message).toContain(`reserved by order ${order.id}`);
+  const bought = await api.rest('POST', `/v1/listings/${listing.id}/buy`, {}, other.key);
+  expect(bought.status).toBe(409);
+  expect(bought.body.error.message).toContain(`held by order ${order.id}`);
+  const relisted = await api.rest('POST', '/v1/assets/listing', { asset_id: owned.asset.id, start_price: '9' }, owned.owner.key);
+  expect(relisted.status).toBe(409);
+  expect(relisted.body.error.message).toContain(`reserved by order ${order.id}`);
+  const [{ count }] = await api.ds.query('SELECT count(*)::int AS count FROM orders WHERE asset_id = $1', [owned.asset.id]);
+  expect(count).toBe(1);
+});
+
+test('when the deadline passes without the transfer, then the order fails, the listing and the offer are active again and a new sale is possible', async () => {
+  const { owned, listing, offer, order } = await acceptedSale();
+  // The sweep every process runs, as it runs once the deadline has passed.
+  await sweepExpired(api.ds, later(new Date(), 2 * HOUR));
+
+  expect((await api.rest('GET', `/v1/orders/${order.id}`)).body.status).toBe('failed');
+  expect((await api.rest('GET', `/v1/offers/${offer.id}`)).body).toMatchObject({ status: 'active', filled: 0, reserved: 0 });
+  const asset = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+  expect(asset.body).toMatchObject({ owner: owned.owner.address, listing: { id: listing.id, status: 'active' } });
+  const events = (await eventsOf(owned.asset.id)).slice(-3);
+  expect(events.map((e) => [e.type, e.data.reason])).toEqual([
+    ['offer.released', 'deadline_passed'],
+    ['listing.reactivated', 'deadline_passed'],
+    ['order.failed', 'deadline_passed'],
+  ]);
+
+  // The same offer can be accepted again: a new pending order, the same unit.
+  const again = await api.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, owned.owner.key);
+  expect(again.status).toBe(200);
+  expect(again.body).toMatchObject({ status: 'pending', unit: 1, listing_id: listing.id });
+});
+
+test('when a buy now awaits the chain, then its order is pending and names the held listing', async () => {
+  const owned = await saveOwnedAsset(api);
+  const buyer = await api.key();
+  const listing = await saveListing(api, owned.owner.key, owned.asset.id, { startPrice: 4 });
+  const bought = await api.rest('POST', `/v1/listings/${listing.id}/buy`, {}, buyer.key);
+  expect(bought.status).toBe(200);
+  expect(bought.body).toMatchObject({ status: 'pending', listing_id: listing.id, offer: null });
+  const read = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+  expect(read.body).toMatchObject({ owner: owned.owner.address, listing: null });
+});
+
+test('when an english auction closes with a bid, then its order is pending, the auction held and the owner unchanged until the chain', async () => {
+  const owned = await saveOwnedAsset(api);
+  const bidder = await api.key();
+  const auction = await api.rest(
+    'POST',
+    '/v1/assets/listing',
+    { asset_id: owned.asset.id, order_type: 'english_auction', start_price: 1, expiration_time: { duration_seconds: 60 } },
+    owned.owner.key,
+  );
+  expect(auction.status).toBe(200);
+  const bid = await saveOffer(api, bidder.key, owned.asset.id, { price: 2 });
+  // The sweep every process runs, as it runs after the close.
+  await sweepExpired(api.ds, later(new Date(), 120 * 1000));
+
+  const [order] = await api.ds.query('SELECT id, status, offer_id AS "offerId", listing_id AS "listingId" FROM orders WHERE asset_id = $1', [owned.asset.id]);
+  expect(order).toMatchObject({ status: 'pending', offerId: bid.id, listingId: auction.body.id });
+  const [listing] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [auction.body.id]);
+  expect(listing.status).toBe('pending');
+  const asset = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+  expect(asset.body.owner).toBe(owned.owner.address);
+});
+
+describe('offchain settlement (the default) and the chain', () => {
+  let offchain: TestServer;
+  beforeAll(async () => {
+    // The process's settlement is offchain from here on (createApp sets it for the process).
+    offchain = await startServer({ settlement: { mode: 'offchain', deadlineSeconds: 3600 } });
+  });
+  afterAll(() => offchain.close());
+
+  test('when an API sale is followed by its transfer on chain and a reorg takes that back, then the order stays completed and the buyer the owner', async () => {
+    const owned = await saveOwnedAsset(offchain);
+    const buyer = await offchain.key();
+    const offer = await saveOffer(offchain, buyer.key, owned.asset.id, { price: 2 });
+    const sold = await offchain.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, owned.owner.key);
+    expect(sold.body).toMatchObject({ status: 'completed', buyer: buyer.address, settlement_deadline: null });
+
+    // The follower's unit of work: the sale's transfer in block 100, then a reorg that forks below it.
+    const [collection] = await offchain.ds.query('SELECT id, chain_id AS "chainId", contract_address AS "contractAddress" FROM collections WHERE id = $1', [owned.collection.id]);
+    const txHash = `0x${'ab'.repeat(32)}`;
+    await applyChainStep(offchain.ds, {
+      chainId: collection.chainId,
+      toBlock: 100n,
+      toHash: `0x${'01'.repeat(32)}`,
+      blockHashes: new Map([[100n, `0x${'01'.repeat(32)}`]]),
+      transfers: [{ blockNumber: 100n, blockHash: `0x${'01'.repeat(32)}`, txHash, logIndex: 0, tokenAddress: collection.contractAddress, tokenId: BigInt(owned.asset.tokenId), from: owned.owner.address, to: buyer.address }],
+      collections: [{ ...collection, syncedBlock: 99n }],
+    });
+    expect(await rollBackChain(offchain.ds, collection.chainId, 99n)).toBe(1);
+
+    const asset = await offchain.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
+    expect(asset.body.owner).toBe(buyer.address);
+    expect((await offchain.rest('GET', `/v1/orders/${sold.body.id}`)).body).toMatchObject({ status: 'completed', settlement_transaction_hash: null });
+    const types = (await eventsOf(owned.asset.id)).map((e) => e.type);
+    expect(types.filter((t) => t.startsWith('order.') || t === 'asset.transfer_reverted')).toEqual(['order.completed']);
+  });
+});
