@@ -1,6 +1,7 @@
 import { applyChainStep, rollBackChain } from '../src/modules/chain/chain.transfers';
 import { sweepExpired } from '../src/modules/event/expiry.sweeper';
 import { saveListing, saveOffer, saveOwnedAsset } from './factories/market';
+import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
 import { HOUR, later } from './setup/time';
 
@@ -10,11 +11,18 @@ import { HOUR, later } from './setup/time';
  * completion by a transfer is test/chain-settlement.test.ts's. Both databases.
  */
 let api: TestServer;
+let db: { url: string; drop: () => Promise<void> };
 
 beforeAll(async () => {
-  api = await startServer({ settlement: { mode: 'chain', deadlineSeconds: 3600 } });
+  // A database of its own: the tests sweep ahead of time, which would expire or settle (as pending orders,
+  // in this process's mode) the listings and auctions other test files have in the shared database.
+  db = await freshDatabase('gw_settlement');
+  api = await startServer({ settlement: { mode: 'chain', deadlineSeconds: 3600 } }, { url: db.url });
+}, 60_000);
+afterAll(async () => {
+  await api?.close();
+  await db?.drop();
 });
-afterAll(() => api.close());
 
 const ORDER = /* GraphQL */ `
   query ($id: ID!) { order(id: $id) { id status settlementDeadline settlementTransactionHash settlementBlockNumber } }`;
@@ -130,7 +138,7 @@ describe('offchain settlement (the default) and the chain', () => {
   let offchain: TestServer;
   beforeAll(async () => {
     // The process's settlement is offchain from here on (createApp sets it for the process).
-    offchain = await startServer({ settlement: { mode: 'offchain', deadlineSeconds: 3600 } });
+    offchain = await startServer({ settlement: { mode: 'offchain', deadlineSeconds: 3600 } }, { url: db.url });
   });
   afterAll(() => offchain.close());
 
