@@ -40,6 +40,8 @@ export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; 
   // The local chains of the chain tests (test/chain-*.test.ts, a node each), there from the start: the
   // `chains` list does not change while other tests read it.
   await ds.query(`INSERT INTO chains (id, name, symbol) SELECT id, 'Local test chain ' || id, 'ETH' FROM unnest($1::text[]) AS id`, [TEST_CHAIN_IDS]);
+  // Every chain has its native currency (docs/market.md "Currencies"), as the migrations give the seeded ones.
+  await ds.query(`INSERT INTO currencies (chain_id, address, symbol, decimals) SELECT id, '0x${'0'.repeat(40)}', 'ETH', 18 FROM unnest($1::text[]) AS id`, [TEST_CHAIN_IDS]);
   await ds.destroy();
   return { url, drop };
 }
