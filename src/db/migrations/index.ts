@@ -15,6 +15,7 @@ import { NameSearch1765405000000 } from './1765405000000-name-search';
 import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 import { ChainFollower1765420000000 } from './1765420000000-chain-follower';
 import { BuyNow1765450000000 } from './1765450000000-buy-now';
+import { ChainTokenUris1765470000000 } from './1765470000000-chain-token-uris';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   RelationIndexes1765410000000,
   ChainFollower1765420000000,
   BuyNow1765450000000,
+  ChainTokenUris1765470000000,
 ];

@@ -42,6 +42,27 @@ export async function lockAsset(m: EntityManager, events: EventLog, assetId: str
 }
 
 /**
+ * Locks several assets for the rest of the transaction in one statement, in id order: every writer that
+ * holds more than one asset takes them in this order, so two of them never wait on each other in a cycle
+ * (the others hold one asset, through lockAsset). Each asset is returned as lockAsset leaves it: a due
+ * english auction is settled first. Assets that do not exist are left out.
+ */
+export async function lockAssets(m: EntityManager, events: EventLog, assetIds: readonly string[], now: Date): Promise<LockedAsset[]> {
+  if (!assetIds.length) return [];
+  const rows: (Omit<LockedAsset, 'settled'> & { auctionDue: boolean })[] = await m.query(
+    `SELECT ${ASSET_COLUMNS}, EXISTS (SELECT 1 FROM listings l WHERE l.asset_id = a.id AND ${AUCTION_DUE}) AS "auctionDue"
+     FROM assets a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE`,
+    [assetIds, now],
+  );
+  const locked: LockedAsset[] = [];
+  for (const { auctionDue, ...asset } of rows) {
+    const settled = auctionDue ? await settleAuction(m, events, asset, now) : null;
+    locked.push({ ...asset, owner: settled?.buyer ?? asset.owner, settled });
+  }
+  return locked;
+}
+
+/**
  * The close of the asset's english auction, the asset locked: the highest bid standing at the closing date
  * (the earliest of equal ones) buys the asset at its price, as if the seller had accepted it then; without
  * one the auction expired. The listing row is locked and checked again, so of racing settlements (sweepers
