@@ -212,7 +212,8 @@ export class ChainFollower {
    */
   private async forkBelow(head: bigint): Promise<bigint | null> {
     const kept: { number: string; hash: string }[] = await this.ds.query(
-      'SELECT number::text AS number, hash FROM chain_blocks WHERE chain_id = $1 ORDER BY number DESC LIMIT $2',
+      // Ordered by the column, not by the text of the same name (which puts block 9 above block 10).
+      'SELECT b.number::text AS number, b.hash FROM chain_blocks b WHERE b.chain_id = $1 ORDER BY b.number DESC LIMIT $2',
       [this.chain.chainId, REORG_SEARCH_BLOCKS],
     );
     for (const [i, block] of kept.entries()) {
