@@ -225,7 +225,8 @@ async function applyTransfers(m: EntityManager, events: EventLog, step: ChainSte
  * in reverse order, in one transaction with their events: each token's owner goes back to the one before
  * the transfer (a token the transfer made known goes back to its sender), `asset.transfer_reverted` says so,
  * and the listings the transfer made inactive are active again where their seller owns the token again
- * (`listing.reactivated`). The assets are locked first, in id order. An asset that an undone mint created is
+ * (`listing.reactivated`), while an active listing by anyone else (the receiver of the undone transfer listed
+ * the token) becomes inactive (`listing.inactivated`). The assets are locked first, in id order. An asset that an undone mint created is
  * deleted when nothing else refers to it (no listing, offer, order or other transfer): its
  * `asset.transfer_reverted` says `removed: true`; one that something refers to stays, owned by the zero
  * address. The transfers, block hashes and positions above the fork are forgotten, so the next steps apply
@@ -272,6 +273,10 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
         const gone = removedIds.has(t.assetId) && t.previousOwner === null ? { removed: true } : {};
         events.add('asset.transfer_reverted', 'asset', t.assetId, { previous_owner: owner, owner: restored, ...undone, ...gone });
       }
+      // Listed by whom the undone transfer made owner: that seller no longer owns the token.
+      const stale = (await inactivatableListings(m, [t.assetId], now)).filter((l) => l.seller !== restored);
+      await inactivateListings(m, stale, now);
+      for (const l of stale) events.add('listing.inactivated', 'listing', l.id, { ...undone, reason: INACTIVE_REASON });
       await reactivateListings(m, events, t.assetId, t.inactivated, restored, now, undone);
     }
     if (removedIds.size) {
