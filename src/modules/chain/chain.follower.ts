@@ -24,6 +24,16 @@ const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
 
+/**
+ * Whether eth_getLogs failed for the size of its answer: viem's limit on a response's body or its timeout,
+ * or a node's limit on results or range (geth, Alchemy, Infura and others word it differently).
+ */
+function tooManyLogs(err: unknown): boolean {
+  const { ResponseBodyTooLargeError, TimeoutError, LimitExceededRpcError, BaseError } = viem();
+  if (err instanceof BaseError && err.walk((e) => e instanceof ResponseBodyTooLargeError || e instanceof TimeoutError || e instanceof LimitExceededRpcError)) return true;
+  return err instanceof Error && /more than \d+ (results|logs)|too many|response size|range is too (large|wide)|exceed/i.test(err.message);
+}
+
 /** The advisory lock key of a chain's follower: one per chain across every process on the database. */
 const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), hashtext($1)) AS locked`;
 
@@ -44,6 +54,8 @@ export class ChainFollower {
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
+  /** Blocks asked for in one eth_getLogs: CHAIN_BLOCK_RANGE, halved while an answer has too many logs. */
+  private range: bigint;
 
   constructor(
     private readonly ds: DataSource,
@@ -52,6 +64,7 @@ export class ChainFollower {
   ) {
     const { createPublicClient, http } = viem();
     this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
+    this.range = BigInt(options.blockRange);
     this.batchClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, batch: { batchSize: TOKEN_URI_BATCH } }) });
   }
 
@@ -213,13 +226,22 @@ export class ChainFollower {
       return true;
     }
     const from = behind.reduce((low, c) => (c.syncedBlock < low ? c.syncedBlock : low), confirmed) + 1n;
-    const to = from + BigInt(this.options.blockRange) - 1n < confirmed ? from + BigInt(this.options.blockRange) - 1n : confirmed;
+    const to = from + this.range - 1n < confirmed ? from + this.range - 1n : confirmed;
     const reading = behind.filter((c) => c.syncedBlock < to);
     const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
-    const logs = await this.client.request({
-      method: 'eth_getLogs',
-      params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
-    });
+    let logs;
+    try {
+      logs = await this.client.request({
+        method: 'eth_getLogs',
+        params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
+      });
+    } catch (err) {
+      if (to === from || !tooManyLogs(err)) throw err;
+      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, from now on.
+      this.range = (to - from + 1n) / 2n;
+      logger.info('fewer blocks per eth_getLogs', { chainId, blocks: this.range.toString() });
+      return false;
+    }
     const transfers: ChainTransfer[] = [];
     const blockHashes = new Map<bigint, string>();
     for (const log of logs) {
