@@ -22,7 +22,7 @@ export type TokenUriRead = string | null | undefined;
  * TOKEN_URI_BATCH of the chain's, read together by `read`; each URI read is stored as the asset's
  * `metadata.token_uri` (the JSON behind it is not fetched), and the tokens read for good are taken off the
  * list in the same statement. Runs apart from the follower's steps, so a backfill of many mints is not held
- * up by as many calls. Returns how many tokens were taken.
+ * up by as many calls. Returns how many tokens were taken off the list.
  */
 export async function readPendingTokenUris(
   ds: DataSource,
@@ -38,11 +38,16 @@ export async function readPendingTokenUris(
   const uris = await read(rows.map((r) => ({ assetId: r.assetId, tokenAddress: r.tokenAddress, tokenId: BigInt(r.tokenId) })));
   const done = rows.map((r, i) => ({ id: r.assetId, uri: uris[i] })).filter((r) => r.uri !== undefined);
   if (!done.length) return 0;
-  await ds.query(
-    `WITH taken AS (DELETE FROM chain_token_uris_pending WHERE asset_id = ANY($1::uuid[]) RETURNING asset_id)
-     UPDATE assets a SET metadata = a.metadata || jsonb_build_object('token_uri', k.uri), updated_at = now()
-     FROM unnest($1::uuid[], $2::text[]) k(id, uri) WHERE a.id = k.id AND k.uri <> '' AND k.id IN (SELECT asset_id FROM taken)`,
+  // Assets a step holds are skipped (read again next round): waiting for it would slow the step, and
+  // locking in another order than its id order could deadlock with it.
+  const [{ taken }]: { taken: number }[] = await ds.query(
+    `WITH locked AS (SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED),
+     taken AS (DELETE FROM chain_token_uris_pending p USING locked WHERE p.asset_id = locked.id RETURNING p.asset_id),
+     stored AS (
+       UPDATE assets a SET metadata = a.metadata || jsonb_build_object('token_uri', k.uri), updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) k(id, uri) WHERE a.id = k.id AND k.uri <> '' AND k.id IN (SELECT asset_id FROM taken) RETURNING 1)
+     SELECT count(*)::int AS taken FROM taken`,
     [done.map((r) => r.id), done.map((r) => r.uri ?? '')],
   );
-  return done.length;
+  return taken;
 }
