@@ -17,6 +17,7 @@ import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
 import { benchEvents } from './events';
 import { anchorTable, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
+import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
 import { benchSweeps } from './sweep';
 
@@ -59,6 +60,9 @@ const { values: opts } = parseArgs({
     /** How many sweeps the sweep row (W9) makes through each door. */
     sweeps: { type: 'string', default: '40' },
     subscribers: { type: 'string', default: '100' },
+    // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
+    'chain-transfers': { type: 'string', default: '100000' },
+    'lag-samples': { type: 'string', default: '100' },
   },
 });
 
@@ -456,6 +460,45 @@ async function eventsRow(base: string, pid: number, adminKey: string): Promise<R
   };
 }
 
+/**
+ * A backfill of --chain-transfers ERC721 transfers from a local node by a gateway that follows it, then the
+ * lag from a mined block to the owner shown by the API (bench/chain.ts); a gateway process of its own, its
+ * follower polling every 100 ms with no confirmations (a local node).
+ */
+async function chainRow(env: Record<string, string>, adminKey: string, url: string): Promise<Row> {
+  const chain = await startBenchChain();
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  await db.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local bench chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [chain.chainId]);
+  await db.end();
+  const { child, base } = await startServer(
+    { ...env, [`CHAIN_RPC_${chain.chainId}`]: chain.url, CHAIN_CONFIRMATIONS: '0', CHAIN_POLL_MS: '100' },
+    Number(opts.pool),
+  );
+  try {
+    log('running the chain backfill');
+    resetPeakRss(child.pid!);
+    const f = await benchChain(chain, base, adminKey, url, { transfers: Number(opts['chain-transfers']), samples: Number(opts['lag-samples']), log });
+    const uris = f.tokenUriSeconds === null ? 'tokenURIs not all read within 15 min' : `tokenURIs of the minted tokens read in ${f.tokenUriSeconds.toFixed(0)} s`;
+    return {
+      workload: `CHAIN backfill ${f.transfers.toLocaleString('en')} transfers; lag`,
+      door: 'chain follower',
+      reqPerSec: f.transfersPerSec,
+      p50Ms: f.lagP50Ms,
+      p99Ms: f.lagP99Ms,
+      errors: 0,
+      peakRssMb: peakRssMb(child.pid!),
+      sqlPerRequest: null,
+      bytesPerResponse: null,
+      note: `transfers/s applied (${f.backfillSeconds.toFixed(1)} s); ms from a mined block to the owner shown, ${f.lagSamples} samples; chain made in ${f.generationSeconds.toFixed(0)} s; ${uris}`,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    await chain.close();
+  }
+}
+
 function table(rows: Row[]): string {
   const header = ['workload', 'door', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'SQL/req', 'bytes/resp', 'note'];
   const cells = rows.map((r) => [
@@ -551,6 +594,10 @@ async function main(): Promise<void> {
       }
     } else {
       rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
+      if (!opts.only || new RegExp(opts.only, 'i').test('CHAIN')) {
+        if (process.env.DATABASE_URL) rows.push(await chainRow(env, adminKey, url));
+        else log('the chain row (a backfill into PostgreSQL) needs DATABASE_URL: skipped on the embedded database');
+      }
     }
   } finally {
     stopReplica();

@@ -52,6 +52,67 @@ describe('following an ERC721 contract', () => {
     const feed = await api.rest('GET', `/v1/events?asset_id=${asset.body.id}`);
     expect(feed.body.result.map((e: { type: string }) => e.type)).toEqual(['asset.created']);
     expect(feed.body.result[0].data).toMatchObject({ transaction_hash: tx, owner: alice, from: '0x0000000000000000000000000000000000000000' });
+    // Its tokenURI is read apart from the step that made it, and stored in its metadata.
+    const read = await until(() => assetOf(contract, 7n), (r) => r.body.metadata?.token_uri !== undefined, 'the token URI');
+    expect(read.body.metadata).toEqual({ token_uri: 'https://nft.test/token/7' });
+  });
+
+  test('when many transfers land in one step, then each is applied once in chain order, with its events, and listings of former owners are inactive', async () => {
+    const contract = await trackedCollection();
+    const [minter, alice, bob, carol] = node.accounts;
+    await node.mint(contract, alice, 1n);
+    const first = await ownerIs(contract, 1n, alice);
+    const aliceKey = (await api.key({ address: alice })).key;
+    const listed = await api.rest('POST', '/v1/assets/listing', { asset_id: first.body.id, start_price: '1' }, aliceKey);
+    expect(listed.status).toBe(200);
+    await follower!.close();
+    follower = undefined;
+
+    // Read in one step: 30 mints to alice, alice gives them and token 1 to bob, bob passes token 100 on and burns token 129.
+    await node.write(contract, minter, 'mintBatch', [alice, 100n, 30n]);
+    await node.transfer(contract, alice, bob, 1n);
+    await node.write(contract, alice, 'transferBatch', [bob, 100n, 30n]);
+    await node.transfer(contract, bob, carol, 100n);
+    await node.write(contract, bob, 'burn', [129n]);
+    follower = await startFollower();
+
+    const passed = await ownerIs(contract, 100n, carol);
+    await ownerIs(contract, 1n, bob);
+    await ownerIs(contract, 128n, bob);
+    const burned = await ownerIs(contract, 129n, '0x0000000000000000000000000000000000000000');
+    const [{ status }] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [listed.body.id]);
+    expect(status).toBe('inactive');
+    const [{ assets }] = await api.ds.query('SELECT count(*)::int AS assets FROM assets WHERE token_address = $1 AND chain_id = $2', [contract, String(CHAIN_ID)]);
+    expect(assets).toBe(31);
+
+    const feed = await api.rest('GET', `/v1/events?asset_id=${passed.body.id}`);
+    expect(feed.body.result.map((e: { type: string; data: { owner: string; previous_owner?: string } }) => [e.type, e.data.previous_owner ?? null, e.data.owner])).toEqual([
+      // The created event's row is the asset as it stood when the step committed.
+      ['asset.created', null, carol],
+      ['asset.transferred', alice, bob],
+      ['asset.transferred', bob, carol],
+    ]);
+    const recorded = await api.ds.query(
+      'SELECT previous_owner AS "previousOwner", asset_id AS "assetId" FROM chain_transfers WHERE chain_id = $1 AND token_address = $2 AND token_id = 100 ORDER BY block_number, log_index',
+      [String(CHAIN_ID), contract],
+    );
+    expect(recorded).toEqual([
+      { previousOwner: null, assetId: passed.body.id },
+      { previousOwner: alice, assetId: passed.body.id },
+      { previousOwner: bob, assetId: passed.body.id },
+    ]);
+    const sold = await api.rest('GET', `/v1/events?asset_id=${first.body.id}&types=asset.transferred,listing.inactivated`);
+    expect(sold.body.result.map((e: { type: string }) => e.type)).toEqual(['asset.transferred', 'listing.inactivated']);
+
+    // The URIs are read once the owners are shown; the burned token's read reverts, so it keeps its placeholder.
+    await until(
+      async () => (await api.ds.query('SELECT count(*)::int AS n FROM chain_token_uris_pending p JOIN assets a ON a.id = p.asset_id WHERE a.token_address = $1', [contract]))[0].n,
+      (n: number) => n === 0,
+      'every token URI read',
+    );
+    expect((await assetOf(contract, 128n)).body.metadata).toEqual({ token_uri: 'https://nft.test/token/128' });
+    expect((await assetOf(contract, 129n)).body.metadata).toEqual({});
+    expect(burned.body.name).toBe('#129');
   });
 
   test('when a collection is created with a start_block, then the transfers before that block are not applied', async () => {
@@ -62,6 +123,10 @@ describe('following an ERC721 contract', () => {
     await node.mint(contract, bob, 2n);
     const created = await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: String(CHAIN_ID), name: 'From a block', start_block: start }, admin.key);
     expect(created.status).toBe(200);
+    expect(created.body.start_block).toBe(start);
+    expect((await api.rest('GET', `/v1/collections/${contract}?chain_id=${CHAIN_ID}`)).body.start_block).toBe(start);
+    const shown = await api.gql(`query ($a: Address!, $c: String) { collection(address: $a, chainId: $c) { startBlock } }`, { a: contract, c: String(CHAIN_ID) });
+    expect(shown.body.data.collection).toEqual({ startBlock: start });
 
     await ownerIs(contract, 2n, bob);
     expect((await assetOf(contract, 1n)).status).toBe(404);

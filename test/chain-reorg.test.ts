@@ -88,3 +88,48 @@ test('when a reorg takes back a transfer and the new branch has none, then the o
   const [{ count }] = await api.ds.query('SELECT count(*)::int AS count FROM chain_transfers WHERE chain_id = $2 AND token_address = $1', [contract, CHAIN_ID]);
   expect(count).toBe(1);
 });
+
+test('when a reorg takes back a mint, then the asset it made is gone, unless a listing refers to it: that one stays, owned by no one, its listing inactive', async () => {
+  const admin = await api.key({ admin: true });
+  const contract = await node.deploy();
+  expect((await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID, name: 'Reorged mints' }, admin.key)).status).toBe(200);
+  const [, alice, bob] = node.accounts;
+  const zero = '0x0000000000000000000000000000000000000000';
+  const asset = (tokenId: number) => () => api.rest('GET', `/v1/assets/${contract}/${tokenId}?chain_id=${CHAIN_ID}`);
+  await node.mint(contract, alice, 1n);
+  await until(asset(1), (r) => r.status === 200, 'the mint below the fork');
+
+  const fork = await node.rpc<string>('evm_snapshot');
+  await node.mint(contract, bob, 2n);
+  await node.mint(contract, alice, 3n);
+  const two = await until(asset(2), (r) => r.status === 200, 'the first orphaned mint');
+  const three = await until(asset(3), (r) => r.status === 200, 'the second orphaned mint');
+  const aliceKey = (await api.key({ address: alice })).key;
+  const listing = await api.rest('POST', '/v1/assets/listing', { asset_id: three.body.id, start_price: '1' }, aliceKey);
+  expect(listing.status).toBe(200);
+
+  expect(await node.rpc('evm_revert', [fork])).toBe(true);
+  await node.mine(3);
+
+  await until(asset(2), (r) => r.status === 404, 'the orphaned mint gone');
+  const kept = await until(asset(3), (r) => r.body.owner === zero, 'the listed token owned by no one');
+  expect(kept.body.listing ?? null).toBeNull();
+  const [{ status }] = await api.ds.query('SELECT status FROM listings WHERE id = $1', [listing.body.id]);
+  expect(status).toBe('inactive');
+  expect((await asset(1)()).body.owner).toBe(alice);
+  const [{ count }] = await api.ds.query(
+    'SELECT c.assets::int AS count FROM collection_asset_counts c JOIN collections k ON k.id = c.collection_id WHERE k.contract_address = $1 AND k.chain_id = $2',
+    [contract, CHAIN_ID],
+  );
+  expect(count).toBe(2);
+
+  // The feed keeps the gone asset's story: created, then reverted with `removed`.
+  const feed = await api.rest('GET', `/v1/events?asset_id=${two.body.id}`);
+  expect(feed.body.result.map((e: { type: string }) => e.type)).toEqual(['asset.created', 'asset.transfer_reverted']);
+  expect(feed.body.result[1].data).toMatchObject({ previous_owner: bob, owner: zero, removed: true, reason: 'reorg' });
+  const listed = await api.rest('GET', `/v1/events?asset_id=${three.body.id}&types=asset.transfer_reverted,listing.inactivated`);
+  expect(listed.body.result.map((e: { type: string; data: { removed?: boolean } }) => [e.type, e.data.removed ?? false])).toEqual([
+    ['asset.transfer_reverted', false],
+    ['listing.inactivated', false],
+  ]);
+});

@@ -17,6 +17,8 @@ export interface ChainNode {
   deploy(): Promise<Address>;
   mint(contract: Address, to: Address, tokenId: bigint): Promise<Hex>;
   transfer(contract: Address, from: Address, to: Address, tokenId: bigint): Promise<Hex>;
+  /** Any function of the TestERC721 (mintBatch, transferBatch, burn), sent by `from`. */
+  write(contract: Address, from: Address, functionName: string, args: unknown[]): Promise<Hex>;
   mine(blocks?: number): Promise<void>;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   close(): Promise<void>;
@@ -43,6 +45,8 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
     if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
     return receipt;
   };
+  const write = async (contract: Address, from: Address, functionName: string, args: unknown[]) =>
+    (await send({ from, to: contract, data: encodeFunctionData({ abi, functionName, args }) })).transactionHash;
   return {
     url,
     chainId,
@@ -52,10 +56,9 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
       const receipt = await send({ from: accounts[0], data: artefact.bytecode as Hex });
       return receipt.contractAddress!.toLowerCase() as Address;
     },
-    mint: async (contract, to, tokenId) =>
-      (await send({ from: accounts[0], to: contract, data: encodeFunctionData({ abi, functionName: 'mint', args: [to, tokenId] }) })).transactionHash,
-    transfer: async (contract, from, to, tokenId) =>
-      (await send({ from, to: contract, data: encodeFunctionData({ abi, functionName: 'transferFrom', args: [from, to, tokenId] }) })).transactionHash,
+    mint: (contract, to, tokenId) => write(contract, accounts[0], 'mint', [to, tokenId]),
+    transfer: (contract, from, to, tokenId) => write(contract, from, 'transferFrom', [from, to, tokenId]),
+    write,
     async mine(blocks = 1) {
       for (let i = 0; i < blocks; i++) await rpc('evm_mine');
     },

@@ -16,6 +16,7 @@ import { RelationIndexes1765410000000 } from './1765410000000-relation-indexes';
 import { ChainFollower1765420000000 } from './1765420000000-chain-follower';
 import { BuyNow1765450000000 } from './1765450000000-buy-now';
 import { SettlementOnChain1765460000000 } from './1765460000000-settlement-on-chain';
+import { ChainTokenUris1765470000000 } from './1765470000000-chain-token-uris';
 import { Currencies1765490000000 } from './1765490000000-currencies';
 import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
 
@@ -39,6 +40,7 @@ export const migrations = [
   ChainFollower1765420000000,
   BuyNow1765450000000,
   SettlementOnChain1765460000000,
+  ChainTokenUris1765470000000,
   Currencies1765490000000,
   NativeSettledRollups1765495000000,
 ];

@@ -4,16 +4,35 @@ import type { ChainFollowSettings, ChainSettings } from '../../config';
 import { logger } from '../../common/logger';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, ChainTransfer, rollBackChain, TrackedCollection } from './chain.transfers';
+import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
 
 type Viem = typeof import('viem');
 /** viem is large: loaded when a follower starts, not by a gateway that follows no chain. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const viem = (): Viem => require('viem') as Viem;
 
-const TRANSFER_EVENT = 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)';
+/**
+ * keccak256("Transfer(address,address,uint256)"). The logs are read raw (eth_getLogs) and their indexed
+ * arguments taken from the topics: decoding each log through the ABI cost as much as the node's answer.
+ */
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const toHex = (n: bigint) => `0x${n.toString(16)}` as `0x${string}`;
+/** The address in a 32-byte topic (its last 20 bytes), in lower case. */
+const addressOfTopic = (topic: string) => `0x${topic.slice(26).toLowerCase()}`;
+const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
 const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
+
+/**
+ * Whether eth_getLogs failed for the size of its answer: viem's limit on a response's body or its timeout,
+ * or a node's limit on results or range (geth, Alchemy, Infura and others word it differently).
+ */
+function tooManyLogs(err: unknown): boolean {
+  const { ResponseBodyTooLargeError, TimeoutError, LimitExceededRpcError, BaseError } = viem();
+  if (err instanceof BaseError && err.walk((e) => e instanceof ResponseBodyTooLargeError || e instanceof TimeoutError || e instanceof LimitExceededRpcError)) return true;
+  return err instanceof Error && /more than \d+ (results|logs)|too many|response size|range is too (large|wide)|exceed/i.test(err.message);
+}
 
 /** The advisory lock key of a chain's follower: one per chain across every process on the database. */
 const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), hashtext($1)) AS locked`;
@@ -26,13 +45,17 @@ const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), 
  */
 export class ChainFollower {
   private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
+  /** Ends the sleeps under way (of the steps' loop and of the tokenURI reads' loop) at stop. */
+  private readonly wakers = new Set<() => void>();
   private lockClient: Client | undefined;
-  private running: Promise<void> | undefined;
+  private running: Promise<void>[] = [];
   /** True while this process holds the chain's lock and follows it. */
   following = false;
   private readonly client;
+  /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
+  private readonly batchClient;
+  /** Blocks asked for in one eth_getLogs: CHAIN_BLOCK_RANGE, halved while an answer has too many logs. */
+  private range: bigint;
 
   constructor(
     private readonly ds: DataSource,
@@ -41,16 +64,18 @@ export class ChainFollower {
   ) {
     const { createPublicClient, http } = viem();
     this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
+    this.range = BigInt(options.blockRange);
+    this.batchClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, batch: { batchSize: TOKEN_URI_BATCH } }) });
   }
 
   start(): void {
-    this.running = this.run();
+    this.running = [this.run(), this.readTokenUris()];
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
-    await this.running;
+    for (const wake of [...this.wakers]) wake();
+    await Promise.all(this.running);
   }
 
   private async run(): Promise<void> {
@@ -77,6 +102,41 @@ export class ChainFollower {
       await this.sleep(this.options.pollMs);
     }
     await this.unlock();
+  }
+
+  /**
+   * The tokenURIs of the tokens the steps saw minted, a round at a time, apart from the steps (which do not
+   * wait for them); only while this process follows the chain. A failed round is tried again.
+   */
+  private async readTokenUris(): Promise<void> {
+    while (!this.stopped) {
+      let taken = 0;
+      if (this.following) {
+        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
+          logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+          return 0;
+        });
+      }
+      if (!taken) await this.sleep(this.options.pollMs);
+    }
+  }
+
+  /**
+   * tokenURI(id) of each token, in one batch. A call that failed at the node (a revert: nodes report it
+   * with various codes; a contract without tokenURI) is null; one that did not reach an answer (the node
+   * did not answer or limits the rate) is undefined, read again later.
+   */
+  private async tokenUris(tokens: PendingToken[]): Promise<TokenUriRead[]> {
+    const { parseAbi, BaseError, HttpRequestError, TimeoutError, LimitExceededRpcError } = viem();
+    const abi = parseAbi([TOKEN_URI_FUNCTION]);
+    const reads = await Promise.allSettled(
+      tokens.map((t) => this.batchClient.readContract({ address: t.tokenAddress as `0x${string}`, abi, functionName: 'tokenURI', args: [t.tokenId] })),
+    );
+    return reads.map((r) => {
+      if (r.status === 'fulfilled') return r.value;
+      const passing = !(r.reason instanceof BaseError) || r.reason.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof LimitExceededRpcError);
+      return passing ? undefined : null;
+    });
   }
 
   /** Takes the chain's advisory lock on a connection of its own; the embedded database is one process's alone. */
@@ -166,33 +226,41 @@ export class ChainFollower {
       return true;
     }
     const from = behind.reduce((low, c) => (c.syncedBlock < low ? c.syncedBlock : low), confirmed) + 1n;
-    const to = from + BigInt(this.options.blockRange) - 1n < confirmed ? from + BigInt(this.options.blockRange) - 1n : confirmed;
+    const to = from + this.range - 1n < confirmed ? from + this.range - 1n : confirmed;
     const reading = behind.filter((c) => c.syncedBlock < to);
     const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
-    const { parseAbiItem } = viem();
-    const logs = await this.client.getLogs({
-      address: reading.map((c) => c.contractAddress as `0x${string}`),
-      event: parseAbiItem(TRANSFER_EVENT),
-      fromBlock: from,
-      toBlock: to,
-      strict: true,
-    });
+    let logs;
+    try {
+      logs = await this.client.request({
+        method: 'eth_getLogs',
+        params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
+      });
+    } catch (err) {
+      if (to === from || !tooManyLogs(err)) throw err;
+      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, from now on.
+      this.range = (to - from + 1n) / 2n;
+      logger.info('fewer blocks per eth_getLogs', { chainId, blocks: this.range.toString() });
+      return false;
+    }
     const transfers: ChainTransfer[] = [];
     const blockHashes = new Map<bigint, string>();
     for (const log of logs) {
+      // ERC721's Transfer has its three arguments indexed; ERC20's (the same topic) has the amount in its data.
+      if (log.topics.length !== 4 || log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue;
       const tokenAddress = log.address.toLowerCase();
+      const blockNumber = BigInt(log.blockNumber);
       // A collection read further than this range's start already has these blocks.
-      if (log.blockNumber === null || log.blockNumber <= (synced.get(tokenAddress) ?? to)) continue;
-      blockHashes.set(log.blockNumber, log.blockHash!);
+      if (blockNumber <= (synced.get(tokenAddress) ?? to)) continue;
+      blockHashes.set(blockNumber, log.blockHash);
       transfers.push({
-        blockNumber: log.blockNumber,
-        blockHash: log.blockHash!,
-        txHash: log.transactionHash!,
-        logIndex: log.logIndex!,
+        blockNumber,
+        blockHash: log.blockHash,
+        txHash: log.transactionHash,
+        logIndex: Number(log.logIndex),
         tokenAddress,
-        tokenId: log.args.tokenId,
-        from: log.args.from.toLowerCase(),
-        to: log.args.to.toLowerCase(),
+        tokenId: BigInt(log.topics[3]!),
+        from: addressOfTopic(log.topics[1]!),
+        to: addressOfTopic(log.topics[2]!),
       });
     }
     transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
@@ -212,7 +280,8 @@ export class ChainFollower {
    */
   private async forkBelow(head: bigint): Promise<bigint | null> {
     const kept: { number: string; hash: string }[] = await this.ds.query(
-      'SELECT number::text AS number, hash FROM chain_blocks WHERE chain_id = $1 ORDER BY number DESC LIMIT $2',
+      // Ordered by the column, not by the text of the same name (which puts block 9 above block 10).
+      'SELECT b.number::text AS number, b.hash FROM chain_blocks b WHERE b.chain_id = $1 ORDER BY b.number DESC LIMIT $2',
       [this.chain.chainId, REORG_SEARCH_BLOCKS],
     );
     for (const [i, block] of kept.entries()) {
@@ -240,11 +309,13 @@ export class ChainFollower {
   private sleep(ms: number): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      this.wake = () => {
-        clearTimeout(this.timer);
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
         resolve();
       };
-      this.timer = setTimeout(resolve, ms);
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
     });
   }
 }

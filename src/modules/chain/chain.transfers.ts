@@ -1,14 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { clock } from '../../common/clock';
 import { updateReturning } from '../../common/sql';
 import { EventLog, withEvents } from '../event/event.log';
-import { insertAsset } from '../asset/asset.service';
-import { lockAsset } from '../listing/auction';
-import { inactivateListingsOfFormerOwners, reactivateListings } from '../listing/listing.service';
-import { settleByTransfers, SettlingTransfer, unsettleByTransfers } from '../order/settlement';
+import { lockAssets } from '../listing/auction';
+import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivateListings, reactivateListings } from '../listing/listing.service';
+import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
 const KEPT_BLOCK_HASHES = 1024;
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /** One ERC721 Transfer log, as the follower read it (addresses in lower case). */
 export interface ChainTransfer {
@@ -43,23 +44,27 @@ export interface ChainStep {
   collections: TrackedCollection[];
 }
 
+/** A transfer applied by a step (not one applied before), in chain order: what it did to which asset. */
+export interface AppliedTransfer {
+  assetId: string;
+  from: string;
+  to: string;
+  blockNumber: bigint;
+  txHash: string;
+  logIndex: number;
+}
+
 /**
  * Applies a step in one transaction with its events: each transfer once (its unique key), in chain order,
  * then the collections' and the chain's positions. A transfer already applied (a restart that read its range
- * again) changes nothing.
+ * again) changes nothing. Returns how many transfers were applied.
  */
 export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<number> {
   return withEvents(ds, async (m, events) => {
     const now = clock.now();
-    const byAddress = new Map(step.collections.map((c) => [c.contractAddress, c]));
-    const applied: SettlingTransfer[] = [];
-    for (const transfer of step.transfers) {
-      const collection = byAddress.get(transfer.tokenAddress);
-      if (!collection) continue;
-      const assetId = await applyTransfer(m, events, collection, transfer, now);
-      if (assetId) applied.push({ assetId, from: transfer.from, to: transfer.to, blockNumber: transfer.blockNumber.toString(), txHash: transfer.txHash, logIndex: transfer.logIndex });
-    }
-    await settleByTransfers(m, events, applied, now);
+    const applied = await applyTransfers(m, events, step, now);
+    // SETTLEMENT=chain: the pending orders these transfers complete or fail (settlement.ts), in chain order.
+    await settleByTransfers(m, events, applied.map((a) => ({ ...a, blockNumber: a.blockNumber.toString() })), now);
     await m.query(
       `INSERT INTO chain_collection_sync (collection_id, synced_block) SELECT unnest($1::uuid[]), $2::bigint
        ON CONFLICT (collection_id) DO UPDATE SET synced_block = GREATEST(chain_collection_sync.synced_block, EXCLUDED.synced_block)`,
@@ -86,63 +91,150 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
   });
 }
 
+/** A token as the step goes through its transfers: its asset, its owner, its listings still active. */
+interface TokenState {
+  assetId: string;
+  owner: string;
+  listings: InactivatableListing[];
+}
+
 /**
- * One transfer: recorded once, then the token's owner becomes the receiver (a token not known yet appears
- * as an asset, named "#<token id>"), and an active listing by anyone else becomes inactive. The asset goes
- * through the lock every change of owner takes (lockAsset). Returns the asset's id, or null when it was applied before.
+ * The step's transfers, set-based: a handful of statements whatever their number (one transfer at a time
+ * took five or more each). In chain order, each transfer not applied before: a token not known yet appears
+ * as an asset named "#<token id>" owned by the receiver (its tokenURI is read later, see
+ * chain_token_uris_pending); a known token gets the receiver as owner (`asset.transferred`), and its active
+ * listings by anyone else become inactive (`listing.inactivated`). The events are those that applying the
+ * transfers one by one writes, in the same order. The known assets are locked first, in one statement in id
+ * order, through the lock every change of owner takes (a due english auction is settled first). Each
+ * transfer is recorded with what it changed (the owner before it, the listings it made inactive) so that a
+ * reorg can undo it.
  */
-async function applyTransfer(m: EntityManager, events: EventLog, collection: TrackedCollection, t: ChainTransfer, now: Date): Promise<string | null> {
-  const [recorded] = await m.query(
-    `INSERT INTO chain_transfers (chain_id, block_number, block_hash, tx_hash, log_index, token_address, token_id, from_address, to_address)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, $9) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING RETURNING log_index`,
-    [collection.chainId, t.blockNumber.toString(), t.blockHash, t.txHash, t.logIndex, t.tokenAddress, t.tokenId.toString(), t.from, t.to],
+async function applyTransfers(m: EntityManager, events: EventLog, step: ChainStep, now: Date): Promise<AppliedTransfer[]> {
+  const byAddress = new Map(step.collections.map((c) => [c.contractAddress, c]));
+  const tracked = step.transfers.filter((t) => byAddress.has(t.tokenAddress));
+  if (!tracked.length) return [];
+  const logKey = (txHash: string, logIndex: number) => `${txHash}:${logIndex}`;
+  const before: { tx: string; log: number }[] = await m.query(
+    `SELECT t.tx_hash AS tx, t.log_index AS log FROM unnest($2::text[], $3::int[]) k(tx, log)
+     JOIN chain_transfers t ON t.chain_id = $1 AND t.tx_hash = k.tx AND t.log_index = k.log`,
+    [step.chainId, tracked.map((t) => t.txHash), tracked.map((t) => t.logIndex)],
   );
-  if (!recorded) return null;
-  const onChain = { block_number: t.blockNumber.toString(), transaction_hash: t.txHash, log_index: t.logIndex };
-  const tokenId = t.tokenId.toString();
-  const [known]: { id: string }[] = await m.query(
-    'SELECT id FROM assets WHERE chain_id = $1 AND token_address = $2 AND token_id = $3::numeric',
-    [collection.chainId, collection.contractAddress, tokenId],
-  );
-  let assetId: string;
-  let previousOwner: string | null = null;
-  let inactivated: string[] = [];
-  if (!known) {
-    const asset = await insertAsset(
-      m,
-      events,
-      collection,
-      { name: `#${tokenId}`, description: '', imageUrl: '', metadata: {}, tokenId, owner: t.to },
-      { ...onChain, from: t.from },
-    );
-    assetId = asset.id;
-  } else {
-    assetId = known.id;
-    const locked = await lockAsset(m, events, assetId, now);
-    previousOwner = locked.owner;
-    if (locked.owner !== t.to) {
-      await m.query('UPDATE assets SET owner = $2, updated_at = $3 WHERE id = $1', [assetId, t.to, now]);
-      // The event's row is read at commit: a later transfer of the token in this step must not show through.
-      events.add('asset.transferred', 'asset', assetId, { previous_owner: locked.owner, owner: t.to, ...onChain });
-    }
-    inactivated = await inactivateListingsOfFormerOwners(m, events, assetId, t.to, now, onChain);
+  const seen = new Set(before.map((r) => logKey(r.tx, r.log)));
+  const fresh: ChainTransfer[] = [];
+  for (const t of tracked) {
+    const key = logKey(t.txHash, t.logIndex);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    fresh.push(t);
   }
-  await m.query(
-    `UPDATE chain_transfers SET asset_id = $3, previous_owner = $4, inactivated_listings = $6::uuid[]
-     WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $5`,
-    [collection.chainId, t.txHash, assetId, previousOwner, t.logIndex, inactivated],
+  if (!fresh.length) return [];
+
+  const tokenKey = (address: string, tokenId: string) => `${address}:${tokenId}`;
+  const tokens = [...new Map(fresh.map((t) => [tokenKey(t.tokenAddress, t.tokenId.toString()), t])).values()];
+  const known: { id: string }[] = await m.query(
+    `SELECT a.id FROM unnest($2::text[], $3::numeric[]) k(address, token_id)
+     JOIN assets a ON a.chain_id = $1 AND a.token_address = k.address AND a.token_id = k.token_id`,
+    [step.chainId, tokens.map((t) => t.tokenAddress), tokens.map((t) => t.tokenId.toString())],
   );
-  return assetId;
+  const locked = [...(await lockAssets(m, events, known.map((a) => a.id), now)).values()];
+  const state = new Map<string, TokenState>(locked.map((a) => [tokenKey(a.tokenAddress, a.tokenId), { assetId: a.id, owner: a.owner, listings: [] }]));
+  const lockedOwners = new Map(locked.map((a) => [a.id, a.owner]));
+  const byAsset = new Map([...state.values()].map((s) => [s.assetId, s]));
+  for (const listing of await inactivatableListings(m, [...byAsset.keys()], now)) byAsset.get(listing.assetId)!.listings.push(listing);
+
+  const created: { id: string; collectionId: string; tokenAddress: string; tokenId: string }[] = [];
+  const inactive: InactivatableListing[] = [];
+  const recorded: { previousOwner: string | null; inactivated: string[] }[] = [];
+  const applied: AppliedTransfer[] = [];
+  for (const t of fresh) {
+    const onChain = { block_number: t.blockNumber.toString(), transaction_hash: t.txHash, log_index: t.logIndex };
+    const tokenId = t.tokenId.toString();
+    const key = tokenKey(t.tokenAddress, tokenId);
+    let token = state.get(key);
+    if (!token) {
+      token = { assetId: randomUUID(), owner: t.to, listings: [] };
+      state.set(key, token);
+      created.push({ id: token.assetId, collectionId: byAddress.get(t.tokenAddress)!.id, tokenAddress: t.tokenAddress, tokenId });
+      events.add('asset.created', 'asset', token.assetId, { ...onChain, from: t.from });
+      recorded.push({ previousOwner: null, inactivated: [] });
+    } else {
+      const previousOwner = token.owner;
+      if (previousOwner !== t.to) {
+        token.owner = t.to;
+        // The event's row is read at commit: a later transfer of the token in this step shows there, not here.
+        events.add('asset.transferred', 'asset', token.assetId, { previous_owner: previousOwner, owner: t.to, ...onChain });
+      }
+      const gone = token.listings.filter((l) => l.seller !== t.to);
+      token.listings = token.listings.filter((l) => l.seller === t.to);
+      for (const l of gone) events.add('listing.inactivated', 'listing', l.id, { reason: INACTIVE_REASON, ...onChain });
+      inactive.push(...gone);
+      recorded.push({ previousOwner, inactivated: gone.map((l) => l.id) });
+    }
+    applied.push({ assetId: token.assetId, from: t.from, to: t.to, blockNumber: t.blockNumber, txHash: t.txHash, logIndex: t.logIndex });
+  }
+
+  for (const a of created) byAsset.set(a.id, state.get(tokenKey(a.tokenAddress, a.tokenId))!);
+  const owners = (ids: string[]) => ids.map((id) => byAsset.get(id)!.owner);
+  // New tokens: their assets with the owner after the step; no metadata yet, so no traits to index.
+  if (created.length) {
+    const ids = created.map((a) => a.id);
+    await m.query(
+      `INSERT INTO assets (id, collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner)
+       SELECT k.id, k.collection_id, $1, k.address, k.token_id, '#' || k.token_id::text, '', '', '{}'::jsonb, k.owner
+       FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::numeric[], $6::text[]) k(id, collection_id, address, token_id, owner)`,
+      [step.chainId, ids, created.map((a) => a.collectionId), created.map((a) => a.tokenAddress), created.map((a) => a.tokenId), owners(ids)],
+    );
+    await m.query('INSERT INTO chain_token_uris_pending (asset_id, chain_id) SELECT unnest($2::uuid[]), $1', [step.chainId, ids]);
+  }
+  const moved = [...lockedOwners].filter(([id, owner]) => byAsset.get(id)!.owner !== owner).map(([id]) => id);
+  if (moved.length) {
+    await m.query(
+      `UPDATE assets a SET owner = k.owner, updated_at = $3 FROM unnest($1::uuid[], $2::text[]) k(id, owner) WHERE a.id = k.id`,
+      [moved, owners(moved), now],
+    );
+  }
+  await inactivateListings(m, inactive, now);
+  const [{ count }]: { count: number }[] = await m.query(
+    `WITH recorded AS (
+       INSERT INTO chain_transfers (chain_id, block_number, block_hash, tx_hash, log_index, token_address, token_id, from_address, to_address,
+         asset_id, previous_owner, inactivated_listings)
+       SELECT $1, k.block_number, k.block_hash, k.tx_hash, k.log_index, k.token_address, k.token_id, k.from_address, k.to_address,
+         k.asset_id, k.previous_owner, k.inactivated::uuid[]
+       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::text[], $7::numeric[], $8::text[], $9::text[], $10::uuid[], $11::text[], $12::text[])
+         k(block_number, block_hash, tx_hash, log_index, token_address, token_id, from_address, to_address, asset_id, previous_owner, inactivated)
+       ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING RETURNING 1)
+     SELECT count(*)::int AS count FROM recorded`,
+    [
+      step.chainId,
+      fresh.map((t) => t.blockNumber.toString()),
+      fresh.map((t) => t.blockHash),
+      fresh.map((t) => t.txHash),
+      fresh.map((t) => t.logIndex),
+      fresh.map((t) => t.tokenAddress),
+      fresh.map((t) => t.tokenId.toString()),
+      fresh.map((t) => t.from),
+      fresh.map((t) => t.to),
+      applied.map((a) => a.assetId),
+      recorded.map((r) => r.previousOwner),
+      recorded.map((r) => `{${r.inactivated.join(',')}}`),
+    ],
+  );
+  // Another transaction recorded some of them meanwhile (the follower's lock lost and taken): this step starts again.
+  if (count !== fresh.length) throw new Error(`${fresh.length - count} of the step's transfers were applied by another transaction`);
+  return applied;
 }
 
 /**
  * A reorg: the chain's blocks above `forkBlock` are no longer the ones applied. Their transfers are undone
  * in reverse order, in one transaction with their events: each token's owner goes back to the one before
- * the transfer (a token the transfer made known goes back to its sender, the zero address for a mint:
- * the asset stays, owned by no one), `asset.transfer_reverted` says so, and the listings the transfer made
- * inactive are active again where their seller owns the token again (`listing.reactivated`). The transfers,
- * block hashes and positions above the fork are forgotten, so the next steps apply the new branch.
- * Returns how many transfers were undone.
+ * the transfer (a token the transfer made known goes back to its sender), `asset.transfer_reverted` says so,
+ * and the listings the transfer made inactive are active again where their seller owns the token again
+ * (`listing.reactivated`), while an active listing by anyone else (the receiver of the undone transfer listed
+ * the token) becomes inactive (`listing.inactivated`). The assets are locked first, in id order. An asset that an undone mint created is
+ * deleted when nothing else refers to it (no listing, offer, order or other transfer): its
+ * `asset.transfer_reverted` says `removed: true`; one that something refers to stays, owned by the zero
+ * address. The transfers, block hashes and positions above the fork are forgotten, so the next steps apply
+ * the new branch. Returns how many transfers were undone.
  */
 export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: bigint): Promise<number> {
   return withEvents(ds, async (m, events) => {
@@ -164,17 +256,39 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
       [chainId, forkBlock.toString()],
     );
     orphaned.sort((a, b) => (a.blockNumber === b.blockNumber ? b.logIndex - a.logIndex : BigInt(b.blockNumber) < BigInt(a.blockNumber) ? -1 : 1));
+    const owners = new Map([...(await lockAssets(m, events, [...new Set(orphaned.map((t) => t.assetId))], now)).values()].map((a) => [a.id, a.owner]));
+    const minted = orphaned.filter((t) => t.previousOwner === null && t.from === ZERO_ADDRESS).map((t) => t.assetId);
+    const removed: { id: string }[] = minted.length
+      ? await m.query(
+          `SELECT a.id FROM assets a WHERE a.id = ANY($1::uuid[])
+             AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = a.id) AND NOT EXISTS (SELECT 1 FROM offers WHERE asset_id = a.id)
+             AND NOT EXISTS (SELECT 1 FROM orders WHERE asset_id = a.id) AND NOT EXISTS (SELECT 1 FROM chain_transfers WHERE asset_id = a.id)`,
+          [minted],
+        )
+      : [];
+    const removedIds = new Set(removed.map((a) => a.id));
     for (const t of orphaned) {
-      const locked = await lockAsset(m, events, t.assetId, now);
+      const owner = owners.get(t.assetId)!;
       const restored = t.previousOwner ?? t.from;
       const undone = { block_number: t.blockNumber, transaction_hash: t.txHash, log_index: t.logIndex, reason: 'reorg' };
-      if (locked.owner !== restored) {
+      if (owner !== restored) {
         await m.query('UPDATE assets SET owner = $2, updated_at = $3 WHERE id = $1', [t.assetId, restored, now]);
-        events.add('asset.transfer_reverted', 'asset', t.assetId, { previous_owner: locked.owner, owner: restored, ...undone });
+        owners.set(t.assetId, restored);
+        const gone = removedIds.has(t.assetId) && t.previousOwner === null ? { removed: true } : {};
+        events.add('asset.transfer_reverted', 'asset', t.assetId, { previous_owner: owner, owner: restored, ...undone, ...gone });
       }
+      // Listed by whom the undone transfer made owner: that seller no longer owns the token.
+      const stale = (await inactivatableListings(m, [t.assetId], now)).filter((l) => l.seller !== restored);
+      await inactivateListings(m, stale, now);
+      for (const l of stale) events.add('listing.inactivated', 'listing', l.id, { ...undone, reason: INACTIVE_REASON });
       await reactivateListings(m, events, t.assetId, t.inactivated, restored, now, undone);
     }
     await unsettleByTransfers(m, events, chainId, orphaned, now);
+    if (removedIds.size) {
+      // The events about these assets are written with their rows as they are now, before the rows go.
+      await events.flush(m);
+      await m.query('DELETE FROM assets WHERE id = ANY($1::uuid[])', [[...removedIds]]);
+    }
     await m.query('DELETE FROM chain_blocks WHERE chain_id = $1 AND number > $2', [chainId, forkBlock.toString()]);
     await m.query(
       `UPDATE chain_collection_sync s SET synced_block = $2 FROM collections c

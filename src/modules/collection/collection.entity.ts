@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { GraphQLJSON } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLSafeInt } from 'graphql-scalars';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { AddressScalar } from '../../common/scalars';
 import { Node } from '../../common/graphql/node';
@@ -42,7 +42,8 @@ export class Collection {
   @Column({ name: 'total_supply', type: 'integer', nullable: true })
   totalSupply: number | null;
 
-  /** The block from which the chain follower reads the contract (docs/chain.md); from block 0 when null. */
+  /** A bigint column: read as a string, shown as a number (a block number stays below 2^53). */
+  @Field(() => GraphQLSafeInt, { nullable: true, description: "The block from which a followed chain's transfers of the contract are read (docs/chain.md); from block 0 when null" })
   @Column({ name: 'start_block', type: 'bigint', nullable: true })
   startBlock: string | null;
 

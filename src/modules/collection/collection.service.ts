@@ -43,11 +43,9 @@ export async function assertChainExists(ctx: Context, problems: Problems, field:
 }
 
 /**
- * Columns every collection row carries: its field resolvers (chain, category, assets, statistics) use
- * them; startBlock has no field, so no selection names it, and a row without it is never whole enough
- * to stand in the collectionById loader (columnsFor's `complete`): asset.collection would read it again.
+ * Columns every collection row carries: its field resolvers (chain, category, assets, statistics) use them.
  */
-const COLLECTION_KEYS = ['id', 'chainId', 'categoryId', 'startBlock'];
+const COLLECTION_KEYS = ['id', 'chainId', 'categoryId'];
 
 /** The condition of a list's `chain_id` filter (null without one): the chain's EIP-155 id or its Node id; an unknown chain is a 422. */
 export async function chainCondition(ctx: Context, p: Params, column: string, given: string | null | undefined): Promise<string | null> {

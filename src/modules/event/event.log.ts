@@ -64,6 +64,15 @@ export class EventLog {
     this.extras.push(extra ? JSON.stringify(extra) : null);
   }
 
+  /**
+   * Appends the events added so far now, not at the end of the transaction: for events about rows the
+   * transaction then deletes (their data is the row as it is now). Later events are appended after them.
+   */
+  async flush(m: EntityManager): Promise<void> {
+    await this.append(m);
+    for (const list of [this.types, this.subjects, this.ids, this.extras]) list.length = 0;
+  }
+
   get size(): number {
     return this.types.length;
   }

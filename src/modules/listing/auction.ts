@@ -37,10 +37,13 @@ export async function lockAsset(m: EntityManager, events: EventLog, assetId: str
 }
 
 /**
- * lockAsset for many assets in one statement, in id order (so that concurrent writes over several assets
- * cannot deadlock); the due auctions among them are settled one by one. Assets that do not exist are absent.
+ * lockAsset for many assets in one statement, in id order: every writer that holds more than one asset
+ * takes them in this order, so two of them never wait on each other in a cycle (the others hold one
+ * asset, through lockAsset). The due auctions among them are settled one by one. By id; assets that do not
+ * exist are absent.
  */
 export async function lockAssets(m: EntityManager, events: EventLog, assetIds: readonly string[], now: Date): Promise<Map<string, LockedAsset>> {
+  if (!assetIds.length) return new Map();
   const rows: (Omit<LockedAsset, 'settled'> & { auctionDue: boolean })[] = await m.query(
     `SELECT ${ASSET_COLUMNS}, EXISTS (SELECT 1 FROM listings l WHERE l.asset_id = a.id AND ${AUCTION_DUE}) AS "auctionDue"
      FROM assets a WHERE a.id = ANY($1::uuid[]) ORDER BY a.id FOR UPDATE`,

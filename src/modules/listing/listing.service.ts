@@ -372,33 +372,42 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
   };
 }
 
-/**
- * The asset's owner is now `owner` (a transfer seen on chain): its active listing by anyone else can no
- * longer be filled and becomes `inactive` (a listing past its closing date is left to the expiry sweeper),
- * and the asset reads unlisted. Inside the caller's transaction, with the asset locked. Returns the ids.
- */
-export async function inactivateListingsOfFormerOwners(
-  m: EntityManager,
-  events: EventLog,
-  assetId: string,
-  owner: string,
-  now: Date,
-  extra: Record<string, unknown>,
-): Promise<string[]> {
-  const inactive = await updateReturning<{ id: string }>(
-    m,
-    `UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $3
-     WHERE asset_id = $1 AND status = 'active' AND seller <> $2 AND (closing_date IS NULL OR closing_date > $3) RETURNING id`,
-    [assetId, owner, now],
-  );
-  if (!inactive.length) return [];
-  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [assetId, now]);
-  for (const { id } of inactive) events.add('listing.inactivated', 'listing', id, { reason: 'the seller no longer owns the token', ...extra });
-  return inactive.map((l) => l.id);
+/** Why a listing is `inactive` (in `listing.inactivated`). */
+export const INACTIVE_REASON = 'the seller no longer owns the token';
+
+/** An active listing that a change of owner on chain may make inactive. */
+export interface InactivatableListing {
+  id: string;
+  assetId: string;
+  seller: string;
 }
 
 /**
- * The undoing of inactivateListingsOfFormerOwners (a reorg took back the transfer): each of these listings
+ * The listings that changes of owner seen on chain can make inactive: the active ones of these assets whose
+ * closing date is ahead (a listing past it is left to the expiry sweeper), oldest first. With the assets locked.
+ */
+export async function inactivatableListings(m: EntityManager, assetIds: readonly string[], now: Date): Promise<InactivatableListing[]> {
+  if (!assetIds.length) return [];
+  return m.query(
+    `SELECT id, asset_id AS "assetId", seller FROM listings
+     WHERE asset_id = ANY($1::uuid[]) AND status = 'active' AND (closing_date IS NULL OR closing_date > $2) ORDER BY created_at, id`,
+    [assetIds, now],
+  );
+}
+
+/**
+ * These listings' sellers no longer own their tokens (transfers seen on chain): they can no longer be filled
+ * and become `inactive`, and their assets read unlisted; two statements whatever their number. The caller
+ * says so in `listing.inactivated` (with INACTIVE_REASON), in the order of the transfers. With the assets locked.
+ */
+export async function inactivateListings(m: EntityManager, listings: readonly InactivatableListing[], now: Date): Promise<void> {
+  if (!listings.length) return;
+  await m.query(`UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [listings.map((l) => l.id), now]);
+  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = ANY($1::uuid[])`, [[...new Set(listings.map((l) => l.assetId))], now]);
+}
+
+/**
+ * The undoing of inactivateListings (a reorg took back the transfer): each of these listings
  * that is still inactive becomes active again when its seller owns the asset again, its closing date is
  * ahead and the asset has no other active listing. Inside the caller's transaction, with the asset locked.
  */

@@ -22,7 +22,7 @@ import { Planner, Root } from './roots';
  *   `cursor` and `remaining`; by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS): a field with an
  *   argument the planner does not read is not planned;
  * - fields of Asset and Collection stored in a column and returned as stored (no field resolver):
- *   text, ids, addresses and token ids as strings, Int, JSON, enums (by their GraphQL names) and
+ *   text, ids, addresses and token ids as strings, Int, SafeInt of a bigint, JSON, enums (by their GraphQL names) and
  *   DateTimeISO (ISO text of the millisecond timestamp, as Date#toISOString writes it);
  * - `asset.collection`, `collection.assets(limit, orderBy, direction)`, the chain, category and fees of
  *   both, an asset's traits, status and active listing (every Listing field but `asset`; prices and

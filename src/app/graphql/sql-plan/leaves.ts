@@ -38,6 +38,9 @@ export function columnRender(metadata: EntityMetadata, field: GraphQLField<unkno
       return undefined;
     case 'Int':
       return sqlType === 'integer' || sqlType === 'smallint' ? (_b, row) => `${row}.${name}` : undefined;
+    case 'SafeInt':
+      // A bigint as a JSON number, as SafeInt serializes the column's text (a block number stays below 2^53).
+      return sqlType === 'bigint' ? (_b, row) => `${row}.${name}` : undefined;
     case 'JSON':
     case 'JSONObject':
       return sqlType === 'jsonb' ? (_b, row) => `${row}.${name}` : undefined;

@@ -81,6 +81,7 @@ export const COLLECTION = `
   instagram_username: instagramUsername
   ${FEES}
   ${CHAIN}
+  start_block: startBlock
   status
   created_at: createdAt
   updated_at: updatedAt`;

@@ -1,0 +1,53 @@
+import { DataSource } from 'typeorm';
+
+/** Tokens whose tokenURI one round reads: one JSON-RPC batch of eth_calls. */
+export const TOKEN_URI_BATCH = 200;
+
+/** A token to read the tokenURI of. */
+export interface PendingToken {
+  assetId: string;
+  tokenAddress: string;
+  tokenId: bigint;
+}
+
+/**
+ * What reading one tokenURI gave: the URI, `null` when the contract refused for good (the call reverted or
+ * the contract has no such function: the asset keeps its placeholder), or `undefined` when the read failed
+ * for a reason that may pass (the node did not answer): the token is read again in a later round.
+ */
+export type TokenUriRead = string | null | undefined;
+
+/**
+ * One round of reading the tokenURIs of tokens the follower saw minted (chain_token_uris_pending): up to
+ * TOKEN_URI_BATCH of the chain's, read together by `read`; each URI read is stored as the asset's
+ * `metadata.token_uri` (the JSON behind it is not fetched), and the tokens read for good are taken off the
+ * list in the same statement. Runs apart from the follower's steps, so a backfill of many mints is not held
+ * up by as many calls. Returns how many tokens were taken off the list.
+ */
+export async function readPendingTokenUris(
+  ds: DataSource,
+  chainId: string,
+  read: (tokens: PendingToken[]) => Promise<TokenUriRead[]>,
+): Promise<number> {
+  const rows: { assetId: string; tokenAddress: string; tokenId: string }[] = await ds.query(
+    `SELECT p.asset_id AS "assetId", a.token_address AS "tokenAddress", a.token_id::text AS "tokenId"
+     FROM chain_token_uris_pending p JOIN assets a ON a.id = p.asset_id WHERE p.chain_id = $1 ORDER BY p.asset_id LIMIT $2`,
+    [chainId, TOKEN_URI_BATCH],
+  );
+  if (!rows.length) return 0;
+  const uris = await read(rows.map((r) => ({ assetId: r.assetId, tokenAddress: r.tokenAddress, tokenId: BigInt(r.tokenId) })));
+  const done = rows.map((r, i) => ({ id: r.assetId, uri: uris[i] })).filter((r) => r.uri !== undefined);
+  if (!done.length) return 0;
+  // Assets a step holds are skipped (read again next round): waiting for it would slow the step, and
+  // locking in another order than its id order could deadlock with it.
+  const [{ taken }]: { taken: number }[] = await ds.query(
+    `WITH locked AS (SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED),
+     taken AS (DELETE FROM chain_token_uris_pending p USING locked WHERE p.asset_id = locked.id RETURNING p.asset_id),
+     stored AS (
+       UPDATE assets a SET metadata = a.metadata || jsonb_build_object('token_uri', k.uri), updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) k(id, uri) WHERE a.id = k.id AND k.uri <> '' AND k.id IN (SELECT asset_id FROM taken) RETURNING 1)
+     SELECT count(*)::int AS taken FROM taken`,
+    [done.map((r) => r.id), done.map((r) => r.uri ?? '')],
+  );
+  return taken;
+}
