@@ -1,5 +1,7 @@
 import { applyChainStep, rollBackChain } from '../src/modules/chain/chain.transfers';
-import { sweepExpired } from '../src/modules/event/expiry.sweeper';
+import { withEvents } from '../src/modules/event/event.log';
+import { lockAsset } from '../src/modules/listing/auction';
+import { failOverdueSettlements } from '../src/modules/order/settlement';
 import { saveListing, saveOffer, saveOwnedAsset } from './factories/market';
 import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
@@ -14,9 +16,11 @@ let api: TestServer;
 let db: { url: string; drop: () => Promise<void> };
 
 beforeAll(async () => {
-  // A database of its own: the tests sweep ahead of time, which would expire or settle (as pending orders,
-  // in this process's mode) the listings and auctions other test files have in the shared database.
-  db = await freshDatabase('gw_settlement');
+  // On PostgreSQL a database of its own. On the embedded database (one per run: a worker cannot start
+  // another) the shared one: so the tests never sweep ahead of time, which would expire or settle (as
+  // pending orders, in this process's mode) the listings and auctions of other test files; they move only
+  // their own rows' time.
+  db = process.env.DATABASE_URL ? await freshDatabase('gw_settlement') : { url: process.env.TEST_DATABASE_URL!, drop: async () => {} };
   api = await startServer({ settlement: { mode: 'chain', deadlineSeconds: 3600 } }, { url: db.url });
 }, 60_000);
 afterAll(async () => {
@@ -81,8 +85,9 @@ test('when a sale awaits the chain, then the asset cannot be sold or listed agai
 
 test('when the deadline passes without the transfer, then the order fails, the listing and the offer are active again and a new sale is possible', async () => {
   const { owned, listing, offer, order } = await acceptedSale();
-  // The sweep every process runs, as it runs once the deadline has passed.
-  await sweepExpired(api.ds, later(new Date(), 2 * HOUR));
+  // The deadline passes (this order's alone), and the sweep's step for overdue settlements runs.
+  await api.ds.query(`UPDATE orders SET settlement_deadline = now() - interval '1 second' WHERE id = $1`, [order.id]);
+  await withEvents(api.ds, (m, events) => failOverdueSettlements(m, events, new Date(), 100));
 
   expect((await api.rest('GET', `/v1/orders/${order.id}`)).body.status).toBe('failed');
   expect((await api.rest('GET', `/v1/offers/${offer.id}`)).body).toMatchObject({ status: 'active', filled: 0, reserved: 0 });
@@ -123,8 +128,8 @@ test('when an english auction closes with a bid, then its order is pending, the 
   );
   expect(auction.status).toBe(200);
   const bid = await saveOffer(api, bidder.key, owned.asset.id, { price: 2 });
-  // The sweep every process runs, as it runs after the close.
-  await sweepExpired(api.ds, later(new Date(), 120 * 1000));
+  // After the close, the first write on the asset (or the sweeper) settles the auction: its lock does.
+  await withEvents(api.ds, (m, events) => lockAsset(m, events, owned.asset.id, later(new Date(), 120 * 1000)));
 
   const [order] = await api.ds.query('SELECT id, status, offer_id AS "offerId", listing_id AS "listingId" FROM orders WHERE asset_id = $1', [owned.asset.id]);
   expect(order).toMatchObject({ status: 'pending', offerId: bid.id, listingId: auction.body.id });
