@@ -189,11 +189,14 @@ function report(what: string, use: number, ours: Answer, theirs: Answer): string
 
 /**
  * Whether a difference stays when the request is asked again (plans server, then the other): on the shared
- * database another file may have written between two answers.
+ * database another file may have written between two answers, and a file that writes in bursts (a bulk
+ * listing, a chain backfill) may go on writing for a while, so it is asked again a few times, apart. A
+ * plan's own difference is there every time.
  */
 async function stays(ask: () => Promise<Answer[]>, same: (ours: Answer, theirs: Answer) => boolean): Promise<boolean> {
   if (!db.shared) return true;
-  for (let i = 0; i < 2; i += 1) {
+  for (let i = 0; i < 6; i += 1) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 150 * i));
     const [ours, theirs] = await ask();
     if (same(ours, theirs)) return false;
   }
