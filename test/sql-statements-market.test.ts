@@ -1,5 +1,5 @@
 import { startServer, TestServer } from './setup/server';
-import { OwnedAsset, Party, saveAcceptedOffer } from './factories/market';
+import { OwnedAsset, Party, saveAcceptedOffer, saveListing, saveOffer, saveOwnedAsset, saveSiblingAsset } from './factories/market';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 
 let server: TestServer;
@@ -74,6 +74,73 @@ describe('SQL statements of marketplace lists', () => {
     expect(forMany).toBe(forFew);
   });
 });
+
+/**
+ * A collection of one seller with 10 fixed-price listings (prices 2 to 11, cheapest first), and an offer of
+ * the sweeper's on each asset below its price, which a purchase of the asset cancels.
+ */
+async function tenListed(sweeper: Party): Promise<{ collectionId: string; listings: { id: string; assetId: string; offerId: string }[] }> {
+  const first = await saveOwnedAsset(server);
+  const listings: { id: string; assetId: string; offerId: string }[] = [];
+  for (let i = 0; i < 10; i += 1) {
+    const owned = i ? await saveSiblingAsset(server, first) : first;
+    const listing = await saveListing(server, first.owner.key, owned.asset.id, { startPrice: i + 2 });
+    const offer = await saveOffer(server, sweeper.key, owned.asset.id, { price: 1 });
+    listings.push({ id: listing.id, assetId: owned.asset.id, offerId: offer.id });
+  }
+  return { collectionId: first.collection.id, listings };
+}
+
+describe('SQL statements of a sweep', () => {
+  test('when sweeps buy 1, 5 and 10 listings, then each costs the same statements, and the database shows each bought once, the buyer\'s offers cancelled', async () => {
+    const counts: number[] = [];
+    for (const count of [1, 5, 10]) {
+      const sweeper = await server.key();
+      const { collectionId, listings } = await tenListed(sweeper);
+      const [{ last: before }] = await server.ds.query('SELECT last::text FROM event_sequence');
+
+      const res = await server.gql(SWEEP, { input: { collectionId, count, maxTotal: 1000, maxUnitPrice: 100 } }, sweeper.key);
+
+      expect(res.body.errors).toBeUndefined();
+      const bought = listings.slice(0, count);
+      expect(res.body.data.sweepCollection.orders.map((o: { listingId: string }) => o.listingId)).toEqual(bought.map((l) => l.id));
+      counts.push(res.sql);
+      const orders = await server.ds.query(
+        `SELECT listing_id AS "listingId", buyer, price::text, offer_id AS "offerId", status FROM orders WHERE listing_id = ANY($1::uuid[]) ORDER BY orders.price`,
+        [listings.map((l) => l.id)],
+      );
+      expect(orders).toEqual(bought.map((l, i) => ({ listingId: l.id, buyer: sweeper.address, price: (i + 2).toFixed(18), offerId: null, status: 'completed' })));
+      const rows = await server.ds.query(
+        `SELECT l.id, l.status AS listing, a.owner, o.status AS offer FROM listings l JOIN assets a ON a.id = l.asset_id JOIN offers o ON o.asset_id = a.id
+         WHERE l.id = ANY($1::uuid[])`,
+        [listings.map((l) => l.id)],
+      );
+      for (const l of listings) {
+        const row = rows.find((r: { id: string }) => r.id === l.id);
+        const sold = bought.includes(l);
+        expect([row.listing, row.owner === sweeper.address, row.offer]).toEqual(sold ? ['sold', true, 'cancelled'] : ['active', false, 'active']);
+      }
+      // One sale's events after another, each in the order of a single sale.
+      const feed = await server.rest('GET', `/v1/events?collection_id=${collectionId}&after=${before}&limit=100`);
+      expect(feed.body.result.map((e: { type: string; data: { id: string } }) => [e.type, e.data.id])).toEqual(
+        bought.flatMap((l, i) => [
+          ['listing.sold', l.id],
+          ['asset.transferred', l.assetId],
+          ['offer.cancelled', l.offerId],
+          ['order.completed', res.body.data.sweepCollection.orders[i].id],
+        ]),
+      );
+    }
+
+    expect(counts[1]).toBe(counts[0]);
+    expect(counts[2]).toBe(counts[0]);
+  }, 120_000);
+});
+
+const SWEEP = /* GraphQL */ `
+  mutation ($input: SweepCollectionInput!) {
+    sweepCollection(input: $input) { orders { id listingId } skipped { reason } totalDecimal }
+  }`;
 
 const OFFERS_WITH_HISTORY = /* GraphQL */ `
   query ($taker: Address) {

@@ -3,7 +3,7 @@ import { NotFoundError, Problems } from '../../common/errors';
 import { exactDecimal, fromUnits, toUnits } from '../../common/decimal';
 import { AUCTION_MIN_INCREMENT_PERCENT } from '../../config';
 import type { EventLog } from '../event/event.log';
-import { completeSale, SaleAsset } from '../order/sale';
+import { completeSales, SaleAsset } from '../order/sale';
 import { settlement } from '../order/settlement.settings';
 
 /** An asset row locked for the rest of the transaction, as it stands once a due english auction is settled. */
@@ -82,7 +82,7 @@ async function settleAuction(m: EntityManager, events: EventLog, asset: Omit<Loc
     events.add('listing.expired', 'listing', listing.id, { status: 'expired' });
     return null;
   }
-  const orderId = await completeSale(m, events, winner, asset, asset.owner, now, { offerAt: listing.closingDate, settles: listing.id });
+  const [orderId] = await completeSales(m, events, [{ taker: winner, asset, seller: asset.owner, terms: { offerAt: listing.closingDate, settles: listing.id } }], now);
   return { listingId: listing.id, offerId: winner.id, orderId, closingDate: listing.closingDate, buyer: winner.taker };
 }
 

@@ -17,7 +17,7 @@ import { cancelByMaker, MakerCancel } from '../listing/listing.bulk';
 import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
-import { completeSale, selfTrade } from '../order/sale';
+import { completeSales, selfTrade } from '../order/sale';
 import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
@@ -185,7 +185,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
     events.add('offer.created', 'offer', id);
     if (takes) {
       const offer = { id, kind: OfferKind.ITEM, taker: caller.address, price: input.price!, currencyAddress: currency!.address };
-      await completeSale(m, events, offer, asset, locked.owner, now, { price: fillPrice! });
+      await completeSales(m, events, [{ taker: offer, asset, seller: locked.owner, terms: { price: fillPrice! } }], now);
     }
     return id as string;
   });
@@ -268,7 +268,8 @@ export async function acceptOffer(ctx: Context, offerId: string, ref: AssetRef =
       if (locked.owner !== caller.address) {
         throw new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} changed owner while this acceptance waited`);
       }
-      return { orderId: await completeSale(m, events, offer, asset, caller.address, now) };
+      const [orderId] = await completeSales(m, events, [{ taker: offer, asset, seller: caller.address }], now);
+      return { orderId };
     });
     ctx.invalidate();
     if ('offerId' in sale && sale.offerId !== offer.id) throw auctionClosed(asset, sale);

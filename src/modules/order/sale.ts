@@ -41,151 +41,265 @@ export interface SaleTerms {
   settles?: string;
 }
 
+/** One sale of a batch: the taker (an offer, or a buy) takes the asset, whose row the caller has locked, from its seller. */
+export interface Sale {
+  taker: SaleOffer | SaleBuy;
+  asset: SaleAsset;
+  seller: string;
+  terms?: SaleTerms;
+}
+
+/** A sale of the batch as its steps see it: its order's id, price and currency fixed. */
+interface Selling extends Sale {
+  offer: SaleOffer | null;
+  orderId: string;
+  price: string;
+  currency: string;
+  shown: unknown;
+  /** The sale's own events, kept apart so that a batch's events read sale by sale, as sales made one at a time would. */
+  events: SaleEvents;
+}
+
+/** Anything events are added to: the transaction's log, or one sale's share of it. */
+export type EventSink = Pick<EventLog, 'add'>;
+
+class SaleEvents implements EventSink {
+  readonly entries: Parameters<EventLog['add']>[] = [];
+  add(...entry: Parameters<EventLog['add']>): void {
+    this.entries.push(entry);
+  }
+}
+
 /**
- * The sale of one unit, inside the caller's transaction with the asset row already locked: the offer fills
- * one more unit (and becomes accepted when its quantity is filled), the asset passes to the taker and is
- * unlisted, an active listing is sold (an expired one marked expired), the taker's own other offers on the
- * asset are cancelled (one does not bid for what one owns), so are the other bids of an english auction it
- * ends, and a completed order records price, seller, buyer and unit. The offer's row is updated under its
- * lock, so concurrent acceptances fill each unit once. A buy (SaleBuy) fills no offer: it must sell the
- * listing it names (its order has unit 1, no offer, and that listing). With settlement on chain
- * (SETTLEMENT=chain) the sale is only reserved here (reserveSale): its order is pending until the follower
- * sees the transfer (settlement.ts). Returns the order id.
+ * Sales, inside the caller's transaction with their assets' rows already locked, each step one statement
+ * for the whole batch, so a batch costs the same statements whatever its size: each offer fills one more
+ * unit (and becomes accepted when its quantity is filled), each asset passes to its taker and is unlisted,
+ * its active listing is sold (an expired one marked expired), the taker's own other offers on the asset
+ * are cancelled (one does not bid for what one owns), so are the other bids of an english auction it
+ * ends, and a completed order records price, seller, buyer and unit; the statistics' rollups follow the
+ * orders (triggers). Offers' rows are updated under their locks, so concurrent acceptances fill each unit
+ * once. A buy (SaleBuy) fills no offer: it must sell the listing it names (its order has unit 1, no offer,
+ * and that listing). With settlement on chain (SETTLEMENT=chain) the sales are only reserved here
+ * (reserveSales): their orders are pending until the follower sees the transfers (settlement.ts).
+ * A batch sells each asset once and fills each offer once; any sale refused (one's own asset, an offer no
+ * longer active, a listing no longer active) is a 409 for the whole batch: callers check what may have
+ * changed behind the locks first. Returns the order ids, in the order of the sales; the events are added
+ * sale by sale.
  */
-export async function completeSale(
-  m: EntityManager,
-  events: EventLog,
-  taker: SaleOffer | SaleBuy,
-  asset: SaleAsset,
-  seller: string,
-  now: Date,
-  terms: SaleTerms = {},
-): Promise<string> {
+export async function completeSales(m: EntityManager, events: EventLog, sales: readonly Sale[], now: Date): Promise<string[]> {
+  if (!sales.length) return [];
+  const batch = sales.map(selling);
+  if (new Set(batch.map((s) => s.asset.id)).size < batch.length) throw new Error('a batch of sales sells each asset once');
+  const offerIds = batch.flatMap((s) => (s.offer ? [s.offer.id] : []));
+  if (new Set(offerIds).size < offerIds.length) throw new Error('a batch of sales fills each offer once');
+  const shown = await saleCurrencies(m, batch.map((s) => ({ chainId: s.asset.chainId, address: s.currency })));
+  for (const s of batch) s.shown = shown.get(currencyKey(s.asset.chainId, s.currency));
+  if (settlement.onChain) await reserveSales(m, batch, now);
+  else await completeAtOnce(m, batch, now);
+  for (const s of batch) for (const entry of s.events.entries) events.add(...entry);
+  return batch.map((s) => s.orderId);
+}
+
+function selling(sale: Sale): Selling {
+  const { taker, asset, seller } = sale;
   const offer = isBuy(taker) ? null : taker;
   if (seller === taker.taker) throw offer ? selfTrade(offer, asset) : selfBuy(taker.taker, asset);
-  // The order's id is chosen here so the sale's events can name it (history reads them alone).
-  const orderId = randomUUID();
-  const price = terms.price ?? taker.price;
-  // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
-  const currency = taker.currencyAddress;
-  const shown = await saleCurrency(m, asset.chainId, currency);
-  if (settlement.onChain) return reserveSale(m, events, { taker, asset, seller, now, terms, orderId, price, currency, shown });
-  const sale = { order_id: orderId, price };
-  const unit = offer ? await fillOfferUnit(m, events, offer, asset, now, terms, orderId) : 1;
-  const [sold] = await closeListing(m, asset.id, now, terms, 'sold');
-  const soldListing = sold?.status === 'sold' ? sold : null;
-  if (isBuy(taker) && soldListing?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
-  // The listing's own `currency` stays in its data; the sale's (another one when an owner accepts an offer in it) is beside the price.
-  if (soldListing) events.add('listing.sold', 'listing', soldListing.id, { ...sale, sale_currency: shown });
-  else if (sold && !sold.swept) events.add('listing.expired', 'listing', sold.id);
-  await m.query(`UPDATE assets SET owner = $2, status = 'unlisted', updated_at = $3 WHERE id = $1`, [asset.id, taker.taker, now]);
-  events.add('asset.transferred', 'asset', asset.id, {
-    previous_owner: seller,
+  return {
     ...sale,
-    currency: shown,
-    offer_id: offer?.id ?? null,
-    listing_id: soldListing?.id ?? null,
-  });
-  await endOtherOffers(m, events, asset.id, taker.taker, offer?.id ?? null, soldListing?.orderType ?? null, now);
-  await insertOrder(m, { id: orderId, offerId: offer?.id ?? null, unit, listingId: soldListing?.id ?? null, asset, price, currency, seller, buyer: taker.taker, now, deadline: null });
-  events.add('order.completed', 'order', orderId);
-  return orderId;
+    offer,
+    // The order's id is chosen here so the sale's events can name it (history reads them alone).
+    orderId: randomUUID(),
+    price: sale.terms?.price ?? taker.price,
+    // An offer pays in its own currency (a listing that sets the price is in it, see createOffer); a buy in the listing's.
+    currency: taker.currencyAddress,
+    shown: undefined,
+    events: new SaleEvents(),
+  };
 }
 
-/**
- * The asset's active listing ends with the sale, its row locked: `status` (sold, or pending while the sale
- * awaits the chain), or expired when its closing date has passed (unless it is the english auction the
- * sale settles). Returns it, with whether the expiry sweeper wrote its expiry already.
- */
-async function closeListing(m: EntityManager, assetId: string, now: Date, terms: SaleTerms, status: 'sold' | 'pending') {
-  return updateReturning<{ id: string; status: string; swept: boolean; orderType: string }>(
-    m,
-    `WITH held AS (SELECT id, expiry_swept FROM listings WHERE asset_id = $1 AND status = 'active' FOR UPDATE)
-     UPDATE listings l SET status = CASE WHEN l.closing_date <= $2 AND l.id IS DISTINCT FROM $3::uuid THEN 'expired' ELSE $4::varchar END,
-       expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $2, false), updated_at = $2
-     FROM held WHERE l.id = held.id RETURNING l.id, l.status, held.expiry_swept AS swept, l.order_type AS "orderType"`,
-    [assetId, now, terms.settles ?? null, status],
+/** The sales complete at once (off-chain settlement): units filled, listings sold, owners moved, other offers ended, orders written. */
+async function completeAtOnce(m: EntityManager, batch: readonly Selling[], now: Date): Promise<void> {
+  const units = await fillOfferUnits(m, batch, now);
+  const soldListings = await closeListings(m, batch, now, 'sold');
+  await m.query(
+    `UPDATE assets a SET owner = v.owner, status = 'unlisted', updated_at = $3 FROM unnest($1::uuid[], $2::text[]) v(id, owner) WHERE a.id = v.id`,
+    [batch.map((s) => s.asset.id), batch.map((s) => s.taker.taker), now],
   );
+  batch.forEach((s, i) =>
+    s.events.add('asset.transferred', 'asset', s.asset.id, {
+      previous_owner: s.seller,
+      order_id: s.orderId,
+      price: s.price,
+      currency: s.shown,
+      offer_id: s.offer?.id ?? null,
+      listing_id: soldListings[i]?.id ?? null,
+    }),
+  );
+  await endOtherOffers(
+    m,
+    batch.map((s, i) => ({ assetId: s.asset.id, buyer: s.taker.taker, offerId: s.offer?.id ?? null, orderType: soldListings[i]?.orderType ?? null, events: s.events })),
+    now,
+  );
+  await insertOrders(
+    m,
+    batch.map((s, i) => ({ sale: s, unit: units.get(s.orderId) ?? 1, listingId: soldListings[i]?.id ?? null })),
+    now,
+    null,
+  );
+  for (const s of batch) s.events.add('order.completed', 'order', s.orderId);
 }
 
-/**
- * What a sale ends besides its listing, once the buyer holds the asset: the buyer's own other offers on it
- * (one does not bid for what one owns), and the other bids of the english auction it sold.
- */
-export async function endOtherOffers(m: EntityManager, events: EventLog, assetId: string, buyer: string, offerId: string | null, orderType: string | null, now: Date): Promise<void> {
-  const ownOffers = await updateReturning<{ id: string }>(
-    m,
-    `UPDATE offers SET status = 'cancelled', updated_at = $3
-     WHERE asset_id = $1 AND taker = $2 AND status = 'active' AND end_time > $3 AND id IS DISTINCT FROM $4::uuid RETURNING id`,
-    [assetId, buyer, now, offerId],
-  );
-  for (const own of ownOffers) events.add('offer.cancelled', 'offer', own.id, { reason: 'the taker owns the asset now' });
-  if (orderType !== 'english_auction') return;
-  const outbid = await updateReturning<{ id: string }>(
-    m,
-    `UPDATE offers SET status = 'cancelled', updated_at = $2 WHERE asset_id = $1 AND status = 'active' AND end_time > $2 AND id IS DISTINCT FROM $3::uuid RETURNING id`,
-    [assetId, now, offerId],
-  );
-  for (const bid of outbid) events.add('offer.cancelled', 'offer', bid.id, { reason: 'the english auction ended in a sale to another bid' });
-}
-
-interface NewOrder {
+interface ClosedListing {
   id: string;
+  assetId: string;
+  status: string;
+  swept: boolean;
+  orderType: string;
+}
+
+/**
+ * Each asset's active listing ends with its sale, its row locked: `status` (sold, or pending while the sale
+ * awaits the chain: `listing.sold` or `listing.pending`), or expired when its closing date has passed (unless
+ * it is the english auction the sale settles: `listing.expired`, unless the expiry sweeper wrote it already).
+ * A buy must end the listing it names (409 otherwise). Returns the listing each sale sold (or holds), if any.
+ */
+async function closeListings(m: EntityManager, batch: readonly Selling[], now: Date, status: 'sold' | 'pending'): Promise<(ClosedListing | null)[]> {
+  const rows = await updateReturning<ClosedListing>(
+    m,
+    `WITH sold AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) v(asset_id, settles)),
+     held AS (SELECT l.id, l.expiry_swept, sold.settles FROM listings l JOIN sold ON sold.asset_id = l.asset_id
+              WHERE l.status = 'active' ORDER BY l.id FOR UPDATE OF l)
+     UPDATE listings l SET status = CASE WHEN l.closing_date <= $3 AND l.id IS DISTINCT FROM held.settles THEN 'expired' ELSE $4::varchar END,
+       expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $3, false), updated_at = $3
+     FROM held WHERE l.id = held.id
+     RETURNING l.id, l.asset_id AS "assetId", l.status, held.expiry_swept AS swept, l.order_type AS "orderType"`,
+    [batch.map((s) => s.asset.id), batch.map((s) => s.terms?.settles ?? null), now, status],
+  );
+  const closed = new Map(rows.map((r) => [r.assetId, r]));
+  return batch.map((s) => {
+    const listing = closed.get(s.asset.id);
+    const ended = listing?.status === status ? listing : null;
+    if (isBuy(s.taker) && ended?.id !== s.taker.listingId) throw new ConflictError(`listing ${s.taker.listingId} is no longer active`);
+    // The listing's own `currency` stays in its data; the sale's (another one when an owner accepts an offer in it) is beside the price.
+    if (ended) s.events.add(`listing.${status}`, 'listing', ended.id, { order_id: s.orderId, price: s.price, sale_currency: s.shown });
+    else if (listing && !listing.swept) s.events.add('listing.expired', 'listing', listing.id);
+    return ended;
+  });
+}
+
+/** What one sale ends besides its listing (endOtherOffers). */
+export interface SaleEnding {
+  assetId: string;
+  buyer: string;
+  /** The offer the sale filled, which stays as the sale left it. */
   offerId: string | null;
+  /** The type of the listing it sold: an english auction's other bids end with it. */
+  orderType: string | null;
+  events: EventSink;
+}
+
+/**
+ * What sales end besides their listings, once the buyers hold the assets, in one statement: each buyer's
+ * own other offers on the asset (one does not bid for what one owns), and the other bids of an english
+ * auction sold. Each sale's `offer.cancelled` events go to its own sink, its buyer's offers first.
+ */
+export async function endOtherOffers(m: EntityManager, endings: readonly SaleEnding[], now: Date): Promise<void> {
+  if (!endings.length) return;
+  const cancelled = await updateReturning<{ id: string; n: number; own: boolean }>(
+    m,
+    `UPDATE offers o SET status = 'cancelled', updated_at = $1
+     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::boolean[]) WITH ORDINALITY v(asset_id, buyer, offer_id, ends_auction, n)
+     WHERE o.asset_id = v.asset_id AND o.status = 'active' AND o.end_time > $1 AND o.id IS DISTINCT FROM v.offer_id AND (o.taker = v.buyer OR v.ends_auction)
+     RETURNING o.id, v.n::int AS n, o.taker = v.buyer AS own`,
+    [now, endings.map((e) => e.assetId), endings.map((e) => e.buyer), endings.map((e) => e.offerId), endings.map((e) => e.orderType === 'english_auction')],
+  );
+  for (const own of [true, false]) {
+    for (const offer of cancelled.filter((c) => c.own === own).sort((a, b) => a.n - b.n)) {
+      const reason = own ? 'the taker owns the asset now' : 'the english auction ended in a sale to another bid';
+      endings[offer.n - 1].events.add('offer.cancelled', 'offer', offer.id, { reason });
+    }
+  }
+}
+
+/** An order to write: its sale, the unit it fills and the listing it sold (or holds). */
+interface NewOrder {
+  sale: Selling;
   unit: number;
   listingId: string | null;
-  asset: SaleAsset;
-  price: string;
-  /** The address of the price's currency (the native one: 0x000…0). */
-  currency: string;
-  seller: string;
-  buyer: string;
-  now: Date;
-  /** Set for a sale that awaits the chain (the order is pending until then); null for a completed one. */
-  deadline: Date | null;
 }
 
-async function insertOrder(m: EntityManager, o: NewOrder): Promise<void> {
-  const { asset } = o;
+/** The orders, in one statement: completed, or pending until `deadline` for sales that await the chain. */
+async function insertOrders(m: EntityManager, orders: readonly NewOrder[], now: Date, deadline: Date | null): Promise<void> {
+  const column = <T>(value: (o: NewOrder) => T) => orders.map(value);
   await m.query(
-    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at,
-       status, settlement_deadline, currency)
-     VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::numeric, $10, $11, $12, $12, $14, $15, $16)`,
-    [o.offerId, o.unit, o.listingId, asset.id, asset.collectionId, asset.chainId, asset.tokenAddress, asset.tokenId, o.price, o.seller, o.buyer, o.now, o.id,
-      o.deadline ? 'pending' : 'completed', o.deadline, o.currency],
+    `INSERT INTO orders (id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, currency,
+       created_at, updated_at, status, settlement_deadline)
+     SELECT v.id, v.offer_id, v.unit, v.listing_id, v.asset_id, v.collection_id, v.chain_id, v.token_address, v.token_id, v.price, v.seller, v.buyer, v.currency,
+       $1, $1, $2, $3
+     FROM unnest($4::uuid[], $5::uuid[], $6::int[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::text[], $12::numeric[], $13::numeric[], $14::text[],
+       $15::text[], $16::text[]) WITH ORDINALITY
+       v(id, offer_id, unit, listing_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, currency, n)
+     ORDER BY v.n`,
+    [
+      now,
+      deadline ? 'pending' : 'completed',
+      deadline,
+      column((o) => o.sale.orderId),
+      column((o) => o.sale.offer?.id ?? null),
+      column((o) => o.unit),
+      column((o) => o.listingId),
+      column((o) => o.sale.asset.id),
+      column((o) => o.sale.asset.collectionId),
+      column((o) => o.sale.asset.chainId),
+      column((o) => o.sale.asset.tokenAddress),
+      column((o) => o.sale.asset.tokenId),
+      column((o) => o.sale.price),
+      column((o) => o.sale.seller),
+      column((o) => o.sale.taker.taker),
+      column((o) => o.sale.currency),
+    ],
   );
 }
 
 /**
- * A sale that awaits the chain (SETTLEMENT=chain): the order is written pending until its deadline, the
- * listing is held (`pending`) and a unit of the offer reserved, so nothing sells the asset again; the owner
+ * Sales that await the chain (SETTLEMENT=chain): each order is written pending until its deadline, its
+ * listing is held (`pending`) and a unit of its offer reserved, so nothing sells the asset again; the owner
  * stays the seller until the follower sees the transfer (settlement.ts completes or fails it).
  */
-async function reserveSale(
-  m: EntityManager,
-  events: EventLog,
-  sale: { taker: SaleOffer | SaleBuy; asset: SaleAsset; seller: string; now: Date; terms: SaleTerms; orderId: string; price: string; currency: string; shown: unknown },
-): Promise<string> {
-  const { taker, asset, seller, now, terms, orderId, price, currency, shown } = sale;
-  const offer = isBuy(taker) ? null : taker;
-  await checkNotReserved(m, asset);
-  const unit = offer ? await reserveOfferUnit(m, offer, now, terms) : 1;
-  const [closed] = await closeListing(m, asset.id, now, terms, 'pending');
-  const held = closed?.status === 'pending' ? closed : null;
-  if (isBuy(taker) && held?.id !== taker.listingId) throw new ConflictError(`listing ${taker.listingId} is no longer active`);
-  if (held) events.add('listing.pending', 'listing', held.id, { order_id: orderId, price, sale_currency: shown });
-  else if (closed && !closed.swept) events.add('listing.expired', 'listing', closed.id);
-  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [asset.id, now]);
+async function reserveSales(m: EntityManager, batch: readonly Selling[], now: Date): Promise<void> {
+  const reserved = await pendingOrdersOf(m, batch.map((s) => s.asset.id));
+  for (const s of batch) {
+    const waiting = reserved.get(s.asset.id);
+    if (waiting) throw reservedError(s.asset, waiting);
+  }
+  const units = await reserveOfferUnits(m, batch, now);
+  const heldListings = await closeListings(m, batch, now, 'pending');
+  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = ANY($1::uuid[])`, [batch.map((s) => s.asset.id), now]);
   const deadline = new Date(now.getTime() + settlement.deadlineSeconds * 1000);
-  await insertOrder(m, { id: orderId, offerId: offer?.id ?? null, unit, listingId: held?.id ?? null, asset, price, currency, seller, buyer: taker.taker, now, deadline });
-  events.add('order.pending', 'order', orderId);
-  return orderId;
+  await insertOrders(
+    m,
+    batch.map((s, i) => ({ sale: s, unit: units.get(s.orderId) ?? 1, listingId: heldListings[i]?.id ?? null })),
+    now,
+    deadline,
+  );
+  for (const s of batch) s.events.add('order.pending', 'order', s.orderId);
+}
+
+const currencyKey = (chainId: string, address: string) => `${chainId}/${address}`;
+
+/** The currencies of sales as events show them ({address, symbol, decimals}, as the API does), by chain and address (currencyKey). */
+async function saleCurrencies(m: EntityManager, wanted: readonly { chainId: string; address: string }[]): Promise<Map<string, unknown>> {
+  const rows: { chainId: string; address: string; symbol: string; decimals: number }[] = await m.query(
+    `SELECT c.chain_id AS "chainId", c.address, c.symbol, c.decimals FROM currencies c
+     JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) v(chain_id, address)) v ON c.chain_id = v.chain_id AND c.address = v.address`,
+    [wanted.map((w) => w.chainId), wanted.map((w) => w.address)],
+  );
+  return new Map(rows.map(({ chainId, address, symbol, decimals }) => [currencyKey(chainId, address), { address, symbol, decimals }]));
 }
 
 /** A sale's currency as events show it ({address, symbol, decimals}, as the API does). */
 export async function saleCurrency(m: EntityManager, chainId: string, address: string): Promise<unknown> {
-  const [shown] = await m.query('SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [chainId, address]);
-  return shown;
+  return (await saleCurrencies(m, [{ chainId, address }])).get(currencyKey(chainId, address));
 }
 
 /** The pending orders (sales that await their transfer on chain) of these assets, by asset id. */
@@ -204,56 +318,69 @@ export function reservedError(asset: Pick<SaleAsset, 'tokenAddress' | 'tokenId'>
   );
 }
 
+/** The offers of the batch's sales, with the moment each offer's window must hold. */
+function offersOf(batch: readonly Selling[], now: Date): { sales: Selling[]; ids: string[]; at: Date[] } {
+  const sales = batch.filter((s) => s.offer);
+  return { sales, ids: sales.map((s) => s.offer!.id), at: sales.map((s) => s.terms?.offerAt ?? now) };
+}
+
+/** The condition of an offer `o` that can still fill or reserve a unit at `v.at`. */
+const OFFER_OPEN = `o.status = 'active' AND o.end_time > v.at AND o.start_time <= v.at AND o.filled + o.reserved < o.quantity`;
+
 /**
- * 409 when a sale of the asset awaits its transfer on chain (an order pending): the asset is reserved for
- * it, neither sold nor listed again until the order completes or fails. Inside the caller's transaction,
- * the asset locked.
+ * One unit of each offer is reserved for a pending order, under the offer's row lock (409 when one is no
+ * longer active or every unit is filled or reserved); each order takes the lowest unit no other live order
+ * holds (a failed order's unit is free again). By order id.
  */
-export async function checkNotReserved(m: EntityManager, asset: Pick<SaleAsset, 'id' | 'tokenAddress' | 'tokenId'>): Promise<void> {
-  const waiting = (await pendingOrdersOf(m, [asset.id])).get(asset.id);
-  if (waiting) throw reservedError(asset, waiting);
+async function reserveOfferUnits(m: EntityManager, batch: readonly Selling[], now: Date): Promise<Map<string, number>> {
+  const offers = offersOf(batch, now);
+  if (!offers.sales.length) return new Map();
+  const reserved = await updateReturning<{ id: string }>(
+    m,
+    `UPDATE offers o SET reserved = o.reserved + 1, updated_at = $1 FROM unnest($2::uuid[], $3::timestamptz[]) v(id, at)
+     WHERE o.id = v.id AND ${OFFER_OPEN} RETURNING o.id`,
+    [now, offers.ids, offers.at],
+  );
+  const missing = offers.ids.find((id) => !reserved.some((r) => r.id === id));
+  if (missing) throw new ConflictError(`offer ${missing} is no longer active, or its units are all filled or reserved by pending orders`);
+  // A statement of its own, after the locks: it sees the orders that racing reservations committed meanwhile.
+  const units: { id: string; unit: number }[] = await m.query(
+    `SELECT o.id, min(u)::int AS unit FROM offers o, generate_series(1, o.quantity) u
+     WHERE o.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM orders r WHERE r.offer_id = o.id AND r.unit = u AND r.status <> 'failed') GROUP BY o.id`,
+    [offers.ids],
+  );
+  const byOffer = new Map(units.map((u) => [u.id, u.unit]));
+  return new Map(offers.sales.map((s) => [s.orderId, byOffer.get(s.offer!.id)!]));
 }
 
 /**
- * One unit of the offer is reserved for a pending order, under the offer's row lock (409 when it is no
- * longer active or every unit is filled or reserved); the order takes the lowest unit no other live order
- * holds (a failed order's unit is free again).
+ * Each offer fills one more unit (accepted when its quantity is filled), under its row lock, so concurrent
+ * acceptances fill each unit once; 409 when one is no longer active. The units filled, by order id.
  */
-async function reserveOfferUnit(m: EntityManager, offer: SaleOffer, now: Date, terms: SaleTerms): Promise<number> {
-  const [reserved] = await updateReturning<{ id: string }>(
+async function fillOfferUnits(m: EntityManager, batch: readonly Selling[], now: Date): Promise<Map<string, number>> {
+  const offers = offersOf(batch, now);
+  if (!offers.sales.length) return new Map();
+  const filled = await updateReturning<{ id: string; filled: number; status: string }>(
     m,
-    `UPDATE offers SET reserved = reserved + 1, updated_at = $2
-     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled + reserved < quantity RETURNING id`,
-    [offer.id, now, terms.offerAt ?? now],
+    `UPDATE offers o SET filled = o.filled + 1, status = CASE WHEN o.filled + 1 >= o.quantity THEN 'accepted' ELSE o.status END, updated_at = $1
+     FROM unnest($2::uuid[], $3::timestamptz[]) v(id, at)
+     WHERE o.id = v.id AND ${OFFER_OPEN} RETURNING o.id, o.filled, o.status`,
+    [now, offers.ids, offers.at],
   );
-  if (!reserved) throw new ConflictError(`offer ${offer.id} is no longer active, or its units are all filled or reserved by pending orders`);
-  const [{ unit }] = await m.query(
-    `SELECT min(u)::int AS unit FROM offers o, generate_series(1, o.quantity) u
-     WHERE o.id = $1 AND NOT EXISTS (SELECT 1 FROM orders r WHERE r.offer_id = o.id AND r.unit = u AND r.status <> 'failed')`,
-    [offer.id],
-  );
-  return unit;
-}
-
-/**
- * The offer fills one more unit (accepted when its quantity is filled), under its row lock, so concurrent
- * acceptances fill each unit once; 409 when it is no longer active. Returns the unit filled.
- */
-async function fillOfferUnit(m: EntityManager, events: EventLog, offer: SaleOffer, asset: SaleAsset, now: Date, terms: SaleTerms, orderId: string): Promise<number> {
-  const [unit] = await updateReturning<{ filled: number; status: string }>(
-    m,
-    `UPDATE offers SET filled = filled + 1, status = CASE WHEN filled + 1 >= quantity THEN 'accepted' ELSE status END, updated_at = $2
-     WHERE id = $1 AND status = 'active' AND end_time > $3 AND start_time <= $3 AND filled + reserved < quantity RETURNING filled, status`,
-    [offer.id, now, terms.offerAt ?? now],
-  );
-  if (!unit) throw new ConflictError(`offer ${offer.id} is no longer active`);
-  offerFilled(events, { offerId: offer.id, kind: offer.kind, unit: unit.filled, status: unit.status, assetId: asset.id, orderId });
-  return unit.filled;
+  const byOffer = new Map(filled.map((f) => [f.id, f]));
+  const units = new Map<string, number>();
+  for (const s of offers.sales) {
+    const unit = byOffer.get(s.offer!.id);
+    if (!unit) throw new ConflictError(`offer ${s.offer!.id} is no longer active`);
+    offerFilled(s.events, { offerId: s.offer!.id, kind: s.offer!.kind, unit: unit.filled, status: unit.status, assetId: s.asset.id, orderId: s.orderId });
+    units.set(s.orderId, unit.filled);
+  }
+  return units;
 }
 
 /** The events of a unit sold to an offer: `offer.filled` (collection and trait offers), `offer.accepted` when its last unit is. */
 export function offerFilled(
-  events: EventLog,
+  events: EventSink,
   fill: { offerId: string; kind: string; unit: number; status: string; assetId: string; orderId: string },
   extra: Record<string, unknown> = {},
 ): void {

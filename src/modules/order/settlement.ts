@@ -96,7 +96,7 @@ async function completeOrder(m: EntityManager, events: EventLog, order: PendingO
     );
     offerFilled(events, { offerId: order.offerId, kind: fill.kind, unit: order.unit, status: fill.status, assetId: order.assetId, orderId: order.id }, onChain);
   }
-  await endOtherOffers(m, events, order.assetId, order.buyer, order.offerId, orderType, now);
+  await endOtherOffers(m, [{ assetId: order.assetId, buyer: order.buyer, offerId: order.offerId, orderType, events }], now);
   events.add('order.completed', 'order', order.id, onChain);
 }
 

@@ -3,7 +3,8 @@ import type { Context } from '../../common/request/context';
 import { PriceScalar } from '../../common/scalars';
 import { Order } from '../order/order.types';
 import { getOrder } from '../order/order.service';
-import { buyListing, sweepCollection } from './trade.service';
+import { buyListing } from './trade.service';
+import { sweepCollection } from './sweep';
 import { SweepCollectionInput, SweepResult } from './trade.types';
 
 /** Buying: a listing now (buy now), or a collection's cheapest listings (a sweep). */
