@@ -2,7 +2,7 @@ import { applyChainStep, rollBackChain } from '../src/modules/chain/chain.transf
 import { withEvents } from '../src/modules/event/event.log';
 import { lockAsset } from '../src/modules/listing/auction';
 import { failOverdueSettlements } from '../src/modules/order/settlement';
-import { saveListing, saveOffer, saveOwnedAsset } from './factories/market';
+import { saveListing, saveOffer, saveOwnedAsset, saveSiblingAsset } from './factories/market';
 import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
 import { HOUR, later } from './setup/time';
@@ -115,6 +115,33 @@ test('when a buy now awaits the chain, then its order is pending and names the h
   expect(bought.body).toMatchObject({ status: 'pending', listing_id: listing.id, offer: null });
   const read = await api.rest('GET', `/v1/assets/${owned.asset.tokenAddress}/${owned.asset.tokenId}?chain_id=1`);
   expect(read.body).toMatchObject({ owner: owned.owner.address, listing: null });
+});
+
+test('when a sweep awaits the chain, then each listing it buys is held by a pending order of its own and the owners are unchanged', async () => {
+  const first = await saveOwnedAsset(api);
+  const assets = [first, await saveSiblingAsset(api, first), await saveSiblingAsset(api, first)];
+  const listings = [];
+  for (const [i, owned] of assets.entries()) listings.push(await saveListing(api, first.owner.key, owned.asset.id, { startPrice: i + 1 }));
+  const sweeper = await api.key();
+
+  const swept = await api.rest('POST', `/v1/collections/${first.collection.id}/sweep`, { count: 2, max_total: 10, max_unit_price: 10 }, sweeper.key);
+
+  expect(swept.status).toBe(200);
+  expect(swept.body.orders.map((o: { status: string; listing_id: string }) => [o.status, o.listing_id])).toEqual([
+    ['pending', listings[0].id],
+    ['pending', listings[1].id],
+  ]);
+  const rows = await api.ds.query(
+    `SELECT l.status AS listing, a.owner, a.status AS asset, (SELECT count(*)::int FROM orders r WHERE r.listing_id = l.id AND r.status = 'pending') AS pending
+     FROM listings l JOIN assets a ON a.id = l.asset_id WHERE l.id = ANY($1::uuid[]) ORDER BY l.start_price`,
+    [listings.map((l) => l.id)],
+  );
+  expect(rows).toEqual([
+    { listing: 'pending', owner: first.owner.address, asset: 'unlisted', pending: 1 },
+    { listing: 'pending', owner: first.owner.address, asset: 'unlisted', pending: 1 },
+    { listing: 'active', owner: first.owner.address, asset: 'listed', pending: 0 },
+  ]);
+  expect((await eventsOf(assets[0].asset.id)).map((e) => e.type)).toEqual(['asset.created', 'listing.created', 'listing.pending', 'order.pending']);
 });
 
 test('when an english auction closes with a bid, then its order is pending, the auction held and the owner unchanged until the chain', async () => {

@@ -355,6 +355,32 @@ describe('sweep', () => {
   });
 });
 
+describe('sweep racing buyers', () => {
+  test('when buyers buy 5 of 10 listings while a sweep of 10 runs, then each listing is sold once, and the sweep skips as sold_meanwhile only what the buyers took', async () => {
+    const { owned, listings } = await collectionListedAt(Array.from({ length: 10 }, (_, i) => i + 1));
+    const sweeper = await server.key();
+    const buyers = await Promise.all(Array.from({ length: 5 }, () => server.key()));
+    const taken = listings.filter((_, i) => i % 2 === 1);
+
+    const [swept, ...buys] = await Promise.all([
+      sweepRest(owned.collection.id, sweeper, { count: 10, max_total: 1000, max_unit_price: 100 }),
+      ...taken.map((l, i) => buyRest(l.id, buyers[i])),
+    ]);
+
+    expect(swept.status).toBe(200);
+    const orders = await ordersOfListings(listings.map((l) => l.id));
+    expect(new Set(orders.map((o) => o.listing_id)).size).toBe(orders.length);
+    expect(orders).toHaveLength(10);
+    const bySweeper = orders.filter((o) => o.buyer === sweeper.address);
+    expect(swept.body.orders.map((o: { id: string }) => o.id).sort()).toEqual(bySweeper.map((o) => o.id).sort());
+    const lostToBuyers = orders.filter((o) => o.buyer !== sweeper.address).map((o) => o.listing_id).sort();
+    expect(buys.filter((b) => b.status === 200).map((b) => b.body.listing_id).sort()).toEqual(lostToBuyers);
+    const skipped: { reason: string; listing_id: string }[] = swept.body.skipped;
+    expect(skipped.filter((s) => s.reason !== 'sold_meanwhile' || !lostToBuyers.includes(s.listing_id))).toEqual([]);
+    for (const l of listings) expect(await listingStatus(l.id)).toBe('sold');
+  });
+});
+
 const BUY_LISTING = /* GraphQL */ `
   mutation ($listingId: ID!, $maxPrice: Price) {
     buyListing(listingId: $listingId, maxPrice: $maxPrice) {
