@@ -63,6 +63,7 @@ interface Selling extends Sale {
 /** Anything events are added to: the transaction's log, or one sale's share of it. */
 export type EventSink = Pick<EventLog, 'add'>;
 
+/** One sale's events, in the order they happened, added to the transaction's log once the batch is done. */
 class SaleEvents implements EventSink {
   readonly entries: Parameters<EventLog['add']>[] = [];
   add(...entry: Parameters<EventLog['add']>): void {
