@@ -19,6 +19,7 @@ import { anchorTable, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
 import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
+import { sequentialLatency } from './sequential';
 import { benchSweeps } from './sweep';
 
 /**
@@ -57,6 +58,8 @@ const { values: opts } = parseArgs({
     /** A streaming replica of the bench's PostgreSQL (scripts/replica.sh), read by read-only requests. */
     replica: { type: 'boolean', default: false },
     'skip-events': { type: 'boolean', default: false },
+    /** Requests sent one at a time (after a tenth as many unmeasured) for the workloads with a latency target (W6-W8). */
+    sequential: { type: 'string', default: '200' },
     /** How many sweeps the sweep row (W9) makes through each door. */
     sweeps: { type: 'string', default: '40' },
     subscribers: { type: 'string', default: '100' },
@@ -291,10 +294,15 @@ interface Workload {
   body?: string;
   /** Accept-Encoding of the compressed variants: their bytes/resp are the bytes on the wire. */
   encoding?: 'gzip' | 'br';
+  /** The issue sets a latency target for one request: also measured one request at a time (a row of its own). */
+  sequential?: true;
 }
 
 /** What the bench has always sent with a REST GET (kept so that its rows stay comparable with earlier runs). */
 const LEGACY_HEADERS = { 'content-type': 'application/json' };
+
+/** Workloads with a latency target: each is also measured one request at a time (sequentialRow). */
+const timedAlone = (...list: Workload[]): Workload[] => list.map((w) => ({ ...w, sequential: true }));
 
 /** A GraphQL workload in each request shape of --shapes: one row each. */
 function gql(name: string, query: string, variables: Record<string, unknown> = {}): Workload[] {
@@ -351,21 +359,23 @@ function workloads(): Workload[] {
     { name: 'W5 statistics 24h', door: 'REST', method: 'GET', path: '/v1/statistics?period=24h&limit=20' },
     restShaped('W5 statistics 24h', '/v1/statistics', { period: 'H24', limit: 20 }),
     // A chart: 30 days of hours (721 buckets) of one collection, from the rollups (issue #31: <= 50 ms).
-    ...gql(
-      'W6 series 30 days of hours',
-      'query ($a: Address!, $from: DateTimeISO!) { collection(address: $a) { series(interval: HOUR, from: $from) { buckets { startTime volume sales averagePrice floorPrice } } } }',
-      { a: contract, from: seriesFrom },
+    ...timedAlone(
+      ...gql(
+        'W6 series 30 days of hours',
+        'query ($a: Address!, $from: DateTimeISO!) { collection(address: $a) { series(interval: HOUR, from: $from) { buckets { startTime volume sales averagePrice floorPrice } } } }',
+        { a: contract, from: seriesFrom },
+      ),
+      { name: 'W6 series 30 days of hours', door: 'REST', method: 'GET', path: `/v1/collections/${contract}/history?interval=1h&from=${seriesFrom}` },
+      restShaped('W6 series 30 days of hours', '/v1/collections/:address/history', { address: contract, interval: 'HOUR', from: seriesFrom }),
+      // Search by name (issue #31: <= 20 ms): a query that starts every asset's name (all are `Asset <c>/<t>`),
+      // ranked within its first 1,000 candidates, and one that names a single asset.
+      ...gql('W7 search broad (asset)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset' }),
+      { name: 'W7 search broad (asset)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset&limit=20' },
+      restShaped('W7 search broad (asset)', '/v1/search/assets', { query: 'asset', limit: 20 }),
+      ...gql('W8 search narrow (asset 5/17)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset 5/17' }),
+      { name: 'W8 search narrow (asset 5/17)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset%205%2F17&limit=20' },
+      restShaped('W8 search narrow (asset 5/17)', '/v1/search/assets', { query: 'asset 5/17', limit: 20 }),
     ),
-    { name: 'W6 series 30 days of hours', door: 'REST', method: 'GET', path: `/v1/collections/${contract}/history?interval=1h&from=${seriesFrom}` },
-    restShaped('W6 series 30 days of hours', '/v1/collections/:address/history', { address: contract, interval: 'HOUR', from: seriesFrom }),
-    // Search by name (issue #31: <= 20 ms): a query that starts every asset's name (all are `Asset <c>/<t>`),
-    // ranked within its first 1,000 candidates, and one that names a single asset.
-    ...gql('W7 search broad (asset)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset' }),
-    { name: 'W7 search broad (asset)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset&limit=20' },
-    restShaped('W7 search broad (asset)', '/v1/search/assets', { query: 'asset', limit: 20 }),
-    ...gql('W8 search narrow (asset 5/17)', 'query ($q: String!) { searchAssets(query: $q, limit: 20) { remaining result { id name tokenId } } }', { q: 'asset 5/17' }),
-    { name: 'W8 search narrow (asset 5/17)', door: 'REST', method: 'GET', path: '/v1/search/assets?query=asset%205%2F17&limit=20' },
-    restShaped('W8 search narrow (asset 5/17)', '/v1/search/assets', { query: 'asset 5/17', limit: 20 }),
     // The pages of a frontend (GraphQL only; beside PostGraphile with --anchors).
     ...frontendWorkloads(contract).flatMap((f) => gql(f.name, f.gateway.query, f.gateway.variables)),
   ];
@@ -410,6 +420,29 @@ async function drive(base: string, pid: number, w: Workload): Promise<Row> {
     sqlPerRequest: sql,
     // autocannon reads the bytes as sent: for a compressed variant that is the figure that matters.
     bytesPerResponse: w.encoding ? Math.round(best.throughput.average / best.requests.average) : bytes,
+  };
+}
+
+/** The workload one request at a time (bench/sequential.ts): its p50 and p99 answer a per-request latency target. */
+async function sequentialRow(base: string, pid: number, w: Workload): Promise<Row> {
+  const requests = Number(opts.sequential);
+  resetPeakRss(pid);
+  const f = await sequentialLatency(
+    { url: base + w.path, method: w.method, headers: w.headers ?? LEGACY_HEADERS, body: w.body },
+    requests,
+    Math.max(1, Math.round(requests / 10)),
+  );
+  return {
+    workload: w.name,
+    door: `${w.door}, one at a time`,
+    reqPerSec: Math.round(1000 / f.meanMs),
+    p50Ms: f.p50Ms,
+    p99Ms: f.p99Ms,
+    errors: f.errors,
+    peakRssMb: peakRssMb(pid),
+    sqlPerRequest: null,
+    bytesPerResponse: null,
+    note: `${f.requests} requests one after another on one connection (req/s = 1 / mean)`,
   };
 }
 
@@ -548,6 +581,11 @@ async function pass(env: Record<string, string>, adminKey: string, sweepKeys: [s
     for (const w of workloads().filter((x) => (!only || only.test(x.name)) && !(opts.baseline && x.door === 'GraphQL (REST)'))) {
       log(`running ${w.name} (${w.door})${tag}`);
       rows.push({ ...(await drive(base, child.pid!, w)), door: `${w.door}${tag}` });
+      if (w.sequential && Number(opts.sequential) > 0) {
+        log(`running ${w.name} (${w.door}) one request at a time${tag}`);
+        const row = await sequentialRow(base, child.pid!, w);
+        rows.push({ ...row, door: `${row.door}${tag}` });
+      }
     }
     // Sweeps write: not against a baseline, whose database the passes share.
     if (!opts.baseline && (!only || only.test(SWEEP_WORKLOAD))) {

@@ -1,5 +1,6 @@
 import { startServer, TestServer } from './setup/server';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
+import { saveListing } from './factories/market';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -257,3 +258,98 @@ describe('assets of one collection', () => {
     expect(unknown.body.errors![0].extensions.code).toBe('NOT_FOUND');
   });
 });
+
+describe('search by name', () => {
+  /** A collection of 12 assets named `<word> <i>` (a word of this test alone), with traits, a third of them listed. */
+  async function searchable(): Promise<{ word: string; collection: CollectionRow }> {
+    const { key, address } = await server.key();
+    const word = `needle${Math.random().toString(36).slice(2, 8)}`;
+    const collection = await saveCollection(server, key, { name: `${word} works` });
+    for (let i = 0; i < 12; i += 1) {
+      const asset = await saveAsset(server, key, collection, address, { name: `${word} ${i}`, metadata: { attributes: [{ trait_type: 'Eyes', value: i % 2 ? 'Blue' : 'Red' }] } });
+      if (i % 3 === 0) await saveListing(server, key, asset.id);
+    }
+    return { word, collection };
+  }
+
+  test('when GET /v1/search/assets answers 2 or 10 assets (traits, listing, collection), then the statement count is the same, and 1; the resolvers answer the same', async () => {
+    const { word, collection } = await searchable();
+    const path = (limit: number) => `/v1/search/assets?query=${word}&collection_id=${collection.id}&limit=${limit}`;
+    const few = await server.rest('GET', path(2));
+    const many = await server.rest('GET', path(10));
+    expect(few.status).toBe(200);
+    expect(many.body.result).toHaveLength(10);
+    expect(many.body.remaining).toBe(2);
+    expect(many.body.result.filter((a: { listing: unknown }) => a.listing !== null)).not.toHaveLength(0);
+    expect(many.body.result[0].traits).toEqual([expect.objectContaining({ trait_type: 'Eyes' })]);
+    // One statement builds the page, the ranking, the count and each asset's traits, listing and collection (sql-plan/).
+    expect(few.sql).toBe(1);
+    expect(many.sql).toBe(few.sql);
+
+    const off = await startServer({ sqlPlans: false });
+    try {
+      for (const [limit, planned] of [[2, few], [10, many]] as const) {
+        const resolved = await off.rest('GET', path(limit));
+        expect(resolved.sql).toBeGreaterThan(1);
+        expect(resolved.body).toEqual(planned.body);
+      }
+      // The next page (by the cursor) is the resolvers' on both servers.
+      const next = `${path(10)}&page=${encodeURIComponent(many.body.cursor)}`;
+      expect((await server.rest('GET', next)).body).toEqual((await off.rest('GET', next)).body);
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('when GraphQL searches assets or collections with their relations, 2 or 10 of them, then the statement count is the same; the resolvers answer the same', async () => {
+    const { word, collection } = await searchable();
+    const statements = async (target: TestServer, limit: number) => {
+      const res = await target.gql(SEARCH_WITH_RELATIONS, { query: word, collectionId: collection.id, limit });
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.searchAssets.result).toHaveLength(limit);
+      expect(res.body.data.searchCollections.result).toEqual([{ name: `${word} works`, chain: { name: 'Ethereum' } }]);
+      return res;
+    };
+    // The first uses of a document are validated by Apollo and compiled; then it is known, and planned.
+    for (let i = 0; i < 2; i += 1) await statements(server, 2);
+    const few = await statements(server, 2);
+    const many = await statements(server, 10);
+    // Both roots, their pages, counts and relations in one statement (sql-plan/).
+    expect(few.sql).toBe(1);
+    expect(many.sql).toBe(few.sql);
+
+    // One root alone is read as one row per asset, its count a window over the ranked candidates (sql-plan/page.ts).
+    const alone = async (target: TestServer) => {
+      const res = await target.gql(SEARCH_ALONE, { query: word, collectionId: collection.id, limit: 5 });
+      expect(res.body.errors).toBeUndefined();
+      return res;
+    };
+    for (let i = 0; i < 2; i += 1) await alone(server);
+    const planned = await alone(server);
+    expect(planned.sql).toBe(1);
+    expect(planned.body.data.searchAssets).toMatchObject({ remaining: 7, cursor: expect.any(String) });
+
+    const off = await startServer({ sqlPlans: false });
+    try {
+      expect((await statements(off, 10)).body).toEqual(many.body);
+      expect((await alone(off)).body).toEqual(planned.body);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+const SEARCH_ALONE = /* GraphQL */ `
+  query ($query: String!, $collectionId: String, $limit: Int) {
+    searchAssets(query: $query, collectionId: $collectionId, limit: $limit) { cursor remaining result { id name tokenId } }
+  }
+`;
+
+const SEARCH_WITH_RELATIONS = /* GraphQL */ `
+  query ($query: String!, $collectionId: String, $limit: Int) {
+    searchAssets(query: $query, collectionId: $collectionId, limit: $limit) {
+      cursor remaining result { id name status collection { name } chain { name } listing { currentPrice } traits { traitType value count } }
+    }
+    searchCollections(query: $query) { remaining result { name chain { name } } }
+  }
+`;

@@ -20,19 +20,26 @@ export const SEARCH_CANDIDATES = 1000;
 export interface NameSearch {
   /**
    * The condition a list adds to its filters: the row is one of the search's candidates among the rows of
-   * `from` (the list's FROM, main table `t`) that pass `filters` (the list's other conditions, over `t`).
+   * `from` (the list's FROM, main table `alias`) that pass `filters` (the list's other conditions, over `alias`).
    */
   where(from: string, filters: readonly string[]): string;
   /** Best first: sort DESC. */
   sort: SortKey;
 }
 
+/** Whether nameSearch takes this query (1 to MAX_QUERY_LENGTH characters besides surrounding spaces, nothing a text may not hold). */
+export function isSearchQuery(raw: unknown): boolean {
+  if (typeof raw !== 'string') return false;
+  const query = raw.trim().toLowerCase();
+  return query.length > 0 && query.length <= MAX_QUERY_LENGTH && stringProblem(query) === undefined;
+}
+
 /** `%`, `_` and the escape character stand for themselves in a LIKE pattern. */
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * Matching and ranking by name, for `column` (a name, read lower-cased: the indexes of migration
- * 1765405000000 are on lower(name)), in any script. A query of one or two characters matches the names it
+ * Matching and ranking by name, for the `name` of the table aliased `alias` (read lower-cased: the indexes of
+ * migration 1765405000000 are on lower(name)), in any script. A query of one or two characters matches the names it
  * starts; a longer one also names that hold it anywhere, and names similar to it (pg_trgm's `%`:
  * similarity of at least pg_trgm.similarity_threshold, 0.3, which a typo or two keeps). Ranked by how the
  * name matches (3 equal, 2 starts with, 1 holds it, 0 similar only) plus the similarity, rounded to 4
@@ -44,14 +51,14 @@ const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * Every name that starts with the query ranks above every other match, so a page of the candidates is the
  * page of all matches whenever the query matches at most SEARCH_CANDIDATES names.
  */
-export function nameSearch(p: Params, column: string, raw: string, field = 'query'): NameSearch {
+export function nameSearch(p: Params, alias: string, raw: string, field = 'query'): NameSearch {
   const query = raw.trim().toLowerCase();
-  if (query.length === 0 || query.length > MAX_QUERY_LENGTH || stringProblem(query) !== undefined) {
+  if (!isSearchQuery(raw)) {
     throw new BadRequestError(`${field} must have 1 to ${MAX_QUERY_LENGTH} characters besides spaces, got "${raw.slice(0, 40)}"`, [
       { field, message: `must have 1 to ${MAX_QUERY_LENGTH} characters` },
     ]);
   }
-  const name = `lower(${column})`;
+  const name = `lower(${alias}.name)`;
   // Lower-cased by PostgreSQL too, as the names are (JavaScript's and PostgreSQL's lower() may differ).
   const q = `lower(${p.add(query)})`;
   const prefix = `lower(${p.add(`${likeEscaped(query)}%`)})`;
@@ -62,14 +69,14 @@ export function nameSearch(p: Params, column: string, raw: string, field = 'quer
   const where = (from: string, filters: readonly string[]) => {
     // By their row addresses (ctid: a TID scan fetches them; one statement, so one snapshot, reads them and the
     // page), which was 2 to 5 ms faster than looking 1,000 ids up again in the primary key.
-    const rows = (condition: string) => `SELECT t.ctid FROM ${from} WHERE ${[...filters, condition].join(' AND ')}`;
+    const rows = (condition: string) => `SELECT ${alias}.ctid FROM ${from} WHERE ${[...filters, condition].join(' AND ')}`;
     const limit = p.add(SEARCH_CANDIDATES);
     // The pattern index's order (~<~), so that the first candidates are read from it and not sorted.
-    const first = `${rows(starts)} ORDER BY ${name} USING ~<~, t.id LIMIT ${limit}`;
-    if (!fuzzy) return `t.ctid = ANY(ARRAY(${first}))`;
+    const first = `${rows(starts)} ORDER BY ${name} USING ~<~, ${alias}.id LIMIT ${limit}`;
+    if (!fuzzy) return `${alias}.ctid = ANY(ARRAY(${first}))`;
     // The other matches only fill what the names that start with the query leave (LIMIT 0 reads none).
     const others = `${rows(`NOT ${starts} AND (${name} LIKE ${inside} OR ${name} % ${q})`)} LIMIT ${limit} - (SELECT count(*) FROM starts)`;
-    return `t.ctid = ANY(ARRAY(WITH starts AS MATERIALIZED (${first}) SELECT ctid FROM starts UNION ALL (${others})))`;
+    return `${alias}.ctid = ANY(ARRAY(WITH starts AS MATERIALIZED (${first}) SELECT ctid FROM starts UNION ALL (${others})))`;
   };
   return { where, sort: { expression: `(${kind} + round(similarity(${name}, ${q})::numeric, 4))`, sqlType: 'numeric' } };
 }

@@ -266,6 +266,11 @@ export interface ListQuery {
   sort: SortKey;
   orderBy: string;
   args: PageArgs;
+  /**
+   * fetchPage counts `remaining` by `count(*) OVER ()` on the page's own rows: a search reads all of its (at
+   * most 1,000) matching rows to rank them anyway, and a count of its own would find them all a second time.
+   */
+  countAllRead?: boolean;
 }
 
 function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): string {
@@ -347,9 +352,11 @@ function sortColumn(q: ListQuery): string {
  * (`CROSS JOIN (SELECT count(*) ...)`), it was computed again for every row of the page's scan whenever
  * the planner expected one row there: a page of a collection whose 10,000 assets came after the last
  * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
+ * `allRead` (ListQuery's countAllRead): the page reads every matching row anyway, so the window counts them.
  */
-function countColumn(q: ListQuery, whereSql: string): string {
-  return q.args.countRemaining === false ? '' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
+  if (q.args.countRemaining === false) return '';
+  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
 }
 
 /**
@@ -389,7 +396,7 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
   const sql =
     q.args.countRemaining === 'total'
       ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
-      : `${select}${countColumn(q, whereSql)}${rest}`;
+      : `${select}${countColumn(q, whereSql, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);
 }

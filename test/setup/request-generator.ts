@@ -69,7 +69,9 @@ const UUID_NONE = '00000000-0000-4000-8000-000000000000';
 /** Object levels below a root, at most. */
 const MAX_DEPTH = 6;
 /** Roots a plan answers come more often than the others. */
-const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers'];
+const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers', 'searchAssets', 'searchCollections'];
+/** A search's words: names of the rich market's collections and assets, prefixes, typos, and queries refused. */
+const SEARCH_QUERIES = ['art', 'Art of Alice', 'art of alice #2', 'of bob', 'bob', 'ar', 'polygn things', 'The rare one', '#3', '%', '', ' ', 'x'.repeat(101)];
 
 function literal(value: unknown): string {
   if (value === null) return 'null';
@@ -211,6 +213,8 @@ export class DocumentGenerator {
       case 'limit':
       case 'first':
         return field.name === 'events' ? r.pick([...LIMITS, 1000, 1001]) : r.pick(LIMITS);
+      case 'query':
+        return r.pick(SEARCH_QUERIES);
       case 'isTrending':
         return r.pick([0, 1, 2, -1]);
       case 'includeAssets':
@@ -300,6 +304,21 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         trait: [...p.traits, 'Background', 'Nope:Nope'],
       },
     ],
+    [
+      `/v1/search/assets?query=${encodeURIComponent(r.pick(SEARCH_QUERIES))}`,
+      {
+        asset_contract: [...p.contracts, '0x12'],
+        collection_id: [...p.collectionIds, ...p.contracts, UUID_NONE],
+        owner_id: p.owners,
+        status: ['listed', 'unlisted'],
+        chain_id: ['1', '137'],
+        trait: p.traits,
+      },
+    ],
+    [
+      `/v1/search/collections?query=${encodeURIComponent(r.pick(SEARCH_QUERIES))}`,
+      { chain_id: ['1', '56'], category_id: p.categoryIds, owner_address: p.owners, status: ['verified', 'unverified'], include_assets: ['true', 'false'], assets_limit: [1, 3] },
+    ],
     [`/v1/assets/${asset().join('/')}`, { chain_id: ['1', '137', '56', '999'] }],
     [`/v1/assets/${asset().join('/')}/history`, { chain_id: ['1', '137'], types: EVENT_TYPES }],
     [
@@ -340,5 +359,5 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
     if (key === 'trait' && r.chance(0.3)) params.append(key, String(value()));
   }
   const query = params.toString();
-  return query ? `${path}?${query}` : path;
+  return query ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path;
 }

@@ -34,10 +34,10 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
   if (args.status != null) where.push(assetStatusSql(args.status));
   if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
-  const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
+  const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
   const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null);
   if (search) where.push(search.where(base.from, where));
-  const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE }), where });
+  const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true }), where });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;

@@ -72,7 +72,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
   if (chain) where.push(chain);
   where.push(...collectionConditions(p, args));
-  const search = args.search !== undefined ? nameSearch(p, 't.name', args.search) : undefined;
+  const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
   if (search) where.push(search.where('collections t', where));
   const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
   // The chains and categories the selection reads come in the page's statement (one row each per collection).
@@ -88,6 +88,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     params: p,
     sort: search?.sort ?? COLLECTION_SORTS[args.orderBy],
     orderBy: search ? RELEVANCE : args.orderBy,
+    countAllRead: search !== undefined,
     args,
   });
   if (joins.length) {

@@ -73,13 +73,22 @@ export const SERIES_ITEMS: ItemsOf = {
   },
 };
 
-type BucketRow = Omit<SeriesBucket, 'volumeDecimal' | 'averagePriceDecimal' | 'floorPriceDecimal'> & { collectionId: string };
+/** A bucket with sales (a row of the rollups' sums): the others are empty. */
+interface SoldBucket {
+  collectionId: string;
+  start: Date;
+  volume: string;
+  sales: number;
+  averagePrice: string | null;
+  floorPrice: string | null;
+}
 
 /**
- * The series of each collection over `range`, in one statement: every bucket start (generate_series)
- * for every collection, joined to the hourly rollups of the range summed per bucket (`date_bin` from the
- * range's start, which is on the UTC hour or midnight). Whole hours only, so the rollups answer all of
- * it (no order is read): the cost is collections x hours of the range, by the rollup's primary key.
+ * The series of each collection over `range`, in one statement: the hourly rollups of the range summed per
+ * bucket (`date_bin` from the range's start, which is on the UTC hour or midnight). Whole hours only, so the
+ * rollups answer all of it (no order is read), by the rollup's primary key. Only the buckets with sales come
+ * from PostgreSQL; the empty ones (a 30-day chart of hours has 721 buckets, most of them empty) are made
+ * here: 721 rows read, parsed and copied cost Node 11 ms per chart, against 0.7 ms for the statement.
  */
 export async function seriesForCollections(ds: DataSource, ids: readonly string[], range: SeriesRange): Promise<Map<string, CollectionSeries>> {
   const p = new Params();
@@ -87,28 +96,49 @@ export async function seriesForCollections(ds: DataSource, ids: readonly string[
   const fromP = p.add(range.from);
   const toP = p.add(range.to);
   const stepP = p.add(`${STEP_MS[range.interval] / 1000} seconds`);
-  const rows: BucketRow[] = await ds.query(
-    `SELECT c.id AS "collectionId", b.start AS "startTime", COALESCE(r.volume, 0)::text AS volume, COALESCE(r.sales, 0)::int AS sales,
+  const sold: SoldBucket[] = await ds.query(
+    `SELECT r.collection_id AS "collectionId", r.start, COALESCE(r.volume, 0)::text AS volume, COALESCE(r.sales, 0)::int AS sales,
        round(r.volume / r.sales, 18)::text AS "averagePrice", r.floor::text AS "floorPrice"
-     FROM unnest(${idsP}::uuid[]) c(id)
-     CROSS JOIN generate_series(${fromP}::timestamptz, ${toP}::timestamptz - ${stepP}::interval, ${stepP}::interval) b(start)
-     LEFT JOIN (
+     FROM (
        SELECT h.collection_id, date_bin(${stepP}::interval, h.hour, ${fromP}::timestamptz) AS start,
          sum(h.volume) AS volume, sum(h.sales) AS sales, min(h.min_price) AS floor
        FROM collection_sales_hourly h
        WHERE h.collection_id = ANY(${idsP}::uuid[]) AND h.hour >= ${fromP}::timestamptz AND h.hour < ${toP}::timestamptz
        GROUP BY 1, 2
-     ) r ON r.collection_id = c.id AND r.start = b.start
-     ORDER BY c.id, b.start`,
+     ) r`,
     p.values,
   );
-  const series = new Map<string, CollectionSeries>();
   const from = new Date(range.from);
   const to = new Date(range.to);
-  for (const { collectionId, ...row } of rows) {
-    let one = series.get(collectionId);
-    if (!one) series.set(collectionId, (one = { interval: range.interval, from, to, buckets: [] }));
-    one.buckets.push({ ...row, volumeDecimal: row.volume, averagePriceDecimal: row.averagePrice, floorPriceDecimal: row.floorPrice });
+  const step = STEP_MS[range.interval];
+  const count = (to.getTime() - from.getTime()) / step;
+  const soldOf = new Map<string, Map<number, SoldBucket>>();
+  for (const bucket of sold) {
+    let one = soldOf.get(bucket.collectionId);
+    if (!one) soldOf.set(bucket.collectionId, (one = new Map()));
+    one.set((bucket.start.getTime() - from.getTime()) / step, bucket);
+  }
+  const series = new Map<string, CollectionSeries>();
+  for (const id of ids) {
+    const ofCollection = soldOf.get(id);
+    const buckets: SeriesBucket[] = new Array(count);
+    for (let i = 0; i < count; i += 1) {
+      const startTime = new Date(from.getTime() + i * step);
+      const b = ofCollection?.get(i);
+      buckets[i] = b
+        ? {
+            startTime,
+            volume: b.volume,
+            volumeDecimal: b.volume,
+            sales: b.sales,
+            averagePrice: b.averagePrice,
+            averagePriceDecimal: b.averagePrice,
+            floorPrice: b.floorPrice,
+            floorPriceDecimal: b.floorPrice,
+          }
+        : { startTime, volume: '0', volumeDecimal: '0', sales: 0, averagePrice: null, averagePriceDecimal: null, floorPrice: null, floorPriceDecimal: null };
+    }
+    series.set(id, { interval: range.interval, from, to, buckets });
   }
   return series;
 }

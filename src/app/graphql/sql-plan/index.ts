@@ -18,8 +18,9 @@ import { Planner, Root } from './roots';
  *
  * What a plan covers, decided once per document (anything else: no plan, the resolvers answer):
  * - roots `asset(tokenAddress, tokenId, chainId)`, `collection(address, chainId, includeAssets)`,
- *   `assets(...)` and `collections(...)` with their plain filters, first pages only (`page` absent), with
- *   `cursor` and `remaining`; by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS): a field with an
+ *   `assets(...)` and `collections(...)` with their plain filters, and the searches `searchAssets(query, ...)`
+ *   and `searchCollections(query, ...)` with the same filters (ranked as common/name-search.ts ranks them),
+ *   first pages only (`page` absent), with `cursor` and `remaining`; by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS): a field with an
  *   argument the planner does not read is not planned;
  * - fields of Asset and Collection stored in a column and returned as stored (no field resolver):
  *   text, ids, addresses and token ids as strings, Int, SafeInt of a bigint, JSON, enums (by their GraphQL names) and

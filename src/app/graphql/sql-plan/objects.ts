@@ -390,9 +390,9 @@ export class ObjectPlanner {
   }
 
   /** A first page of `itemType` (page.ts) for this selection. */
-  protected page(pageType: string, itemType: Planned, node: FieldNode): PagePlan | undefined {
+  protected page(pageType: string, itemType: Planned, node: FieldNode, asRows = false): PagePlan | undefined {
     const fields = this.fields(node.selectionSet);
-    return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet));
+    return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet), asRows);
   }
 }
 

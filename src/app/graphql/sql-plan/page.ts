@@ -40,6 +40,8 @@ export interface PageRows {
  * a parameter, which must be added only when used (a named statement has as many as its text names).
    */
   count?: () => string;
+  /** Every matching row is read to be ranked (a search's candidates): the rows forms count them by a window, not a second scan. */
+  countAllRead?: boolean;
 }
 
 
@@ -91,7 +93,7 @@ export interface StreamRow<T = string | Buffer> {
  * request's arguments. `remaining` and `cursor` follow from a count of all matching rows in the same
  * statement, as pagination.ts's fetchPage counts them; the cursor is the last row's, when rows remain.
  */
-export function planPage(pageType: string, fields: Selected[], itemOf: (node: FieldNode) => Part | undefined): PagePlan | undefined {
+export function planPage(pageType: string, fields: Selected[], itemOf: (node: FieldNode) => Part | undefined, asRows = false): PagePlan | undefined {
   const shapes: [string, Shape][] = [];
   const sent: ('result' | 'remaining' | 'cursor')[] = [];
   let item: Part | undefined;
@@ -176,7 +178,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
     // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
-    if (counted) columns.push(`(SELECT ${countOf(b, r, from)}) AS n`);
+    if (counted) columns.push(r.countAllRead ? 'count(*) OVER () AS n' : `(SELECT ${countOf(b, r, from)}) AS n`);
     if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})${textual ? '::varchar' : ''} AS s`, `${r.alias}.id::${textual ? 'varchar' : 'text'} AS i`);
     return `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection)} LIMIT ${r.args.limit as number}`;
   };
@@ -237,8 +239,9 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
   return {
     stream: keys.every(columnKey) && resultItem?.text ? stream : undefined,
     // Items with lists of their own (collections with their assets): as one value, the nested arrays
-    // cost PostgreSQL several times the rows (W1: 2.8 -> 0.75 ms); flat items gain nothing.
-    rows: resultItem?.render && hasList(resultItem.shape) ? rowsForm : undefined,
+    // cost PostgreSQL several times the rows (W1: 2.8 -> 0.75 ms); flat items gain nothing, but `asRows`
+    // (a search) counts its rows by a window over the page's own scan.
+    rows: resultItem?.render && (asRows || hasList(resultItem.shape)) ? rowsForm : undefined,
     shape: objectShape(shapes),
     resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
     render: (b, r) => {

@@ -1,4 +1,5 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
+import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
 import { UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
@@ -43,6 +44,8 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
   orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status'],
   offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind'],
+  searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
+  searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
 
 export class Planner extends ObjectPlanner {
@@ -65,6 +68,8 @@ export class Planner extends ObjectPlanner {
       else if (name === 'collections') root = this.collectionsRoot(field, node);
       else if (name === 'orders') root = this.ordersRoot(field, node);
       else if (name === 'offers') root = this.offersRoot(field, node);
+      else if (name === 'searchAssets') root = this.searchAssetsRoot(field, node);
+      else if (name === 'searchCollections') root = this.searchCollectionsRoot(field, node);
       if (!root) return undefined;
       roots.push({ key, ...root });
     }
@@ -144,9 +149,11 @@ export class Planner extends ObjectPlanner {
       b: Build,
       args: Record<string, unknown>,
       a: string,
-    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string } | undefined,
+    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string; ranked?: SortKey } | undefined,
+    search = false,
   ): Omit<Root, 'key'> | undefined {
-    const page = this.page(types.page, types.item, node);
+    // A search's page is read as rows: its count is a window over the candidates the ranking reads (page.ts).
+    const page = this.page(types.page, types.item, node, search);
     if (!page) return undefined;
     // Sorts that name their table otherwise (orders `r`, offers `o`) name it `t`, as page.ts reads them.
     const sorts = types.sortTable ? Object.fromEntries(Object.entries(types.sorts).map(([k, sort]) => [k, realias(sort, 't', types.sortTable)])) : types.sorts;
@@ -155,13 +162,19 @@ export class Planner extends ObjectPlanner {
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
     const rows = (b: Build, text: boolean, streamed = false) => {
       const args = argumentsOf(b.variables);
-      const sort = sorts[args.orderBy as string];
-      if (!sort || !plannedPage(args)) return undefined;
+      if (!plannedPage(args) || (!search && !sorts[args.orderBy as string])) return undefined;
       const a = nextAlias(b);
       const filtered = filters(b, args, a);
       // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
       if (!filtered || (filtered.checkEmpty && !streamed && (text ? !filtered.exists : resultAt === undefined))) return undefined;
-      return { rows: { table: types.table, alias: a, where: filtered.where, sort, args, count: filtered.count }, filtered };
+      const sort = filtered.ranked ?? sorts[args.orderBy as string];
+      if (!sort) return undefined;
+      // A search's cursor is of its ranking, as the resolvers write it.
+      const pageArgs = filtered.ranked ? { ...args, orderBy: RELEVANCE } : args;
+      return {
+        rows: { table: types.table, alias: a, where: filtered.where, sort, args: pageArgs, count: filtered.count, countAllRead: filtered.ranked !== undefined },
+        filtered,
+      };
     };
     const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
     return {
@@ -204,16 +217,41 @@ export class Planner extends ObjectPlanner {
 
   private assetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets', sorts: ASSET_SORTS }, (b, args, a) => {
-      if (args.chainId != null || args.status != null || (args.trait as unknown[] | null)?.length) return undefined;
-      const byCollection = collectionFilter(b, args, a);
-      if (!byCollection) return undefined;
-      const where = byCollection.where;
-      if (args.assetContract != null) where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
-      if (args.ownerId != null) where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
+      const filter = assetFilters(b, args, a);
+      if (!filter) return undefined;
       // A collection's own assets are counted in collection_asset_counts.
-      const count = byCollection.checkEmpty && where.length === 1 ? () => assetCountSql(byCollection.id()) : undefined;
-      return { ...byCollection, count };
+      const count = filter.checkEmpty && filter.where.length === 1 ? () => assetCountSql(filter.id()) : undefined;
+      return { ...filter, count };
     });
+  }
+
+  /** `searchAssets(query, ...)`: the filters of `assets`, ranked by name as asset.service.ts's listAssets searches. */
+  private searchAssetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.searchRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets' }, assetFilters);
+  }
+
+  /** `searchCollections(query, ...)`: the filters of `collections`, ranked by name as collection.service.ts's listCollections searches. */
+  private searchCollectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.searchRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections' }, collectionFilters);
+  }
+
+  /**
+   * A search: the list's `filters`, and among the rows that pass them the candidates of common/name-search.ts
+   * for `query`, ranked; an invalid query is the resolver's error, so the resolver answers.
+   */
+  private searchRoot(
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    types: { page: string; item: Planned; table: string },
+    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[] } | undefined,
+  ): Omit<Root, 'key'> | undefined {
+    const rank = (b: Build, args: Record<string, unknown>, a: string) => {
+      const filter = isSearchQuery(args.query) ? filters(b, args, a) : undefined;
+      if (!filter) return undefined;
+      const search = nameSearch(b.p, a, args.query as string);
+      return { ...filter, where: [...filter.where, search.where(`${types.table} ${a}`, filter.where)], ranked: search.sort };
+    };
+    return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
   }
 
   /** `orders(...)`: as order.service.ts's listOrders filters them. */
@@ -244,18 +282,31 @@ export class Planner extends ObjectPlanner {
   }
 
   private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, (b, args, a) => {
-      // A chain filter checks that the chain exists.
-      if (args.chainId != null || typeof args.includeAssets !== 'boolean') return undefined;
-      // includeAssets: false answers `assets` of each collection with null.
-      if (!args.includeAssets) b.withoutAssets.add(a);
-      const where: string[] = [];
-      if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(keyOf('Category', args.categoryId as string))}`);
-      if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
-      if (args.status != null) where.push(`${a}.status = ${b.p.add(args.status)}`);
-      return { where };
-    });
+    return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, collectionFilters);
   }
+}
+
+/** The filters of `assets` and `searchAssets` over `a`, or undefined when the resolver must answer. */
+function assetFilters(b: Build, args: Record<string, unknown>, a: string) {
+  if (args.chainId != null || args.status != null || (args.trait as unknown[] | null)?.length) return undefined;
+  const byCollection = collectionFilter(b, args, a);
+  if (!byCollection) return undefined;
+  if (args.assetContract != null) byCollection.where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
+  if (args.ownerId != null) byCollection.where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
+  return byCollection;
+}
+
+/** The filters of `collections` and `searchCollections` over `a`, or undefined when the resolver must answer. */
+function collectionFilters(b: Build, args: Record<string, unknown>, a: string): { where: string[] } | undefined {
+  // A chain filter checks that the chain exists.
+  if (args.chainId != null || typeof args.includeAssets !== 'boolean') return undefined;
+  // includeAssets: false answers `assets` of each collection with null.
+  if (!args.includeAssets) b.withoutAssets.add(a);
+  const where: string[] = [];
+  if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(keyOf('Category', args.categoryId as string))}`);
+  if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
+  if (args.status != null) where.push(`${a}.status = ${b.p.add(args.status)}`);
+  return { where };
 }
 
 /**
