@@ -126,7 +126,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   problems.throwIfAny();
   // An item offer signs an Offer; a collection or trait offer a CollectionOffer (docs/signatures.md).
-  const window = { taker: caller.address, price: input.price!, startTime: input.startTime!, endTime: input.endTime! };
+  const window = { taker: caller.address, price: input.price!, startTime: input.startTime!, endTime: input.endTime!, currency: currency! };
   const signed: SignedTerms =
     target!.kind === OfferKind.ITEM
       ? { kind: 'Offer', chainId: target!.asset.chainId, terms: { ...window, tokenAddress: target!.asset.tokenAddress, tokenId: target!.asset.tokenId } }
