@@ -17,7 +17,7 @@ import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
 import { settlement } from '../order/settlement.settings';
-import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import type { Currency } from '../currency/currency.entity';
 
 /** Each price a listing request gives has at most its currency's decimals. */
@@ -372,6 +372,7 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
   const where: string[] = [];
   if (args.status != null) where.push(`${listingStatusSql('l', now)} = ${p.add(args.status)}`);
   if (args.orderType != null) where.push(`l.order_type = ${p.add(args.orderType)}`);
+  if (args.currency != null) where.push(currencyFilterSql(p, 'l.currency', 'a.chain_id', args.currency));
   return {
     from: 'listings l JOIN assets a ON a.id = l.asset_id',
     columns: listingColumns(now),

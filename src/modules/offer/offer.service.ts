@@ -18,7 +18,7 @@ import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSale, selfTrade } from '../order/sale';
-import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { checkCurrencyFilter, checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
@@ -39,15 +39,21 @@ export interface OfferSource {
  * The list of offers with the filters every offer list takes (status as read now, kind), over `source`:
  * the root list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
  */
-export function offerListQuery(args: OfferPageArgs & { kind?: OfferKind | null }, p = new Params(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
+export function offerListQuery(
+  args: OfferPageArgs & { kind?: OfferKind | null; currency?: string | null },
+  p = new Params(),
+  source: OfferSource = { from: 'offers o', where: [] },
+): ListQuery {
   const now = p.add(clock.now());
   const where = [...source.where];
   if (args.status != null) where.push(`${offerStatusSql('o', now)} = ${p.add(args.status)}`);
   if (args.kind != null) where.push(`o.kind = ${p.add(args.kind)}`);
+  if (args.currency != null) where.push(currencyFilterSql(p, 'o.currency', 'o.chain_id', args.currency));
   return { from: source.from, columns: offerColumns(now), idExpression: 'o.id', where, params: p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Page<Offer>> {
+  await checkCurrencyFilter(ctx, args.currency);
   const p = new Params();
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 'o.chain_id', args.chainId);
