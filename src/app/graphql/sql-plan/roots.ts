@@ -42,7 +42,7 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
   orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status'],
-  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind'],
+  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind', 'currency'],
 };
 
 export class Planner extends ObjectPlanner {
@@ -231,10 +231,10 @@ export class Planner extends ObjectPlanner {
     });
   }
 
-  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now). */
+  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now); a `currency` is the resolvers' (they check it). */
   private offersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'OfferPage', item: 'Offer', table: 'offers', sorts: OFFER_SORTS, sortTable: 'o' }, (b, args, a) => {
-      const filter = args.chainId == null && collectionFilter(b, args, a);
+      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
       if (!filter) return undefined;
       tokenFilters(b, args, a, filter.where);
       if (args.ownerId != null) filter.where.push(`${a}.taker = ${b.p.add(args.ownerId)}`);
