@@ -289,6 +289,23 @@ describe('lists by price within a currency', () => {
     expect(gql.body.data.asset.offers.result).toEqual([{ id: offers[0].id }, { id: offers[2].id }]);
   });
 
+  test('when a collection\'s sales are in WETH and ETH, then GET /v1/orders?currency=WETH&order_by=price and GraphQL orders(currency) hold the WETH sales alone', async () => {
+    const { collection, assets } = await collectionOfOwners(server, 3);
+    const sales = [];
+    for (const [i, [price, currency]] of ([[2, 'WETH'], [1, undefined], [3, 'WETH']] as const).entries()) {
+      const buyer = await server.key();
+      const offer = await saveOffer(server, buyer.key, assets[i].id, { price, ...(currency ? { currency } : {}) });
+      sales.push((await server.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, assets[i].owner.key)).body);
+    }
+
+    const rest = await server.rest('GET', `/v1/orders?collection_id=${collection.id}&currency=WETH&order_by=price&direction=desc`);
+    const gql = await server.gql(`query ($c: String!) { orders(collectionId: $c, currency: "eth", orderBy: PRICE) { result { id currency { symbol } } } }`, { c: collection.id });
+
+    expect(rest.status).toBe(200);
+    expect(rest.body.result.map((o: { id: string }) => o.id)).toEqual([sales[2].id, sales[0].id]);
+    expect(gql.body.data.orders.result).toEqual([{ id: sales[1].id, currency: { symbol: 'ETH' } }]);
+  });
+
   test('when a list names a currency no chain has, then 422 on currency through both doors', async () => {
     const owned = await saveOwnedAsset(server);
 

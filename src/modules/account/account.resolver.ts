@@ -55,7 +55,8 @@ export class AccountResolver {
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its orders: BOUGHT as buyer, SOLD as seller, ANY (default) either' })
-  orders(@Parent() account: Account, @Args() args: AccountOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() account: Account, @Args() args: AccountOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByAccount.load({ parentId: account.address, args: nestedPageArgs(args, info) });
   }
 }

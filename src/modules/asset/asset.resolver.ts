@@ -105,7 +105,8 @@ export class AssetResolver {
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its sales' })
-  orders(@Parent() asset: Asset, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() asset: Asset, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
   }
 

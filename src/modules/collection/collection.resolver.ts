@@ -182,7 +182,8 @@ export class CollectionResolver {
   }
 
   @FieldResolver(() => OrderPage, { description: 'Sales of its assets, like orders(collectionId)' })
-  orders(@Parent() collection: Collection, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() collection: Collection, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
   }
 

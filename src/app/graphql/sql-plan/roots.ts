@@ -41,7 +41,7 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   collection: ['address', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
-  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status'],
+  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'currency'],
   offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind', 'currency'],
 };
 
@@ -216,10 +216,10 @@ export class Planner extends ObjectPlanner {
     });
   }
 
-  /** `orders(...)`: as order.service.ts's listOrders filters them. */
+  /** `orders(...)`: as order.service.ts's listOrders filters them; a `currency` is the resolvers' (they check it). */
   private ordersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'OrderPage', item: 'Order', table: 'orders', sorts: ORDER_SORTS, sortTable: 'r' }, (b, args, a) => {
-      const filter = args.chainId == null && collectionFilter(b, args, a);
+      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
       if (!filter) return undefined;
       tokenFilters(b, args, a, filter.where);
       if (args.ownerId != null) {

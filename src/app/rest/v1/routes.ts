@@ -296,11 +296,13 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/orders',
-    summary: 'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer) or status',
+    summary:
+      'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer), ' +
+      'status or currency (address or symbol: sorting by price compares amounts of one currency only when it is given)',
     operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $collection_id: String, $owner_id: Address, $status: OrderStatus) {
+        $collection_id: String, $owner_id: Address, $status: OrderStatus, $currency: String) {
       orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,
-          collectionId: $collection_id, ownerId: $owner_id, status: $status) { cursor remaining result { ${ORDER} } } }`,
+          collectionId: $collection_id, ownerId: $owner_id, status: $status, currency: $currency) { cursor remaining result { ${ORDER} } } }`,
   },
   {
     method: 'get',
