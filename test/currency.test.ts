@@ -246,6 +246,78 @@ describe('sales in a currency', () => {
   });
 });
 
+describe('lists by price within a currency', () => {
+  test('when a collection\'s listings are in ETH and USDC, then listings(currency: USDC) sorted by price holds the USDC ones alone, cheapest first', async () => {
+    const { collection, assets } = await collectionOfOwners(server, 4);
+    // ETH at 1 and 2, USDC at 4 and 3: sorted together the amounts would interleave.
+    const prices = [1, 2, 4, 3];
+    const listings = await Promise.all(assets.map((a, i) => saveListing(server, a.owner.key, a.id, { startPrice: prices[i], ...(i >= 2 ? { currency: 'usdc' } : {}) })));
+
+    const read = await server.gql(
+      `query ($a: Address!, $c: String) { collection(address: $a) {
+         listings(status: ACTIVE, orderBy: CURRENT_PRICE, direction: ASC, currency: $c) { remaining result { id currency { symbol } } } } }`,
+      { a: collection.contractAddress, c: 'USDC' },
+    );
+    const native = await server.gql(
+      `query ($a: Address!, $c: String) { collection(address: $a) { listings(orderBy: CURRENT_PRICE, direction: ASC, currency: $c) { result { id } } } }`,
+      { a: collection.contractAddress, c: ETH.address },
+    );
+
+    expect(read.body.data.collection.listings.result).toEqual([listings[3], listings[2]].map((l) => ({ id: l.id, currency: { symbol: 'USDC' } })));
+    expect(native.body.data.collection.listings.result).toEqual([listings[0], listings[1]].map((l) => ({ id: l.id })));
+  });
+
+  test('when offers are in WETH and ETH, then GET /v1/offers?currency=WETH&order_by=price and GraphQL offers(currency) hold the WETH ones alone, in price order', async () => {
+    const owned = await saveOwnedAsset(server);
+    const offers = [];
+    for (const [price, currency] of [[3, 'WETH'], [1, undefined], [2, 'WETH'], [5, undefined]] as const) {
+      const buyer = await server.key();
+      offers.push(await saveOffer(server, buyer.key, owned.asset.id, { price, ...(currency ? { currency } : {}) }));
+    }
+
+    const rest = await server.rest('GET', `/v1/offers?token_address=${owned.asset.tokenAddress}&token_id=${owned.asset.tokenId}&currency=weth&order_by=price&direction=asc`);
+    const gql = await server.gql(
+      `query ($t: Address!, $i: TokenId!, $c: String) { asset(tokenAddress: $t, tokenId: $i) { offers(currency: $c, orderBy: PRICE, direction: DESC) { result { id } } } }`,
+      { t: owned.asset.tokenAddress, i: owned.asset.tokenId, c: WETH.address },
+    );
+
+    expect(rest.status).toBe(200);
+    expect(rest.body.result.map((o: { id: string; currency: { symbol: string } }) => [o.id, o.currency.symbol])).toEqual([
+      [offers[2].id, 'WETH'],
+      [offers[0].id, 'WETH'],
+    ]);
+    expect(gql.body.data.asset.offers.result).toEqual([{ id: offers[0].id }, { id: offers[2].id }]);
+  });
+
+  test('when a collection\'s sales are in WETH and ETH, then GET /v1/orders?currency=WETH&order_by=price and GraphQL orders(currency) hold the WETH sales alone', async () => {
+    const { collection, assets } = await collectionOfOwners(server, 3);
+    const sales = [];
+    for (const [i, [price, currency]] of ([[2, 'WETH'], [1, undefined], [3, 'WETH']] as const).entries()) {
+      const buyer = await server.key();
+      const offer = await saveOffer(server, buyer.key, assets[i].id, { price, ...(currency ? { currency } : {}) });
+      sales.push((await server.rest('POST', '/v1/offers/accept', { offer_id: offer.id }, assets[i].owner.key)).body);
+    }
+
+    const rest = await server.rest('GET', `/v1/orders?collection_id=${collection.id}&currency=WETH&order_by=price&direction=desc`);
+    const gql = await server.gql(`query ($c: String!) { orders(collectionId: $c, currency: "eth", orderBy: PRICE) { result { id currency { symbol } } } }`, { c: collection.id });
+
+    expect(rest.status).toBe(200);
+    expect(rest.body.result.map((o: { id: string }) => o.id)).toEqual([sales[2].id, sales[0].id]);
+    expect(gql.body.data.orders.result).toEqual([{ id: sales[1].id, currency: { symbol: 'ETH' } }]);
+  });
+
+  test('when a list names a currency no chain has, then 422 on currency through both doors', async () => {
+    const owned = await saveOwnedAsset(server);
+
+    const rest = await server.rest('GET', '/v1/offers?currency=DOGE');
+    const gql = await server.gql(`query ($a: Address!) { collection(address: $a) { listings(currency: "DOGE") { result { id } } } }`, { a: owned.collection.contractAddress });
+
+    expect(rest.status).toBe(422);
+    expect(rest.body.error.details).toEqual([expect.objectContaining({ field: 'currency', message: expect.stringContaining('no chain has a currency "DOGE"') })]);
+    expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'VALIDATION_FAILED' }, message: expect.stringContaining('currency: no chain has a currency "DOGE"') });
+  });
+});
+
 /** The messages of a REST error's details, one a line. */
 function messages(body: { error: { details: { message: string }[] } }): string {
   return body.error.details.map((d) => d.message).join('\n');

@@ -166,6 +166,55 @@ test('when an english auction closes with a bid, then its order is pending, the 
   expect(asset.body.owner).toBe(owned.owner.address);
 });
 
+describe('settlement on /metrics', () => {
+  /** The value of one sample of the Prometheus text, or undefined when the scrape has none. */
+  async function sample(line: string): Promise<number | undefined> {
+    const res = await fetch(`${api.url}/metrics`);
+    expect(res.status).toBe(200);
+    const found = (await res.text()).split('\n').find((l) => l.startsWith(`${line} `));
+    return found === undefined ? undefined : Number(found.slice(line.length + 1));
+  }
+  const FAILED_AT_DEADLINE = 'gateway_settlement_failed_total{reason="deadline_passed"}';
+
+  test('when a sale awaits the chain, then the pending gauge counts it and the oldest age covers it; when its deadline fails it, then the failure counter grows', async () => {
+    const { order } = await acceptedSale();
+    // Its sale written two hours ago (this order's row alone).
+    await api.ds.query(`UPDATE orders SET created_at = now() - interval '2 hours' WHERE id = $1`, [order.id]);
+    expect(await sample('gateway_settlement_pending_orders')).toBeGreaterThanOrEqual(1);
+    expect(await sample('gateway_settlement_oldest_pending_seconds')).toBeGreaterThanOrEqual(2 * 3600);
+    const failedBefore = (await sample(FAILED_AT_DEADLINE)) ?? 0;
+
+    await api.ds.query(`UPDATE orders SET settlement_deadline = now() - interval '1 second' WHERE id = $1`, [order.id]);
+    await withEvents(api.ds, (m, events) => failOverdueSettlements(m, events, new Date(), 100));
+
+    expect((await api.rest('GET', `/v1/orders/${order.id}`)).body.status).toBe('failed');
+    // This process's sweeper may have failed it first: either way one failure of this process.
+    expect(await sample(FAILED_AT_DEADLINE)).toBeGreaterThanOrEqual(failedBefore + 1);
+  });
+
+  test('when the follower applies the transfer from seller to buyer, then the order completes, the completion counter grows and the sale names its currency', async () => {
+    const { owned, buyer, listing, order } = await acceptedSale();
+    const completedBefore = (await sample('gateway_settlement_completed_total')) ?? 0;
+
+    // Block 50 of chain 1: below the fork the offchain case below rolls back to (99), so it stays applied.
+    const [collection] = await api.ds.query('SELECT id, chain_id AS "chainId", contract_address AS "contractAddress" FROM collections WHERE id = $1', [owned.collection.id]);
+    const hash = `0x${'05'.repeat(32)}`;
+    await applyChainStep(api.ds, {
+      chainId: collection.chainId,
+      toBlock: 50n,
+      toHash: hash,
+      blockHashes: new Map([[50n, hash]]),
+      transfers: [{ blockNumber: 50n, blockHash: hash, txHash: `0x${'cd'.repeat(32)}`, logIndex: 0, tokenAddress: collection.contractAddress, tokenId: BigInt(owned.asset.tokenId), from: owned.owner.address, to: buyer.address }],
+      collections: [{ ...collection, syncedBlock: 49n }],
+    });
+
+    expect((await api.rest('GET', `/v1/orders/${order.id}`)).body).toMatchObject({ status: 'completed', settlement_block_number: 50 });
+    expect(await sample('gateway_settlement_completed_total')).toBe(completedBefore + 1);
+    const sold = (await eventsOf(owned.asset.id)).find((e) => e.type === 'listing.sold');
+    expect(sold?.data).toMatchObject({ id: listing.id, sale_currency: { address: '0x0000000000000000000000000000000000000000', symbol: 'ETH', decimals: 18 } });
+  });
+});
+
 describe('offchain settlement (the default) and the chain', () => {
   let offchain: TestServer;
   beforeAll(async () => {

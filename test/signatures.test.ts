@@ -1,3 +1,4 @@
+import { parseUnits } from 'viem';
 import { privateKeyToAccount, generatePrivateKey, PrivateKeyAccount } from 'viem/accounts';
 import { startServer, TestServer, HttpResult } from './setup/server';
 import { saveCollection, saveAsset } from './factories/marketplace';
@@ -14,6 +15,7 @@ const TYPES = {
     { name: 'tokenAddress', type: 'address' },
     { name: 'tokenId', type: 'uint256' },
     { name: 'orderType', type: 'string' },
+    { name: 'currency', type: 'address' },
     { name: 'startPrice', type: 'uint256' },
     { name: 'acceptPrice', type: 'uint256' },
     { name: 'listingTime', type: 'uint256' },
@@ -23,6 +25,7 @@ const TYPES = {
     { name: 'taker', type: 'address' },
     { name: 'tokenAddress', type: 'address' },
     { name: 'tokenId', type: 'uint256' },
+    { name: 'currency', type: 'address' },
     { name: 'price', type: 'uint256' },
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
@@ -31,6 +34,7 @@ const TYPES = {
     { name: 'taker', type: 'address' },
     { name: 'tokenAddress', type: 'address' },
     { name: 'quantity', type: 'uint256' },
+    { name: 'currency', type: 'address' },
     { name: 'price', type: 'uint256' },
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
@@ -41,7 +45,18 @@ const TYPES = {
     { name: 'value', type: 'string' },
   ],
 } as const;
-const ETHER = 10n ** 18n;
+/** The Listing type signed before currencies (no `currency`): still valid for native prices. */
+const LEGACY_LISTING = { Listing: TYPES.Listing.filter((f) => f.name !== 'currency') };
+
+/** A currency of chain 1 as a client signs its prices: its contract (0x000…0 for ETH) and decimals. */
+interface SigningCurrency {
+  address: `0x${string}`;
+  decimals: number;
+  symbol: string;
+}
+const ETH: SigningCurrency = { address: '0x0000000000000000000000000000000000000000', decimals: 18, symbol: 'ETH' };
+const WETH: SigningCurrency = { address: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2', decimals: 18, symbol: 'WETH' };
+const USDC: SigningCurrency = { address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: 6, symbol: 'USDC' };
 const seconds = (iso: string) => BigInt(Math.floor(Date.parse(iso) / 1000));
 
 interface Wallet {
@@ -89,23 +104,24 @@ interface ListingBody {
   expiration_time?: { at: string };
 }
 
+/** The terms of the owner's listing of the token, its prices in `currency`'s smallest unit. */
+function listingMessage(token: Token, body: ListingBody, currency: SigningCurrency) {
+  return {
+    maker: token.owner.account.address,
+    tokenAddress: token.tokenAddress as `0x${string}`,
+    tokenId: BigInt(token.tokenId),
+    orderType: body.order_type ?? 'fixed_price',
+    currency: currency.address,
+    startPrice: parseUnits(body.start_price, currency.decimals),
+    acceptPrice: parseUnits(body.accept_price ?? body.start_price, currency.decimals),
+    listingTime: seconds(body.listing_time),
+    expirationTime: body.expiration_time ? seconds(body.expiration_time.at) : 0n,
+  };
+}
+
 /** The owner's listing of the token, signed by `signer` (the owner, unless a test signs in another's name). */
-function signListing(signer: Wallet, token: Token, body: ListingBody, chainId = 1) {
-  return signer.account.signTypedData({
-    domain: { ...DOMAIN, chainId },
-    types: TYPES,
-    primaryType: 'Listing',
-    message: {
-      maker: token.owner.account.address,
-      tokenAddress: token.tokenAddress as `0x${string}`,
-      tokenId: BigInt(token.tokenId),
-      orderType: body.order_type ?? 'fixed_price',
-      startPrice: BigInt(body.start_price) * ETHER,
-      acceptPrice: BigInt(body.accept_price ?? body.start_price) * ETHER,
-      listingTime: seconds(body.listing_time),
-      expirationTime: body.expiration_time ? seconds(body.expiration_time.at) : 0n,
-    },
-  });
+function signListing(signer: Wallet, token: Token, body: ListingBody, chainId = 1, currency = ETH) {
+  return signer.account.signTypedData({ domain: { ...DOMAIN, chainId }, types: TYPES, primaryType: 'Listing', message: listingMessage(token, body, currency) });
 }
 
 interface OfferBody {
@@ -115,7 +131,7 @@ interface OfferBody {
 }
 
 /** The taker's offer, signed by `signer` (the taker, unless a test signs in another's name). */
-function signOffer(taker: Wallet, token: Token, body: OfferBody, signer: Wallet = taker) {
+function signOffer(taker: Wallet, token: Token, body: OfferBody, signer: Wallet = taker, currency = ETH) {
   return signer.account.signTypedData({
     domain: { ...DOMAIN, chainId: 1 },
     types: TYPES,
@@ -124,7 +140,8 @@ function signOffer(taker: Wallet, token: Token, body: OfferBody, signer: Wallet 
       taker: taker.account.address,
       tokenAddress: token.tokenAddress as `0x${string}`,
       tokenId: BigInt(token.tokenId),
-      price: BigInt(body.price) * ETHER,
+      currency: currency.address,
+      price: parseUnits(body.price, currency.decimals),
       startTime: seconds(body.start_time),
       endTime: seconds(body.end_time),
     },
@@ -260,7 +277,8 @@ describe('SIGNATURES=optional (the default)', () => {
           taker: buyer.account.address,
           tokenAddress: token.tokenAddress as `0x${string}`,
           quantity: BigInt(quantity),
-          price: BigInt(body.price) * ETHER,
+          currency: ETH.address,
+          price: parseUnits(body.price, 18),
           startTime: seconds(body.start_time),
           endTime: seconds(body.end_time),
           traits: signedTraits.map((t) => ({ traitType: t.trait_type, value: t.value })),
@@ -307,6 +325,63 @@ describe('SIGNATURES=optional (the default)', () => {
     expect(unsigned.status).toBe(200);
     expect(unsigned.body).toMatchObject({ start_price: 5, signature: null });
     expect(await listingsOf(optional, token)).toEqual([{ status: 'active', signature: null }]);
+  });
+});
+
+describe('signed prices and their currency', () => {
+  const list = (token: Token, body: ListingBody, signature: string, currency?: SigningCurrency) =>
+    optional.rest('POST', '/v1/assets/listing', { asset_id: token.assetId, ...body, ...(currency && { currency: currency.symbol }), signature }, token.owner.key);
+
+  test('when a listing is signed for WETH, then the same numbers in ETH or in USDC are refused (422) and in WETH it is listed', async () => {
+    const token = await ownedToken(optional);
+    const body = listingBody();
+    const signature = await signListing(token.owner, token, body, 1, WETH);
+
+    const asNative = await list(token, body, signature);
+    const asUsdc = await list(token, body, signature, USDC);
+    const asWeth = await list(token, body, signature, WETH);
+
+    expectSignatureRefused(asNative, 'not to the maker');
+    expectSignatureRefused(asUsdc, 'not to the maker');
+    expect(asWeth.status).toBe(200);
+    expect(asWeth.body).toMatchObject({ currency: { symbol: 'WETH' }, signature });
+    expect(await listingsOf(optional, token)).toEqual([{ status: 'active', signature }]);
+  });
+
+  test('when a USDC listing and a USDC offer are signed with 6-decimal amounts, then they verify; signed with 18 decimals, then 422', async () => {
+    const token = await ownedToken(optional);
+    const buyer = await wallet(optional);
+    const body = { ...listingBody(), start_price: '12.5' };
+    const offer = { ...offerBody(), price: '7.25' };
+    const usdcIn18 = { ...USDC, decimals: 18 };
+
+    const wrongListing = await list(token, body, await signListing(token.owner, token, body, 1, usdcIn18), USDC);
+    const listed = await list(token, body, await signListing(token.owner, token, body, 1, USDC), USDC);
+    const offerIn = async (currency: SigningCurrency) =>
+      optional.rest('POST', '/v1/offers', { asset_id: token.assetId, ...offer, currency: 'USDC', signature: await signOffer(buyer, token, offer, buyer, currency) }, buyer.key);
+    const wrongOffer = await offerIn(usdcIn18);
+    const offered = await offerIn(USDC);
+
+    expectSignatureRefused(wrongListing, 'not to the maker');
+    expectSignatureRefused(wrongOffer, 'not to the maker');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ start_price: 12.5, currency: { symbol: 'USDC', decimals: 6 } });
+    expect(offered.status).toBe(200);
+    expect(offered.body).toMatchObject({ price: 7.25, currency: { symbol: 'USDC' } });
+  });
+
+  test('when a native listing carries a signature of the types made before currencies (no currency field), then it still verifies; the same for a WETH price is refused', async () => {
+    const token = await ownedToken(optional);
+    const body = listingBody();
+    const { currency: _native, ...legacyTerms } = listingMessage(token, body, ETH);
+    const legacy = await token.owner.account.signTypedData({ domain: { ...DOMAIN, chainId: 1 }, types: LEGACY_LISTING, primaryType: 'Listing', message: legacyTerms });
+
+    const asWeth = await list(token, body, legacy, WETH);
+    const asNative = await list(token, body, legacy);
+
+    expectSignatureRefused(asWeth, 'not to the maker');
+    expect(asNative.status).toBe(200);
+    expect(asNative.body).toMatchObject({ currency: { symbol: 'ETH' }, signature: legacy });
   });
 });
 

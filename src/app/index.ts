@@ -40,7 +40,7 @@ import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
 import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
-import { metricsRegistry, watchPool, PoolFigures } from '../common/metrics';
+import { metricsRegistry, watchPool, watchSettlements, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 import { ChainSettings, SettlementSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
@@ -53,6 +53,7 @@ import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 import { ChainFollower, startChainFollowers } from '../modules/chain/chain.follower';
 import { chainLags } from '../modules/chain/chain.sync';
 import { settlement } from '../modules/order/settlement.settings';
+import { pendingSettlements } from '../modules/order/settlement';
 
 export interface AppOptions {
   jsonBodyLimit?: string;
@@ -324,6 +325,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const compress = options.compression ?? true ? compression({ threshold: compressionThreshold, brotli } as compression.CompressionOptions) : undefined;
   if (compress) app.use(compress);
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
+  const unwatchSettlements = watchSettlements(() => pendingSettlements(ds));
   if (metrics) {
     const token = options.metricsToken;
     app.get('/metrics', async (req, res) => {
@@ -469,6 +471,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       await eventWakeup.stop();
       await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), chainFollowers?.stop()]);
       unwatchPool();
+      unwatchSettlements();
       await apollo.stop();
       await rateLimit?.close();
       await apqCache.close();

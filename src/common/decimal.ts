@@ -10,11 +10,14 @@ export function exactDecimal(text: string): string {
   return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
 }
 
-/** A decimal of at most 18 decimals ("1.5", "-0.5") as a whole number of its smallest unit (1500000000000000000n). */
-export function toUnits(text: string): bigint {
+/**
+ * A decimal ("1.5", "-0.5") as a whole number of its currency's smallest unit: 18 decimals unless told
+ * (1500000000000000000n; USDC's 6: 1500000n). Decimals beyond `decimals` are cut off.
+ */
+export function toUnits(text: string, decimals: number = DECIMALS): bigint {
   const negative = text.startsWith('-');
   const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
-  const units = BigInt(whole) * UNIT + BigInt(fraction.padEnd(DECIMALS, '0').slice(0, DECIMALS) || '0');
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0').slice(0, decimals) || '0');
   return negative ? -units : units;
 }
 

@@ -19,6 +19,7 @@ export const EIP712_TYPES = {
     { name: 'tokenAddress', type: 'address' },
     { name: 'tokenId', type: 'uint256' },
     { name: 'orderType', type: 'string' },
+    { name: 'currency', type: 'address' },
     { name: 'startPrice', type: 'uint256' },
     { name: 'acceptPrice', type: 'uint256' },
     { name: 'listingTime', type: 'uint256' },
@@ -28,6 +29,7 @@ export const EIP712_TYPES = {
     { name: 'taker', type: 'address' },
     { name: 'tokenAddress', type: 'address' },
     { name: 'tokenId', type: 'uint256' },
+    { name: 'currency', type: 'address' },
     { name: 'price', type: 'uint256' },
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
@@ -36,6 +38,7 @@ export const EIP712_TYPES = {
     { name: 'taker', type: 'address' },
     { name: 'tokenAddress', type: 'address' },
     { name: 'quantity', type: 'uint256' },
+    { name: 'currency', type: 'address' },
     { name: 'price', type: 'uint256' },
     { name: 'startTime', type: 'uint256' },
     { name: 'endTime', type: 'uint256' },
@@ -47,7 +50,29 @@ export const EIP712_TYPES = {
   ],
 } as const;
 
-/** What a listing's maker signs: prices in the currency's smallest unit (18 decimals), times in Unix seconds, 0 for none. */
+const withoutCurrency = <T extends { name: string }>(fields: readonly T[]): T[] => fields.filter((f) => f.name !== 'currency');
+
+/**
+ * The types signed before prices had a currency (every price native): still accepted for native prices
+ * only, so signatures made then stay valid; a price in an ERC-20 token must sign its currency.
+ */
+export const LEGACY_EIP712_TYPES = {
+  Listing: withoutCurrency(EIP712_TYPES.Listing),
+  Offer: withoutCurrency(EIP712_TYPES.Offer),
+  CollectionOffer: withoutCurrency(EIP712_TYPES.CollectionOffer),
+  Trait: EIP712_TYPES.Trait,
+};
+
+/** The currency of signed prices: its contract (the zero address for the chain's native currency) and its decimals. */
+export interface SignedCurrency {
+  address: string;
+  decimals: number;
+}
+
+/** The address that stands for a chain's native currency in signed terms. */
+const NATIVE_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/** What a listing's maker signs: prices in the currency's smallest unit (its decimals), times in Unix seconds, 0 for none. */
 export interface ListingTerms {
   maker: string;
   tokenAddress: string;
@@ -57,6 +82,7 @@ export interface ListingTerms {
   acceptPrice: string | null;
   listingTime: Date;
   closingDate: Date | null;
+  currency: SignedCurrency;
 }
 
 export interface OfferTerms {
@@ -66,6 +92,7 @@ export interface OfferTerms {
   price: string;
   startTime: Date;
   endTime: Date;
+  currency: SignedCurrency;
 }
 
 /** A collection offer (no traits) or a trait offer: the collection's contract, how many assets, which traits. */
@@ -78,6 +105,7 @@ export interface CollectionOfferTerms {
   endTime: Date;
   /** In the order the offer gives them (and shows them). */
   traits: Array<{ traitType: string; value: string }>;
+  currency: SignedCurrency;
 }
 
 export type SignedTerms =
@@ -87,22 +115,30 @@ export type SignedTerms =
 
 const seconds = (d: Date | null): bigint => (d ? BigInt(Math.floor(d.getTime() / 1000)) : 0n);
 
-/** The typed-data message of a listing or an offer, exactly as the maker signs it. */
-export function typedDataOf(signed: SignedTerms) {
+/**
+ * The typed-data message of a listing or an offer, exactly as the maker signs it: with its currency, or
+ * (`legacy`) in the types signed before currencies, without it.
+ */
+export function typedDataOf(signed: SignedTerms, legacy = false) {
   const domain = { ...EIP712_DOMAIN, chainId: BigInt(signed.chainId) };
+  const types = legacy ? LEGACY_EIP712_TYPES : EIP712_TYPES;
+  const { address, decimals } = signed.terms.currency;
+  const currency = legacy ? {} : { currency: address as `0x${string}` };
+  const units = (price: string) => toUnits(price, decimals);
   if (signed.kind === 'Listing') {
     const t = signed.terms;
     return {
       domain,
-      types: EIP712_TYPES,
+      types,
       primaryType: 'Listing' as const,
       message: {
         maker: t.maker as `0x${string}`,
         tokenAddress: t.tokenAddress as `0x${string}`,
         tokenId: BigInt(t.tokenId),
         orderType: t.orderType,
-        startPrice: toUnits(t.startPrice),
-        acceptPrice: t.acceptPrice == null ? 0n : toUnits(t.acceptPrice),
+        ...currency,
+        startPrice: units(t.startPrice),
+        acceptPrice: t.acceptPrice == null ? 0n : units(t.acceptPrice),
         listingTime: seconds(t.listingTime),
         expirationTime: seconds(t.closingDate),
       },
@@ -112,13 +148,14 @@ export function typedDataOf(signed: SignedTerms) {
     const t = signed.terms;
     return {
       domain,
-      types: EIP712_TYPES,
+      types,
       primaryType: 'CollectionOffer' as const,
       message: {
         taker: t.taker as `0x${string}`,
         tokenAddress: t.tokenAddress as `0x${string}`,
         quantity: BigInt(t.quantity),
-        price: toUnits(t.price),
+        ...currency,
+        price: units(t.price),
         startTime: seconds(t.startTime),
         endTime: seconds(t.endTime),
         traits: t.traits.map(({ traitType, value }) => ({ traitType, value })),
@@ -128,13 +165,14 @@ export function typedDataOf(signed: SignedTerms) {
   const t = signed.terms;
   return {
     domain,
-    types: EIP712_TYPES,
+    types,
     primaryType: 'Offer' as const,
     message: {
       taker: t.taker as `0x${string}`,
       tokenAddress: t.tokenAddress as `0x${string}`,
       tokenId: BigInt(t.tokenId),
-      price: toUnits(t.price),
+      ...currency,
+      price: units(t.price),
       startTime: seconds(t.startTime),
       endTime: seconds(t.endTime),
     },
@@ -176,10 +214,18 @@ export async function checkSignature(
     return given;
   }
   const { recoverTypedDataAddress } = viem();
+  const signerOf = async (legacy: boolean) => {
+    const request = { ...typedDataOf(signed, legacy), signature: given } as Parameters<typeof recoverTypedDataAddress>[0];
+    return (await recoverTypedDataAddress(request)).toLowerCase();
+  };
   let signer: string;
   try {
-    const request = { ...typedDataOf(signed), signature: given } as Parameters<typeof recoverTypedDataAddress>[0];
-    signer = (await recoverTypedDataAddress(request)).toLowerCase();
+    signer = await signerOf(false);
+    // A native price may come with a signature of the types without a currency (made before currencies).
+    if (signer !== maker.toLowerCase() && signed.terms.currency.address === NATIVE_ADDRESS) {
+      const legacySigner = await signerOf(true);
+      if (legacySigner === maker.toLowerCase()) signer = legacySigner;
+    }
   } catch {
     problems.add('signature', `is not a valid signature of this ${signed.kind}`);
     return given;
@@ -187,7 +233,7 @@ export async function checkSignature(
   if (signer !== maker.toLowerCase()) {
     problems.add(
       'signature',
-      `recovers to ${signer}, not to the maker ${maker}: it was made by another account, or over other terms (price, times, token or chain)`,
+      `recovers to ${signer}, not to the maker ${maker}: it was made by another account, or over other terms (price, currency, times, token or chain)`,
     );
   }
   return given;

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { clock } from './clock';
 
 /**
  * The process's Prometheus metrics (served on GET /metrics). One registry for the process: the
@@ -157,4 +158,79 @@ export const chainStepErrors = new Counter({
   help: 'Failed steps of this process\'s follower (retried a second later)',
   labelNames: ['chain_id'] as const,
   registers: [metricsRegistry],
+});
+
+/** Settlement on chain (SETTLEMENT=chain, docs/chain.md): what this process's follower and sweeper did, counted at commit. */
+export const settlementsCompleted = new Counter({
+  name: 'gateway_settlement_completed_total',
+  help: 'Pending orders completed by their transfer from seller to buyer, applied by this process\'s follower',
+  registers: [metricsRegistry],
+});
+
+export const settlementsFailed = new Counter({
+  name: 'gateway_settlement_failed_total',
+  help: 'Pending orders failed, by reason: deadline_passed (this process\'s sweeper found the deadline passed) or transferred_elsewhere (its follower applied a transfer to another account)',
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+
+export const settlementsReopened = new Counter({
+  name: 'gateway_settlement_reopened_total',
+  help: 'Completed orders pending again because a reorg undid their transfer (this process\'s follower)',
+  registers: [metricsRegistry],
+});
+
+/** The database's pending orders, as one read at scrape time gives them. */
+export interface PendingSettlements {
+  pending: number;
+  /** When the oldest pending order was written; null when none is pending. */
+  oldestCreatedAt: Date | null;
+}
+const settlementReaders = new Set<() => Promise<PendingSettlements>>();
+
+/**
+ * Reads the pending orders at each scrape until the returned function is called. The figures are the
+ * database's, the same on every process of it; with several apps in a process (tests), the first watched.
+ */
+export function watchSettlements(read: () => Promise<PendingSettlements>): () => void {
+  settlementReaders.add(read);
+  return () => settlementReaders.delete(read);
+}
+
+let settlementRead: Promise<PendingSettlements | null> | undefined;
+/**
+ * One read of the pending orders for both gauges of a scrape (the registry collects its metrics at once, so
+ * the second gauge shares the first one's statement); null when no app watches or the database does not answer.
+ */
+function readSettlements(): Promise<PendingSettlements | null> {
+  const [read] = settlementReaders;
+  if (!read) return Promise.resolve(null);
+  settlementRead ??= read()
+    .catch(() => null)
+    .finally(() => {
+      settlementRead = undefined;
+    });
+  return settlementRead;
+}
+
+// NaN when the database does not answer: the scrape says the figure is unknown rather than failing.
+new Gauge({
+  name: 'gateway_settlement_pending_orders',
+  help: 'Orders awaiting their transfer on chain (status pending), in the database, read at scrape time',
+  registers: [metricsRegistry],
+  async collect() {
+    const figures = await readSettlements();
+    this.set(figures ? figures.pending : NaN);
+  },
+});
+
+new Gauge({
+  name: 'gateway_settlement_oldest_pending_seconds',
+  help: 'Age of the oldest order awaiting its transfer on chain (since the sale was written pending), 0 when none; read at scrape time',
+  registers: [metricsRegistry],
+  async collect() {
+    const figures = await readSettlements();
+    const oldest = figures?.oldestCreatedAt;
+    this.set(!figures ? NaN : oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0);
+  },
 });

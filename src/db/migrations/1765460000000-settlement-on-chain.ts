@@ -56,7 +56,15 @@ export class SettlementOnChain1765460000000 implements MigrationInterface {
     await q.query(`DROP FUNCTION "collection_sales_hourly_remove"()`);
     await q.query(eventDataAsApiSql(TIMESTAMPS));
     await q.query(`ALTER TABLE "listings" DROP COLUMN "inactive_reason"`);
-    await q.query(`UPDATE "listings" SET "status" = 'active' WHERE "status" = 'pending'`);
+    // The sales that await the chain never happened for the older schema (their orders go below): each held
+    // listing is for sale again, as a failed settlement leaves it: active when its seller owns the token and
+    // the asset has no other active listing, inactive otherwise.
+    await q.query(`WITH released AS (
+        UPDATE "listings" l SET "status" = CASE
+          WHEN l."seller" <> a."owner" OR EXISTS (SELECT 1 FROM "listings" o WHERE o."asset_id" = l."asset_id" AND o."status" = 'active') THEN 'inactive'
+          ELSE 'active' END
+        FROM "assets" a WHERE a."id" = l."asset_id" AND l."status" = 'pending' RETURNING l."asset_id", l."status")
+      UPDATE "assets" a SET "status" = 'listed' FROM released r WHERE a."id" = r."asset_id" AND r."status" = 'active'`);
     await q.query(`ALTER TABLE "listings" DROP CONSTRAINT "listings_status_check"`);
     await q.query(`ALTER TABLE "listings" ADD CONSTRAINT "listings_status_check" CHECK ("status" IN ('active', 'sold', 'cancelled', 'expired', 'inactive'))`);
     await q.query(`ALTER TABLE "offers" DROP COLUMN "reserved"`);

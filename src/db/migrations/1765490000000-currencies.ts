@@ -58,7 +58,23 @@ export class Currencies1765490000000 implements MigrationInterface {
       WHEN (NEW.status = 'completed' AND NEW.seller <> NEW.buyer AND NEW.currency = ${NATIVE}) EXECUTE FUNCTION "collection_sales_hourly_add"()`);
   }
 
+  /**
+   * Refused while a listing, an offer or an order is priced in an ERC-20 token: without its currency column
+   * the older schema would read its amount as native (12.5 USDC as 12.5 ETH), a silent money error. The
+   * operator ends or removes those rows first (docs/operations.md "Reverting migrations").
+   */
   async down(q: QueryRunner): Promise<void> {
+    const [priced] = await q.query(`SELECT
+      (SELECT count(*)::int FROM "listings" WHERE "currency" <> ${NATIVE}) AS listings,
+      (SELECT count(*)::int FROM "offers" WHERE "currency" <> ${NATIVE}) AS offers,
+      (SELECT count(*)::int FROM "orders" WHERE "currency" <> ${NATIVE}) AS orders`);
+    if (priced.listings || priced.offers || priced.orders) {
+      throw new Error(
+        `Currencies1765490000000 cannot be reverted: rows are priced in an ERC-20 token: ${priced.listings} listings, ${priced.offers} offers, ` +
+          `${priced.orders} orders (WHERE currency <> ${NATIVE}). Without the currency column their amounts would read as native. ` +
+          'End or delete them first (docs/operations.md "Reverting migrations"); nothing was changed.',
+      );
+    }
     await q.query(`DROP TRIGGER "orders_sales_rollup" ON "orders"`);
     await q.query(`CREATE TRIGGER "orders_sales_rollup" AFTER INSERT ON "orders" FOR EACH ROW
       WHEN (NEW.status = 'completed' AND NEW.seller <> NEW.buyer) EXECUTE FUNCTION "collection_sales_hourly_add"()`);

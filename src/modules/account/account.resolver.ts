@@ -1,4 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
+import { checkCurrencyFilter } from '../currency/currency.service';
 import { Arg, Args, Ctx, FieldResolver, Info, Query, Resolver } from 'type-graphql';
 import { Parent } from '../../common/graphql/parent';
 import { selectedFields } from '../../common/graphql/selection';
@@ -37,7 +38,8 @@ export class AccountResolver {
   }
 
   @FieldResolver(() => ListingPage, { description: 'Its listings as seller, of every status unless status says' })
-  listings(@Parent() account: Account, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async listings(@Parent() account: Account, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.listingPagesBySeller.load({ parentId: account.address, args: nestedPageArgs(args, info) });
   }
 
@@ -46,13 +48,15 @@ export class AccountResolver {
       'MADE (default): the offers it made, as taker, of every kind. RECEIVED: the item offers of others on the assets it owns now; ' +
       'collection and trait offers are made to a collection, not to an account: find them in its assets\' offers or their collections\' offers',
   })
-  offers(@Parent() account: Account, @Args() { role, ...args }: AccountOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async offers(@Parent() account: Account, @Args() { role, ...args }: AccountOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     const loader = role === OfferRole.RECEIVED ? ctx.loaders.offerPagesByAssetOwner : ctx.loaders.offerPagesByTaker;
     return loader.load({ parentId: account.address, args: nestedPageArgs(args, info) });
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its orders: BOUGHT as buyer, SOLD as seller, ANY (default) either' })
-  orders(@Parent() account: Account, @Args() args: AccountOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() account: Account, @Args() args: AccountOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByAccount.load({ parentId: account.address, args: nestedPageArgs(args, info) });
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
+import { checkCurrencyFilter } from '../currency/currency.service';
 import { Parent } from '../../common/graphql/parent';
 import { traitNodeId } from '../../common/graphql/node';
 import { whenLoaded } from '../../common/batch';
@@ -88,7 +89,8 @@ export class AssetResolver {
       'The offers that can buy it: its item offers, and the collection offers of its collection (kind tells them apart). ' +
       "Trait offers are not included, though some may match it: see its collection's offers(kind: TRAIT).",
   })
-  offers(@Parent() asset: Asset, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async offers(@Parent() asset: Asset, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.offerPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
   }
 
@@ -103,12 +105,14 @@ export class AssetResolver {
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its sales' })
-  orders(@Parent() asset: Asset, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() asset: Asset, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
   }
 
   @FieldResolver(() => ListingPage, { description: 'Its listings of every status, past and present (status filters them as read now)' })
-  listings(@Parent() asset: Asset, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async listings(@Parent() asset: Asset, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.listingPagesByAsset.load({ parentId: asset.id, args: nestedPageArgs(args, info) });
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { checkCurrencyFilter } from '../currency/currency.service';
 import { Parent } from '../../common/graphql/parent';
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFields } from '../../common/graphql/selection';
@@ -169,17 +170,20 @@ export class CollectionResolver {
   // Pages of its market, batched across the request's collections (one statement per list and arguments).
 
   @FieldResolver(() => OfferPage, { description: 'Offers of every kind on its assets, like offers(collectionId)' })
-  offers(@Parent() collection: Collection, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async offers(@Parent() collection: Collection, @Args() args: NestedOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.offerPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
   }
 
   @FieldResolver(() => ListingPage, { description: 'Listings of its assets, of every status unless status says' })
-  listings(@Parent() collection: Collection, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async listings(@Parent() collection: Collection, @Args() args: ListingListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.listingPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
   }
 
   @FieldResolver(() => OrderPage, { description: 'Sales of its assets, like orders(collectionId)' })
-  orders(@Parent() collection: Collection, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async orders(@Parent() collection: Collection, @Args() args: NestedOrderArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.orderPagesByCollection.load({ parentId: collection.id, args: nestedPageArgs(args, info) });
   }
 

@@ -7,6 +7,8 @@ declare module '../../common/request/context' {
   interface Loaders {
     /** The currencies of each chain: the native one first, then the tokens by symbol. */
     currenciesByChain: PeekLoader<string, Currency[]>;
+    /** Whether some chain has a currency of this address or symbol (any letter case): a list's `currency` filter. */
+    currencyFilterKnown: PeekLoader<string, boolean>;
   }
 }
 
@@ -22,6 +24,18 @@ export function createCurrencyLoaders(ds: DataSource) {
           p.values,
         );
         return chainIds.map((id) => rows.filter((r) => r.chainId === id));
+      }),
+    ),
+    currencyFilterKnown: new PeekLoader<string, boolean>(
+      observed('currencyFilterKnown', async (refs) => {
+        const p = new Params();
+        const rows: { ref: string }[] = await ds.query(
+          `SELECT ref FROM unnest(${p.add(refs)}::text[]) ref
+           WHERE EXISTS (SELECT 1 FROM currencies c WHERE c.address = lower(ref) OR upper(c.symbol) = upper(ref))`,
+          p.values,
+        );
+        const known = new Set(rows.map((r) => r.ref));
+        return refs.map((ref) => known.has(ref));
       }),
     ),
   };

@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import type { CurrencySetting } from '../../config';
-import { NotFoundError, Problems } from '../../common/errors';
+import { NotFoundError, Problems, ValidationError } from '../../common/errors';
+import { Params } from '../../common/sql';
 import { ADDRESS } from '../../common/validate';
 import { whenLoaded } from '../../common/batch';
 import { keyOf } from '../../common/graphql/node';
@@ -75,4 +76,22 @@ export async function addConfiguredCurrencies(ds: DataSource, settings: readonly
       throw new Error(`${described}: the token is configured already as ${stored.symbol} with ${stored.decimals} decimals`);
     }
   }
+}
+
+/**
+ * SQL: a list's `currency` filter, the currency named by `given` on each row's chain: its address, or its
+ * symbol on that chain (any letter case), so `USDC` names each chain's own USDC.
+ */
+export function currencyFilterSql(p: Params, currencyColumn: string, chainColumn: string, given: string): string {
+  const ref = p.add(given.trim());
+  return `${currencyColumn} IN (SELECT c.address FROM currencies c WHERE c.chain_id = ${chainColumn} AND (c.address = lower(${ref}) OR upper(c.symbol) = upper(${ref})))`;
+}
+
+/** A list's `currency` filter names a currency of some chain (address or symbol), else a 422 on `currency`; one statement per request. */
+export async function checkCurrencyFilter(ctx: Context, given: string | null | undefined): Promise<void> {
+  if (given == null) return;
+  if (await ctx.loaders.currencyFilterKnown.load(given.trim())) return;
+  throw new ValidationError([
+    { field: 'currency', message: `no chain has a currency ${JSON.stringify(given)}; give the address or symbol of one (GET /v1/chains/{id}/currencies)` },
+  ]);
 }

@@ -55,6 +55,7 @@ export class EventLog {
   private readonly subjects: string[] = [];
   private readonly ids: string[] = [];
   private readonly extras: (string | null)[] = [];
+  private readonly committed: (() => void)[] = [];
 
   /** One event about one row; `extra` is merged into its data (e.g. an import's count and token range). */
   add(type: EventType, subject: EventSubject, id: string, extra?: Record<string, unknown>): void {
@@ -71,6 +72,16 @@ export class EventLog {
   async flush(m: EntityManager): Promise<void> {
     await this.append(m);
     for (const list of [this.types, this.subjects, this.ids, this.extras]) list.length = 0;
+  }
+
+  /** Runs `done` once the transaction has committed (a figure counted then is never one that rolled back). */
+  afterCommit(done: () => void): void {
+    this.committed.push(done);
+  }
+
+  /** The transaction has committed: what waited for it runs. */
+  commitDone(): void {
+    for (const done of this.committed.splice(0)) done();
   }
 
   get size(): number {
@@ -118,14 +129,13 @@ export class EventLog {
  * this process are woken once the commit is done.
  */
 export async function withEvents<T>(ds: DataSource, work: (m: EntityManager, events: EventLog) => Promise<T>): Promise<T> {
-  let appended = false;
+  const events = new EventLog();
   const result = await ds.transaction(async (m) => {
-    const events = new EventLog();
     const done = await work(m, events);
     await events.append(m);
-    appended = events.size > 0;
     return done;
   });
-  if (appended) eventsCommitted();
+  if (events.size > 0) eventsCommitted();
+  events.commitDone();
   return result;
 }

@@ -17,7 +17,7 @@ import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
 import { settlement } from '../order/settlement.settings';
-import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import type { Currency } from '../currency/currency.entity';
 
 /** Each price a listing request gives has at most its currency's decimals. */
@@ -182,11 +182,12 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
   const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
   if (total > 10000) problems.add('makerFees', `with the collection's royalties the fees add up to ${total} basis points; at most 10000`);
   let signature = input.signature ?? null;
-  if (ctx.policy.signatures !== 'off' && startPrice != null) {
+  // An unknown currency is a problem already: there are no terms to check a signature against.
+  if (ctx.policy.signatures !== 'off' && startPrice != null && currency) {
     // The signature fixes the listing time, so a signed listing must name it rather than take the server's clock.
     if (signature != null && input.listingTime == null) problems.add('listingTime', 'is required with a signature: the signed message fixes it');
     else {
-      const terms = { maker, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType, startPrice, acceptPrice, listingTime, closingDate };
+      const terms = { maker, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType, startPrice, acceptPrice, listingTime, closingDate, currency };
       signature = await checkSignature(problems, ctx.policy.signatures, signature, { kind: 'Listing', chainId: asset.chainId, terms });
     }
   }
@@ -302,12 +303,23 @@ export async function updateListing(
     now,
     listing,
   );
-  checkListingDecimals(problems, input, await currencyOf(ctx, asset.chainId, listing.currencyAddress));
+  const currency = await currencyOf(ctx, asset.chainId, listing.currencyAddress);
+  checkListingDecimals(problems, input, currency);
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   // New terms need a new signature: the old one signed the old terms, so without a new one it is dropped.
   let signature = input.signature ?? (ctx.policy.signatures === 'off' ? listing.signature : null);
-  if (ctx.policy.signatures !== 'off' && startPrice != null) {
-    const terms = { maker: listing.seller, tokenAddress: asset.tokenAddress, tokenId: asset.tokenId, orderType: listing.orderType, startPrice, acceptPrice, listingTime, closingDate };
+  if (ctx.policy.signatures !== 'off' && startPrice != null && currency) {
+    const terms = {
+      maker: listing.seller,
+      tokenAddress: asset.tokenAddress,
+      tokenId: asset.tokenId,
+      orderType: listing.orderType,
+      startPrice,
+      acceptPrice,
+      listingTime,
+      closingDate,
+      currency,
+    };
     signature = await checkSignature(problems, ctx.policy.signatures, signature, { kind: 'Listing', chainId: asset.chainId, terms });
   }
   problems.throwIfAny();
@@ -360,6 +372,7 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
   const where: string[] = [];
   if (args.status != null) where.push(`${listingStatusSql('l', now)} = ${p.add(args.status)}`);
   if (args.orderType != null) where.push(`l.order_type = ${p.add(args.orderType)}`);
+  if (args.currency != null) where.push(currencyFilterSql(p, 'l.currency', 'a.chain_id', args.currency));
   return {
     from: 'listings l JOIN assets a ON a.id = l.asset_id',
     columns: listingColumns(now),

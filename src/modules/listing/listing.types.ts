@@ -115,6 +115,12 @@ export class ListingListArgs extends PageArgs {
 
   @Field(() => ListingOrderType, { nullable: true })
   orderType?: ListingOrderType | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "Only listings in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given",
+  })
+  currency?: string | null;
 }
 
 @InputType({ description: 'Either `at` or `durationSeconds` (counted from the listing time)' })

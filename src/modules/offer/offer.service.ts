@@ -18,7 +18,7 @@ import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSales, selfTrade } from '../order/sale';
-import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { checkCurrencyFilter, checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
@@ -39,15 +39,21 @@ export interface OfferSource {
  * The list of offers with the filters every offer list takes (status as read now, kind), over `source`:
  * the root list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
  */
-export function offerListQuery(args: OfferPageArgs & { kind?: OfferKind | null }, p = new Params(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
+export function offerListQuery(
+  args: OfferPageArgs & { kind?: OfferKind | null; currency?: string | null },
+  p = new Params(),
+  source: OfferSource = { from: 'offers o', where: [] },
+): ListQuery {
   const now = p.add(clock.now());
   const where = [...source.where];
   if (args.status != null) where.push(`${offerStatusSql('o', now)} = ${p.add(args.status)}`);
   if (args.kind != null) where.push(`o.kind = ${p.add(args.kind)}`);
+  if (args.currency != null) where.push(currencyFilterSql(p, 'o.currency', 'o.chain_id', args.currency));
   return { from: source.from, columns: offerColumns(now), idExpression: 'o.id', where, params: p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Page<Offer>> {
+  await checkCurrencyFilter(ctx, args.currency);
   const p = new Params();
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 'o.chain_id', args.chainId);
@@ -126,7 +132,7 @@ export async function createOffer(ctx: Context, input: CreateOfferInput): Promis
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   problems.throwIfAny();
   // An item offer signs an Offer; a collection or trait offer a CollectionOffer (docs/signatures.md).
-  const window = { taker: caller.address, price: input.price!, startTime: input.startTime!, endTime: input.endTime! };
+  const window = { taker: caller.address, price: input.price!, startTime: input.startTime!, endTime: input.endTime!, currency: currency! };
   const signed: SignedTerms =
     target!.kind === OfferKind.ITEM
       ? { kind: 'Offer', chainId: target!.asset.chainId, terms: { ...window, tokenAddress: target!.asset.tokenAddress, tokenId: target!.asset.tokenId } }

@@ -138,6 +138,12 @@ export class OfferPageArgs extends PageArgs {
 export class NestedOfferArgs extends OfferPageArgs {
   @Field(() => OfferKind, { nullable: true })
   kind?: OfferKind | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "Only offers in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given",
+  })
+  currency?: string | null;
 }
 
 @ArgsType()
@@ -156,6 +162,12 @@ export class OfferListArgs extends TokenListArgs {
 
   @Field(() => OfferKind, { nullable: true })
   kind?: OfferKind | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "Only offers in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given",
+  })
+  currency?: string | null;
 }
 
 @InputType()

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { checkCurrencyFilter, currencyFilterSql } from '../currency/currency.service';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
@@ -29,10 +30,12 @@ export async function ordersByIds(ds: DataSource, ids: readonly string[]): Promi
 export function orderListQuery(args: NestedOrderArgs, p = new Params(), where: string[] = []): ListQuery {
   const conditions = [...where];
   if (args.status != null) conditions.push(`r.status = ${p.add(args.status)}`);
+  if (args.currency != null) conditions.push(currencyFilterSql(p, 'r.currency', 'r.chain_id', args.currency));
   return { from: 'orders r', columns: ORDER_COLUMNS, idExpression: 'r.id', where: conditions, params: p, sort: ORDER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Page<Order>> {
+  await checkCurrencyFilter(ctx, args.currency);
   const p = new Params();
   const where: string[] = [];
   const chain = await chainCondition(ctx, p, 'r.chain_id', args.chainId);

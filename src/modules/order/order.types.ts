@@ -102,6 +102,9 @@ export class NestedOrderArgs extends PageArgs {
 
   @Field(() => OrderStatus, { nullable: true })
   status?: OrderStatus | null;
+
+  @Field(() => String, { nullable: true, description: "Only sales in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given" })
+  currency?: string | null;
 }
 
 @ArgsType()
@@ -117,4 +120,7 @@ export class OrderListArgs extends TokenListArgs {
 
   @Field(() => OrderStatus, { nullable: true })
   status?: OrderStatus | null;
+
+  @Field(() => String, { nullable: true, description: "Only sales in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given" })
+  currency?: string | null;
 }

@@ -1,4 +1,5 @@
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { PendingSettlements, settlementsCompleted, settlementsFailed, settlementsReopened } from '../../common/metrics';
 import { updateReturning } from '../../common/sql';
 import type { EventLog } from '../event/event.log';
 import { endOtherOffers, offerFilled, saleCurrency } from './sale';
@@ -37,7 +38,8 @@ interface PendingOrder {
   buyer: string;
 }
 
-const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "listingId", r.asset_id AS "assetId", r.unit, r.price::text AS price, r.seller, r.buyer`;
+const ORDER_COLUMNS = `r.id, r.offer_id AS "offerId", r.listing_id AS "listingId", r.asset_id AS "assetId", r.chain_id AS "chainId", r.unit,
+  r.price::text AS price, r.currency AS "currencyAddress", r.seller, r.buyer`;
 
 const onChainOf = (t: SettlingTransfer) => ({ block_number: t.blockNumber, transaction_hash: t.txHash, log_index: t.logIndex });
 
@@ -98,6 +100,7 @@ async function completeOrder(m: EntityManager, events: EventLog, order: PendingO
   }
   await endOtherOffers(m, [{ assetId: order.assetId, buyer: order.buyer, offerId: order.offerId, orderType, events }], now);
   events.add('order.completed', 'order', order.id, onChain);
+  events.afterCommit(() => settlementsCompleted.inc());
 }
 
 /**
@@ -118,6 +121,7 @@ async function failOrder(m: EntityManager, events: EventLog, order: PendingOrder
   }
   if (order.listingId) await releaseListing(m, events, order.listingId, now, why);
   events.add('order.failed', 'order', order.id, { reason, ...extra });
+  events.afterCommit(() => settlementsFailed.inc({ reason }));
 }
 
 async function releaseListing(m: EntityManager, events: EventLog, listingId: string, now: Date, why: Record<string, unknown>): Promise<void> {
@@ -194,5 +198,12 @@ export async function unsettleByTransfers(m: EntityManager, events: EventLog, ch
       );
     }
     events.add('order.pending', 'order', order.id, why);
+    events.afterCommit(() => settlementsReopened.inc());
   }
+}
+
+/** The pending orders of the database, for /metrics: how many, and when the oldest was written. One statement. */
+export async function pendingSettlements(ds: DataSource): Promise<PendingSettlements> {
+  const [row] = await ds.query(`SELECT count(*)::int AS pending, min(created_at) AS oldest FROM orders WHERE status = 'pending'`);
+  return { pending: row.pending, oldestCreatedAt: row.oldest ? new Date(row.oldest) : null };
 }

@@ -347,14 +347,14 @@ export class ObjectPlanner {
   }
 
   /**
-   * Nested `asset.offers(status, kind, limit, orderBy, direction)`: the first page, in the asset's own row,
-   * of the offers offer.loaders.ts's offerPagesByAsset reads (assetOffersSql), filtered as its
-   * offerListQuery filters them (the status as read now).
+   * Nested `asset.offers(status, kind, currency, limit, orderBy, direction)`: the first page, in the asset's
+   * own row, of the offers offer.loaders.ts's offerPagesByAsset reads (assetOffersSql), filtered as its
+   * offerListQuery filters them (the status as read now). A `currency` is the resolvers' (they check it).
    */
   private assetOffers(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    return this.nestedPage(field, node, 'OfferPage', 'Offer', [...PAGE_ARGUMENTS, 'status', 'kind'], (b, row, args) => {
+    return this.nestedPage(field, node, 'OfferPage', 'Offer', [...PAGE_ARGUMENTS, 'status', 'kind', 'currency'], (b, row, args) => {
       const sort = OFFER_SORTS[args.orderBy as keyof typeof OFFER_SORTS];
-      if (!sort || !plannedPage(args)) return undefined;
+      if (!sort || !plannedPage(args) || args.currency != null) return undefined;
       const o = nextAlias(b);
       const where = [assetOffersSql(o, row)];
       offerFilters(b, args, o, where);

@@ -42,8 +42,8 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   collection: ['address', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
-  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status'],
-  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind'],
+  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'currency'],
+  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind', 'currency'],
   searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
   searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
@@ -254,10 +254,10 @@ export class Planner extends ObjectPlanner {
     return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
   }
 
-  /** `orders(...)`: as order.service.ts's listOrders filters them. */
+  /** `orders(...)`: as order.service.ts's listOrders filters them; a `currency` is the resolvers' (they check it). */
   private ordersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'OrderPage', item: 'Order', table: 'orders', sorts: ORDER_SORTS, sortTable: 'r' }, (b, args, a) => {
-      const filter = args.chainId == null && collectionFilter(b, args, a);
+      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
       if (!filter) return undefined;
       tokenFilters(b, args, a, filter.where);
       if (args.ownerId != null) {
@@ -269,10 +269,10 @@ export class Planner extends ObjectPlanner {
     });
   }
 
-  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now). */
+  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now); a `currency` is the resolvers' (they check it). */
   private offersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'OfferPage', item: 'Offer', table: 'offers', sorts: OFFER_SORTS, sortTable: 'o' }, (b, args, a) => {
-      const filter = args.chainId == null && collectionFilter(b, args, a);
+      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
       if (!filter) return undefined;
       tokenFilters(b, args, a, filter.where);
       if (args.ownerId != null) filter.where.push(`${a}.taker = ${b.p.add(args.ownerId)}`);

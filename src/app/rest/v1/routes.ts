@@ -232,11 +232,13 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/offers',
-    summary: 'List offers, filtered by chain_id, token_address, token_id, owner_id (the taker), status, collection_id or kind',
+    summary:
+      'List offers, filtered by chain_id, token_address, token_id, owner_id (the taker), status, collection_id, kind or currency ' +
+      "(address or symbol: sorting by price compares amounts of one currency only when it is given)",
     operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $owner_id: Address, $status: OfferStatus, $collection_id: String, $kind: OfferKind) {
+        $owner_id: Address, $status: OfferStatus, $collection_id: String, $kind: OfferKind, $currency: String) {
       offers(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id, ownerId: $owner_id,
-          status: $status, collectionId: $collection_id, kind: $kind) { cursor remaining result { ${OFFER} } } }`,
+          status: $status, collectionId: $collection_id, kind: $kind, currency: $currency) { cursor remaining result { ${OFFER} } } }`,
   },
   {
     method: 'post',
@@ -294,11 +296,13 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/orders',
-    summary: 'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer) or status',
+    summary:
+      'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer), ' +
+      'status or currency (address or symbol: sorting by price compares amounts of one currency only when it is given)',
     operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $collection_id: String, $owner_id: Address, $status: OrderStatus) {
+        $collection_id: String, $owner_id: Address, $status: OrderStatus, $currency: String) {
       orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,
-          collectionId: $collection_id, ownerId: $owner_id, status: $status) { cursor remaining result { ${ORDER} } } }`,
+          collectionId: $collection_id, ownerId: $owner_id, status: $status, currency: $currency) { cursor remaining result { ${ORDER} } } }`,
   },
   {
     method: 'get',

@@ -1,0 +1,170 @@
+import { DataSource } from 'typeorm';
+import { createDataSource } from '../src/db/data-source';
+import { settlement } from '../src/modules/order/settlement.settings';
+import { openWindow, saveListing, saveOffer, saveOwnedAsset } from './factories/market';
+import { freshDatabase } from './setup/global-setup';
+import { startServer, TestServer } from './setup/server';
+
+/**
+ * The way back: the newest migrations' `down`s, one by one, on a database with rows in the tables they
+ * change, then up again (docs/operations.md "Reverting migrations"). PostgreSQL only: it needs a database
+ * of its own (the embedded one is the run's, shared by every file).
+ */
+const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+
+const NATIVE = '0x0000000000000000000000000000000000000000';
+const WETH = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2';
+
+let db: { url: string; drop: () => Promise<void> };
+let ds: DataSource;
+afterAll(async () => {
+  settlement.use({ mode: 'offchain', deadlineSeconds: 3600 });
+  await ds?.destroy();
+  await db?.drop();
+});
+
+const lastMigration = async (): Promise<string> => (await ds.query('SELECT name FROM migrations ORDER BY timestamp DESC LIMIT 1'))[0].name;
+const columnsOf = async (table: string): Promise<string[]> =>
+  (await ds.query(`SELECT column_name AS name FROM information_schema.columns WHERE table_name = $1 ORDER BY column_name`, [table])).map((c: { name: string }) => c.name);
+const tableExists = async (table: string): Promise<boolean> => (await ds.query('SELECT to_regclass($1) IS NOT NULL AS found', [table]))[0].found;
+const triggerDefinition = async (name: string): Promise<string> => (await ds.query('SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgname = $1', [name]))[0].def;
+const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Promise<string | undefined> => (await ds.query(`SELECT status FROM ${table} WHERE id = $1`, [id]))[0]?.status;
+
+/** Rows the newest migrations touch, written through the API: a sale completed off chain, a sale pending on chain, an asset whose tokenURI is pending. */
+async function marketRows(api: TestServer) {
+  const sold = await saveOwnedAsset(api);
+  const buyer = await api.key();
+  const soldListing = await saveListing(api, sold.owner.key, sold.asset.id, { startPrice: 5 });
+  const soldOffer = await saveOffer(api, buyer.key, sold.asset.id, { price: 2 });
+  const completed = await api.rest('POST', '/v1/offers/accept', { offer_id: soldOffer.id }, sold.owner.key);
+  expect(completed.body.status).toBe('completed');
+
+  settlement.use({ mode: 'chain', deadlineSeconds: 3600 });
+  const held = await saveOwnedAsset(api);
+  const heldListing = await saveListing(api, held.owner.key, held.asset.id, { startPrice: 5 });
+  const heldOffer = await saveOffer(api, buyer.key, held.asset.id, { price: 3 });
+  const pending = await api.rest('POST', '/v1/offers/accept', { offer_id: heldOffer.id }, held.owner.key);
+  expect(pending.body.status).toBe('pending');
+  settlement.use({ mode: 'offchain', deadlineSeconds: 3600 });
+
+  await api.ds.query(`INSERT INTO chain_token_uris_pending (asset_id, chain_id) VALUES ($1, '1')`, [sold.asset.id]);
+  return { sold, soldListing, completed: completed.body, held, heldListing, heldOffer, pending: pending.body };
+}
+
+onPostgres('migrations down and up again', () => {
+  let rows: Awaited<ReturnType<typeof marketRows>>;
+  beforeAll(async () => {
+    db = await freshDatabase('gw_migrations');
+    const api = await startServer({}, { url: db.url });
+    try {
+      rows = await marketRows(api);
+    } finally {
+      await api.close();
+    }
+    ds = createDataSource({ url: db.url, poolSize: 2, queryTimeoutMs: 30000 });
+    await ds.initialize();
+  }, 60_000);
+
+  test('when the newest migrations are reverted one by one, then each leaves the schema before it, and the market rows stay where the older schema can hold them', async () => {
+    const counts = async () => (await ds.query(`SELECT (SELECT count(*)::int FROM listings) AS listings, (SELECT count(*)::int FROM offers) AS offers, (SELECT count(*)::int FROM orders) AS orders`))[0];
+    const before = await counts();
+
+    expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await triggerDefinition('orders_sales_rollup_completed')).not.toContain('currency');
+
+    expect(await lastMigration()).toBe('Currencies1765490000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await tableExists('currencies')).toBe(false);
+    for (const table of ['listings', 'offers', 'orders']) expect(await columnsOf(table)).not.toContain('currency');
+    expect(await triggerDefinition('orders_sales_rollup')).not.toContain('currency');
+    expect(await counts()).toEqual(before);
+
+    expect(await lastMigration()).toBe('ChainTokenUris1765470000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await tableExists('chain_token_uris_pending')).toBe(false);
+    expect((await ds.query('SELECT count(*)::int AS n FROM assets WHERE id = $1', [rows.sold.asset.id]))[0].n).toBe(1);
+
+    expect(await lastMigration()).toBe('SettlementOnChain1765460000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await columnsOf('orders')).not.toContain('settlement_deadline');
+    expect(await columnsOf('offers')).not.toContain('reserved');
+    expect(await columnsOf('listings')).not.toContain('inactive_reason');
+    // The sale that awaited the chain never happened for the older schema: its order goes, its listing is for sale again.
+    expect(await statusOf('orders', rows.pending.id)).toBeUndefined();
+    expect(await statusOf('listings', rows.heldListing.id)).toBe('active');
+    expect((await ds.query('SELECT status FROM assets WHERE id = $1', [rows.held.asset.id]))[0].status).toBe('listed');
+    expect(await statusOf('offers', rows.heldOffer.id)).toBe('active');
+    // The completed sale stays.
+    expect(await statusOf('orders', rows.completed.id)).toBe('completed');
+    expect(await statusOf('listings', rows.soldListing.id)).toBe('sold');
+    expect(await counts()).toEqual({ ...before, orders: before.orders - 1 });
+  });
+
+  test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
+    await ds.runMigrations({ transaction: 'each' });
+    expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
+    const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
+    expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
+
+    const api = await startServer({}, { url: db.url });
+    try {
+      const listing = await api.rest('GET', `/v1/assets/${rows.held.asset.tokenAddress}/${rows.held.asset.tokenId}?chain_id=1`);
+      expect(listing.body.listing).toMatchObject({ id: rows.heldListing.id, status: 'active', currency: { address: NATIVE, symbol: 'ETH' } });
+      const sold = await api.rest('POST', '/v1/offers/accept', { offer_id: rows.heldOffer.id }, rows.held.owner.key);
+      expect(sold.body).toMatchObject({ status: 'completed', currency: { symbol: 'ETH' } });
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('when listings, offers or orders are priced in an ERC-20 token, then reverting currencies is refused naming them, and nothing changes', async () => {
+    const api = await startServer({}, { url: db.url });
+    let offerId: string;
+    try {
+      const owned = await saveOwnedAsset(api);
+      const buyer = await api.key();
+      const offer = await api.rest('POST', '/v1/offers', { asset_id: owned.asset.id, price: 1, currency: 'WETH', start_time: openWindow().startTime, end_time: openWindow().endTime }, buyer.key);
+      expect(offer.status).toBe(200);
+      offerId = offer.body.id;
+    } finally {
+      await api.close();
+    }
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await lastMigration()).toBe('Currencies1765490000000');
+
+    await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
+
+    expect(await lastMigration()).toBe('Currencies1765490000000');
+    expect(await tableExists('currencies')).toBe(true);
+    expect((await ds.query('SELECT currency FROM offers WHERE id = $1', [offerId]))[0].currency).toBe(WETH);
+    await ds.runMigrations({ transaction: 'each' });
+    expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
+  });
+});
+
+onPostgres('every migration down', () => {
+  test('when every migration is reverted on a database without market rows, then the schema is empty but for the migrations table, and up again it is whole', async () => {
+    const empty = await freshDatabase('gw_migrations_all');
+    const all = createDataSource({ url: empty.url, poolSize: 2, queryTimeoutMs: 30000 });
+    await all.initialize();
+    try {
+      // The test set-up's local chains and their currencies are rows of a migrated database: they go first.
+      await all.query(`DELETE FROM currencies WHERE chain_id IN (SELECT id FROM chains WHERE name LIKE 'Local test chain %')`);
+      await all.query(`DELETE FROM chains WHERE name LIKE 'Local test chain %'`);
+      const applied = (await all.query('SELECT count(*)::int AS n FROM migrations'))[0].n;
+      for (let i = 0; i < applied; i += 1) await all.undoLastMigration({ transaction: 'each' });
+      const tables = await all.query(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
+      expect(tables.map((t: { name: string }) => t.name)).toEqual(['migrations']);
+      // Functions of an extension (pg_trgm, which the name search's down leaves installed) are not the migrations'.
+      const functions = await all.query(`SELECT proname AS name FROM pg_proc p WHERE pronamespace = 'public'::regnamespace
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e') ORDER BY 1`);
+      expect(functions.map((f: { name: string }) => f.name)).toEqual([]);
+      await all.runMigrations({ transaction: 'each' });
+      expect((await all.query('SELECT count(*)::int AS n FROM migrations'))[0].n).toBe(applied);
+    } finally {
+      await all.destroy();
+      await empty.drop();
+    }
+  }, 120_000);
+});
