@@ -23,6 +23,14 @@ const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (str
 const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
+/**
+ * Transfers applied in one transaction at most (whole blocks: a block with more is applied whole). An
+ * eth_getLogs answer with more is applied in several steps; one with fewer than half of it counts towards
+ * growing a reduced range back.
+ */
+export const STEP_TRANSFERS = 5000;
+/** Successive reads whose answers were small (fewer than STEP_TRANSFERS / 2 logs) before a reduced range is doubled. */
+const RANGE_GROWTH_READS = 4;
 
 /**
  * Whether eth_getLogs failed for the size of its answer: viem's limit on a response's body or its timeout,
@@ -54,8 +62,13 @@ export class ChainFollower {
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
-  /** Blocks asked for in one eth_getLogs: CHAIN_BLOCK_RANGE, halved while an answer has too many logs. */
+  /**
+   * Blocks asked for in one eth_getLogs: CHAIN_BLOCK_RANGE, halved when an answer was too large, doubled back
+   * (up to CHAIN_BLOCK_RANGE) after RANGE_GROWTH_READS successive small answers.
+   */
   private range: bigint;
+  /** Successive small answers at the current (reduced) range. */
+  private smallReads = 0;
 
   constructor(
     private readonly ds: DataSource,
@@ -237,11 +250,13 @@ export class ChainFollower {
       });
     } catch (err) {
       if (to === from || !tooManyLogs(err)) throw err;
-      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, from now on.
+      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, for a while.
       this.range = (to - from + 1n) / 2n;
+      this.smallReads = 0;
       logger.info('fewer blocks per eth_getLogs', { chainId, blocks: this.range.toString() });
       return false;
     }
+    this.rangeAnswered(to - from + 1n, logs.length);
     const transfers: ChainTransfer[] = [];
     const blockHashes = new Map<bigint, string>();
     for (const log of logs) {
@@ -271,6 +286,22 @@ export class ChainFollower {
     const low = collections.reduce((min, c) => (c.syncedBlock < to && !synced.has(c.contractAddress) && c.syncedBlock < min ? c.syncedBlock : min), to);
     chainLagBlocks.set(labels, Number(confirmed - low));
     return to === confirmed && reading.length === behind.length;
+  }
+
+  /**
+   * A reduced range grows back: after RANGE_GROWTH_READS successive answers of the whole range with fewer
+   * than STEP_TRANSFERS / 2 logs it is doubled (up to CHAIN_BLOCK_RANGE), so a dense stretch of the chain
+   * or a node's busy moment does not slow the rest of the backfill. A read of fewer blocks (the confirmed
+   * block came first) says nothing of the range.
+   */
+  private rangeAnswered(blocks: bigint, logs: number): void {
+    const full = BigInt(this.options.blockRange);
+    if (this.range >= full || blocks < this.range) return;
+    this.smallReads = logs < STEP_TRANSFERS / 2 ? this.smallReads + 1 : 0;
+    if (this.smallReads < RANGE_GROWTH_READS) return;
+    this.range = this.range * 2n < full ? this.range * 2n : full;
+    this.smallReads = 0;
+    logger.info('more blocks per eth_getLogs', { chainId: this.chain.chainId, blocks: this.range.toString() });
   }
 
   /**
