@@ -5,10 +5,11 @@ import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { startServer, TestServer } from './setup/server';
 
 /**
- * Issue #30: the eth_getLogs range of a follower whose node limits the results of one answer. The follower
- * reads through a proxy that refuses an answer of more than RESULT_LIMIT logs, as many providers do
- * ("query returned more than 10000 results"): the range is halved until answers fit, and grows back to
- * CHAIN_BLOCK_RANGE where the chain is sparse. Both databases.
+ * Issue #30: the ranges a follower reads and the transactions it applies them in. Through a proxy that
+ * refuses an eth_getLogs answer of more than RESULT_LIMIT logs, as many providers do ("query returned more
+ * than 10000 results"), the range is halved until answers fit and grows back to CHAIN_BLOCK_RANGE where the
+ * chain is sparse; a range read whole is applied in steps of whole blocks, CHAIN_STEP_TRANSFERS at most
+ * each. Both databases.
  */
 const CHAIN_ID = '31341';
 const RESULT_LIMIT = 5;
@@ -121,4 +122,40 @@ test('when a node refuses answers with too many logs, then the range is halved w
     [CHAIN_ID, contract],
   );
   expect({ createdEvents, transferred }).toEqual({ createdEvents: 24, transferred: 3 });
+});
+
+test('when a range holds more transfers than a step takes, then it is applied in several transactions of whole blocks, each transfer once', async () => {
+  await follower?.close();
+  const admin = await api.key({ admin: true });
+  const contract = await node.deploy();
+  const deployed = Number(await node.client.getBlockNumber());
+  const [minter, alice, bob] = node.accounts;
+  // Blocks of 8, 8, 8, 8 and 12 mints, then a block with one transfer: one read of the whole range.
+  for (let i = 0n; i < 4n; i++) await node.write(contract, minter, 'mintBatch', [alice, i * 8n, 8n]);
+  await node.write(contract, minter, 'mintBatch', [alice, 32n, 12n]);
+  await node.transfer(contract, alice, bob, 0n);
+  const head = Number(await node.client.getBlockNumber());
+  expect((await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID, name: 'Steps', start_block: deployed }, admin.key)).status).toBe(200);
+
+  const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000, stepTransfers: 10 };
+  follower = await startServer({ chains });
+  await until(() => api.rest('GET', `/v1/chains/${CHAIN_ID}/sync`), (r) => r.status === 200 && r.body.last_applied_block === head, 'the follower at the head', 30_000);
+
+  // One transaction per block here (two blocks of 8 are over 10), the block of 12 whole; xmin is the writing transaction.
+  const steps = await api.ds.query(
+    `SELECT count(*)::int AS transfers, count(DISTINCT block_number)::int AS blocks FROM chain_transfers WHERE chain_id = $1 AND token_address = $2
+     GROUP BY xmin::text ORDER BY min(block_number)`,
+    [CHAIN_ID, contract],
+  );
+  expect(steps).toEqual([8, 8, 8, 8, 12, 1].map((transfers) => ({ transfers, blocks: 1 })));
+  const owners = await api.ds.query('SELECT token_id::int AS token, owner FROM assets WHERE chain_id = $1 AND token_address = $2 ORDER BY token_id', [CHAIN_ID, contract]);
+  expect(owners).toEqual(Array.from({ length: 44 }, (_, token) => ({ token, owner: token === 0 ? bob : alice })));
+  const events = await api.ds.query(
+    `SELECT e.type, count(*)::int AS n FROM events e JOIN assets a ON a.id = e.asset_id WHERE a.chain_id = $1 AND a.token_address = $2 GROUP BY e.type ORDER BY e.type`,
+    [CHAIN_ID, contract],
+  );
+  expect(events).toEqual([
+    { type: 'asset.created', n: 44 },
+    { type: 'asset.transferred', n: 1 },
+  ]);
 });
