@@ -46,6 +46,8 @@ export class ChainFollower {
   private running: Promise<void>[] = [];
   /** True while this process holds the chain's lock and follows it. */
   following = false;
+  /** True while the steps have not reached the confirmed block (a backfill): the tokenURIs wait. */
+  private catchingUp = false;
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
@@ -95,9 +97,11 @@ export class ChainFollower {
         }
         if (this.following) {
           const caughtUp = await this.step();
+          this.catchingUp = !caughtUp;
           if (!caughtUp) continue;
         }
       } catch (err) {
+        this.catchingUp = false;
         // A block read between the head and now is gone: a reorg under way, which the next step finds.
         if (err instanceof viem().BlockNotFoundError) {
           await this.sleep(this.options.pollMs);
@@ -114,12 +118,13 @@ export class ChainFollower {
 
   /**
    * The tokenURIs of the tokens the steps saw minted, a round at a time, apart from the steps (which do not
-   * wait for them); only while this process follows the chain. A failed round is tried again.
+   * wait for them); only while this process follows the chain, and once it has caught up: during a backfill
+   * the node's time (a round is 200 eth_calls) goes to the owners first. A failed round is tried again.
    */
   private async readTokenUris(): Promise<void> {
     while (!this.stopped) {
       let taken = 0;
-      if (this.following) {
+      if (this.following && !this.catchingUp) {
         taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
           logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
           return 0;
