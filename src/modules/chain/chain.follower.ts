@@ -205,6 +205,9 @@ export class ChainFollower {
   /** One range of confirmed blocks; true when every collection of the chain has reached the confirmed block. */
   async step(): Promise<boolean> {
     const { chainId, confirmations } = this.chain;
+    // The read ahead is this step's to use or drop, whatever happens to the step.
+    const ahead = this.ahead;
+    this.ahead = undefined;
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
     const confirmed = head - BigInt(confirmations);
     const labels = { chain_id: chainId };
@@ -227,8 +230,6 @@ export class ChainFollower {
     );
     const collections: TrackedCollection[] = rows.map((r) => ({ id: r.id, chainId, contractAddress: r.contractAddress, syncedBlock: BigInt(r.synced) }));
     const plan = confirmed < 0n ? null : planRange(collections, confirmed, this.range);
-    const ahead = this.ahead;
-    this.ahead = undefined;
     if (confirmed < 0n) return true;
     if (!plan) {
       chainLagBlocks.set(labels, 0);
