@@ -7,8 +7,8 @@ import { startServer, TestServer } from './setup/server';
 /**
  * Issue #30: the ranges a follower reads and the transactions it applies them in. Through a proxy that
  * refuses an eth_getLogs answer of more than RESULT_LIMIT logs, as many providers do ("query returned more
- * than 10000 results"), the range is halved until answers fit and grows back to CHAIN_BLOCK_RANGE where the
- * chain is sparse; a range read whole is applied in steps of whole blocks, CHAIN_STEP_TRANSFERS at most
+ * than 10000 results"), the range (from CHAIN_BLOCK_RANGE / 64 at start) grows while answers are small, is
+ * halved when one is refused, and grows to CHAIN_BLOCK_RANGE where the chain is sparse; a range read whole is applied in steps of whole blocks, CHAIN_STEP_TRANSFERS at most
  * each. Both databases.
  */
 const CHAIN_ID = '31341';
@@ -75,13 +75,13 @@ afterAll(async () => {
   await node?.close();
 });
 
-test('when a node refuses answers with too many logs, then the range is halved where the chain is dense and grows back where it is sparse, each transfer applied once', async () => {
+test('when a node refuses answers with too many logs, then the range starts small, is halved where the chain is dense and grows where it is sparse, each transfer applied once', async () => {
   const admin = await api.key({ admin: true });
   const contract = await node.deploy();
   const deployed = Number(await node.client.getBlockNumber());
   const [, alice, bob] = node.accounts;
-  // A dense stretch (a mint in each of 24 blocks), a sparse one (300 empty blocks), then 3 transfers.
-  for (let id = 0n; id < 24n; id++) await node.mint(contract, alice, id);
+  // A dense stretch (a mint in each of 40 blocks: the range, from 1 block, grows to 8 over them), a sparse one (300 empty blocks), then 3 transfers.
+  for (let id = 0n; id < 40n; id++) await node.mint(contract, alice, id);
   await node.rpc('evm_mine', [{ blocks: 300 }]);
   for (let id = 0n; id < 3n; id++) await node.transfer(contract, alice, bob, id);
   const head = Number(await node.client.getBlockNumber());
@@ -95,12 +95,15 @@ test('when a node refuses answers with too many logs, then the range is halved w
 
   const answered = proxy.reads.filter((r) => r.answered);
   const blocks = (r: LogRead) => r.to - r.from + 1;
-  // Refused at the full range over the mints, answered once it fitted the node's limit...
-  expect(proxy.reads[0]).toEqual({ from: deployed, to: deployed + BLOCK_RANGE - 1, answered: false });
-  expect(Math.min(...answered.map(blocks))).toBeLessThanOrEqual(RESULT_LIMIT);
+  // A first range of CHAIN_BLOCK_RANGE / 64 blocks, grown over the mints until the node refused it, then halved...
+  expect(proxy.reads[0]).toEqual({ from: deployed, to: deployed, answered: true });
+  const refused = proxy.reads.findIndex((r) => !r.answered);
+  expect(refused).toBeGreaterThan(0);
+  expect(blocks(proxy.reads[refused])).toBeGreaterThan(RESULT_LIMIT);
+  expect(blocks(proxy.reads[refused + 1])).toBe(blocks(proxy.reads[refused]) / 2);
   // ...and back to the full range over the empty blocks, before the last transfers.
   const last = answered[answered.length - 1];
-  expect(answered.some((r) => r.from > deployed + 24 && r.to < last.from && blocks(r) === BLOCK_RANGE)).toBe(true);
+  expect(answered.some((r) => r.from > deployed + 40 && r.to < last.from && blocks(r) === BLOCK_RANGE)).toBe(true);
   // The answered ranges follow each other from the start block to the head: none skipped, none read twice.
   expect(answered[0].from).toBe(deployed);
   for (let i = 1; i < answered.length; i++) expect(answered[i].from).toBe(answered[i - 1].to + 1);
@@ -111,17 +114,17 @@ test('when a node refuses answers with too many logs, then the range is halved w
     [CHAIN_ID, contract],
   );
   expect(transfers).toEqual([
-    ...Array.from({ length: 24 }, (_, token) => ({ token, to: alice })),
+    ...Array.from({ length: 40 }, (_, token) => ({ token, to: alice })),
     ...Array.from({ length: 3 }, (_, token) => ({ token, to: bob })),
   ]);
   const owners = await api.ds.query('SELECT token_id::int AS token, owner FROM assets WHERE chain_id = $1 AND token_address = $2 ORDER BY token_id', [CHAIN_ID, contract]);
-  expect(owners).toEqual(Array.from({ length: 24 }, (_, token) => ({ token, owner: token < 3 ? bob : alice })));
+  expect(owners).toEqual(Array.from({ length: 40 }, (_, token) => ({ token, owner: token < 3 ? bob : alice })));
   const [{ created: createdEvents, transferred }] = await api.ds.query(
     `SELECT count(*) FILTER (WHERE e.type = 'asset.created')::int AS created, count(*) FILTER (WHERE e.type = 'asset.transferred')::int AS transferred
      FROM events e JOIN assets a ON a.id = e.asset_id WHERE a.chain_id = $1 AND a.token_address = $2`,
     [CHAIN_ID, contract],
   );
-  expect({ createdEvents, transferred }).toEqual({ createdEvents: 24, transferred: 3 });
+  expect({ createdEvents, transferred }).toEqual({ createdEvents: 40, transferred: 3 });
 });
 
 test('when a range holds more transfers than a step takes, then it is applied in several transactions of whole blocks, each transfer once', async () => {
