@@ -495,27 +495,52 @@ async function eventsRow(base: string, pid: number, adminKey: string): Promise<R
 
 /**
  * A backfill of --chain-transfers ERC721 transfers from a local node by a gateway that follows it, then the
- * lag from a mined block to the owner shown by the API (bench/chain.ts); a gateway process of its own, its
- * follower polling every 100 ms with no confirmations (a local node).
+ * lag from a mined block to the owner shown by the API (bench/chain.ts); a gateway process of its own (the
+ * build in `dir`), its follower polling every 100 ms with no confirmations (a local node), on a database of
+ * its own (`<--database>_chain`, made again for each run and migrated by that build): the chain's collection
+ * and transfers must be new to it.
  */
-async function chainRow(env: Record<string, string>, adminKey: string, url: string): Promise<Row> {
-  const chain = await startBenchChain();
+async function chainRow(dir: string, tag: string): Promise<Row> {
+  const serverUrl = process.env.DATABASE_URL!;
+  const database = `${opts.database}_chain`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const parsed = new URL(serverUrl);
+  parsed.pathname = `/${database}`;
+  const url = parsed.toString();
+  // The build's own migrations (a baseline's schema is its own), from its dist/.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const build = require(path.resolve(dir, 'dist/src/db/data-source.js')) as { createDataSource: typeof createDataSource };
+  const ds = build.createDataSource({ url, poolSize: 1, queryTimeoutMs: 600_000 });
+  await ds.initialize();
+  await ds.runMigrations({ transaction: 'each' });
+  await ds.destroy();
+  const chain = await startBenchChain(Number(opts['chain-transfers']), log);
   const db = new Client({ connectionString: url });
   await db.connect();
   await db.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Local bench chain', 'ETH') ON CONFLICT (id) DO NOTHING`, [chain.chainId]);
   await db.end();
+  const keys = createDataSource({ url, poolSize: 1, queryTimeoutMs: 60_000 });
+  await keys.initialize();
+  const { key: adminKey } = await createApiKey(keys.manager, { address: addressOf('bench-admin'), role: ApiKeyRole.ADMIN, label: 'bench chain' });
+  await keys.destroy();
   const { child, base } = await startServer(
-    { ...env, [`CHAIN_RPC_${chain.chainId}`]: chain.url, CHAIN_CONFIRMATIONS: '0', CHAIN_POLL_MS: '100' },
+    { DATABASE_URL: url, [`CHAIN_RPC_${chain.chainId}`]: chain.url, CHAIN_CONFIRMATIONS: '0', CHAIN_POLL_MS: '100' },
     Number(opts.pool),
+    dir,
   );
   try {
-    log('running the chain backfill');
+    log(`running the chain backfill${tag}`);
     resetPeakRss(child.pid!);
-    const f = await benchChain(chain, base, adminKey, url, { transfers: Number(opts['chain-transfers']), samples: Number(opts['lag-samples']), log });
-    const uris = f.tokenUriSeconds === null ? 'tokenURIs not all read within 15 min' : `tokenURIs of the minted tokens read in ${f.tokenUriSeconds.toFixed(0)} s`;
+    const f = await benchChain(chain, base, adminKey, url, { samples: Number(opts['lag-samples']), log });
+    const uris =
+      f.lagSamples === 0 ? 'no lag samples, tokenURIs not waited for' : f.tokenUriSeconds === null ? 'tokenURIs not all read within 15 min' : `tokenURIs of the minted tokens read in ${f.tokenUriSeconds.toFixed(0)} s`;
     return {
       workload: `CHAIN backfill ${f.transfers.toLocaleString('en')} transfers; lag`,
-      door: 'chain follower',
+      door: `chain follower${tag}`,
       reqPerSec: f.transfersPerSec,
       p50Ms: f.lagP50Ms,
       p99Ms: f.lagP99Ms,
@@ -523,7 +548,7 @@ async function chainRow(env: Record<string, string>, adminKey: string, url: stri
       peakRssMb: peakRssMb(child.pid!),
       sqlPerRequest: null,
       bytesPerResponse: null,
-      note: `transfers/s applied (${f.backfillSeconds.toFixed(1)} s); ms from a mined block to the owner shown, ${f.lagSamples} samples; chain made in ${f.generationSeconds.toFixed(0)} s; ${uris}`,
+      note: `transfers/s applied (${f.backfillSeconds.toFixed(1)} s); ms from a mined block to the owner shown, ${f.lagSamples} samples; chain made in ${f.generationSeconds.toFixed(0)} s${chain.cached ? ' (kept from an earlier run)' : ''}; ${uris}`,
     };
   } finally {
     child.kill('SIGTERM');
@@ -613,28 +638,42 @@ async function pass(env: Record<string, string>, adminKey: string, sweepKeys: [s
 async function main(): Promise<void> {
   setLogLevel('warn');
   const scale = scaled(Number(opts.scale), Number(opts['orders-scale']));
-  const { env, adminKey, sweepKeys, label, url } = await prepareDatabase(scale);
+  const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
+  // `--only CHAIN --skip-import`: the chain row alone, on its own database; the data set is not loaded.
+  const chainOnly = Boolean(only && opts['skip-import'] && !opts.anchors && !workloads().some((w) => only.test(w.name)) && !only.test(SWEEP_WORKLOAD));
   const rows: Row[] = [];
-  const settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
+  let settings = `chain row alone; pool ${opts.pool}; node ${process.version}`;
   try {
-    if (opts.anchors && !process.env.DATABASE_URL) {
-      log('the anchors (PostGraphile, floor) need DATABASE_URL (a PostgreSQL server): skipped on the embedded database');
-    } else if (opts.anchors) {
-      await anchors(env, url, settings);
-      return;
-    }
-    if (opts.baseline) {
-      // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
-      // back to back, `--passes` times; the import is skipped (it would change the data between passes).
-      for (let i = 1; i <= Number(opts.passes); i += 1) {
-        rows.push(...(await pass(env, adminKey, sweepKeys, opts.baseline, ` [baseline, pass ${i}]`, false)));
-        rows.push(...(await pass(env, adminKey, sweepKeys, '.', ` [this build, pass ${i}]`, false)));
+    if (!chainOnly) {
+      const { env, adminKey, sweepKeys, label, url } = await prepareDatabase(scale);
+      settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
+      if (opts.anchors && !process.env.DATABASE_URL) {
+        log('the anchors (PostGraphile, floor) need DATABASE_URL (a PostgreSQL server): skipped on the embedded database');
+      } else if (opts.anchors) {
+        await anchors(env, url, settings);
+        return;
       }
-    } else {
-      rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
-      if (!opts.only || new RegExp(opts.only, 'i').test('CHAIN')) {
-        if (process.env.DATABASE_URL) rows.push(await chainRow(env, adminKey, url));
-        else log('the chain row (a backfill into PostgreSQL) needs DATABASE_URL: skipped on the embedded database');
+      if (opts.baseline) {
+        // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
+        // back to back, `--passes` times; the import is skipped (it would change the data between passes).
+        for (let i = 1; i <= Number(opts.passes); i += 1) {
+          rows.push(...(await pass(env, adminKey, sweepKeys, opts.baseline, ` [baseline, pass ${i}]`, false)));
+          rows.push(...(await pass(env, adminKey, sweepKeys, '.', ` [this build, pass ${i}]`, false)));
+        }
+      } else {
+        rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
+      }
+    }
+    // Against a baseline the chain row runs only when --only names it (each run is a backfill of its own).
+    if (opts.baseline ? only?.test('CHAIN') : !only || only.test('CHAIN')) {
+      if (!process.env.DATABASE_URL) log('the chain row (a backfill into PostgreSQL) needs DATABASE_URL: skipped on the embedded database');
+      else if (!opts.baseline) rows.push(await chainRow('.', ''));
+      else {
+        // The baseline build and this one back to back on the same kept chain, `--passes` times.
+        for (let i = 1; i <= Number(opts.passes); i += 1) {
+          rows.push(await chainRow(opts.baseline, ` [baseline, pass ${i}]`));
+          rows.push(await chainRow('.', ` [this build, pass ${i}]`));
+        }
       }
     }
   } finally {

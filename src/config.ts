@@ -75,7 +75,11 @@ export interface ChainSettings {
   pollMs: number;
   /** CHAIN_BLOCK_RANGE: blocks asked for in one eth_getLogs call while catching up. */
   blockRange: number;
+  /** CHAIN_STEP_TRANSFERS: transfers applied in one transaction at most (whole blocks); CHAIN_STEP_TRANSFERS_DEFAULT when not given. */
+  stepTransfers?: number;
 }
+
+export const CHAIN_STEP_TRANSFERS_DEFAULT = 5000;
 
 /** An ERC-20 token prices may be given in, besides those the currencies migration seeds (CURRENCIES). */
 export interface CurrencySetting {
@@ -118,6 +122,7 @@ export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
     follow,
     pollMs: Math.max(10, intFromEnv('CHAIN_POLL_MS', 2000, env)),
     blockRange: Math.max(1, intFromEnv('CHAIN_BLOCK_RANGE', 2000, env)),
+    stepTransfers: Math.max(1, intFromEnv('CHAIN_STEP_TRANSFERS', CHAIN_STEP_TRANSFERS_DEFAULT, env)),
   };
 }
 

@@ -20,6 +20,8 @@ describe('chain settings', () => {
       { chainId: '31337', rpcUrl: 'http://127.0.0.1:8546', confirmations: 2 },
     ]);
     expect(settings.pollMs).toBe(100);
+    expect(settings.stepTransfers).toBe(5000);
+    expect(chainSettingsFromEnv({ CHAIN_STEP_TRANSFERS: '200' }).stepTransfers).toBe(200);
     expect(chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node', CHAIN_CONFIRMATIONS: '0' }).follow[0].confirmations).toBe(0);
   });
 

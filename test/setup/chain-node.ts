@@ -67,9 +67,9 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
   };
 }
 
-/** Polls `read` until `done` holds of its value (5 s at most, every 50 ms); returns the value. */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 5000;
+/** Polls `read` until `done` holds of its value (`withinMs`, 5 s by default, at most; every 50 ms); returns the value. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, withinMs = 5000): Promise<T> {
+  const deadline = Date.now() + withinMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;

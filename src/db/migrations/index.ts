@@ -19,6 +19,7 @@ import { SettlementOnChain1765460000000 } from './1765460000000-settlement-on-ch
 import { ChainTokenUris1765470000000 } from './1765470000000-chain-token-uris';
 import { Currencies1765490000000 } from './1765490000000-currencies';
 import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
+import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   ChainTokenUris1765470000000,
   Currencies1765490000000,
   NativeSettledRollups1765495000000,
+  ChainStepChecks1765500000000,
 ];

@@ -1,9 +1,10 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import type { ChainFollowSettings, ChainSettings } from '../../config';
+import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
 import { logger } from '../../common/logger';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
-import { applyChainStep, ChainTransfer, rollBackChain, TrackedCollection } from './chain.transfers';
+import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
+import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
 import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
 
 type Viem = typeof import('viem');
@@ -11,18 +12,20 @@ type Viem = typeof import('viem');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const viem = (): Viem => require('viem') as Viem;
 
-/**
- * keccak256("Transfer(address,address,uint256)"). The logs are read raw (eth_getLogs) and their indexed
- * arguments taken from the topics: decoding each log through the ABI cost as much as the node's answer.
- */
-const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-const toHex = (n: bigint) => `0x${n.toString(16)}` as `0x${string}`;
-/** The address in a 32-byte topic (its last 20 bytes), in lower case. */
-const addressOfTopic = (topic: string) => `0x${topic.slice(26).toLowerCase()}`;
 const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
 const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
+/** Successive reads whose answers were small (fewer than half of CHAIN_STEP_TRANSFERS logs) before a reduced range is doubled. */
+const RANGE_GROWTH_READS = 4;
+/**
+ * A follower starts with CHAIN_BLOCK_RANGE / 64 blocks per eth_getLogs and grows from there (RANGE_GROWTH_READS):
+ * a node builds a whole answer before it is found too large, so starting at the full range over a dense
+ * stretch cost it several oversized answers (the bench's 100 blocks of 1,000 transfers: 60, 30 and 15 MB,
+ * 6 s of ganache's time, before the first fitting read). Over a sparse chain the range reaches
+ * CHAIN_BLOCK_RANGE after 24 small reads.
+ */
+const INITIAL_RANGE_SHARE = 64n;
 
 /**
  * Whether eth_getLogs failed for the size of its answer: viem's limit on a response's body or its timeout,
@@ -51,20 +54,36 @@ export class ChainFollower {
   private running: Promise<void>[] = [];
   /** True while this process holds the chain's lock and follows it. */
   following = false;
+  /** True while the steps have not reached the confirmed block (a backfill): the tokenURIs wait. */
+  private catchingUp = false;
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
-  /** Blocks asked for in one eth_getLogs: CHAIN_BLOCK_RANGE, halved while an answer has too many logs. */
+  /**
+   * Blocks asked for in one eth_getLogs: from CHAIN_BLOCK_RANGE / 64 at start, halved when an answer was too
+   * large, doubled (up to CHAIN_BLOCK_RANGE) after RANGE_GROWTH_READS successive small answers.
+   */
   private range: bigint;
+  /** Successive small answers at the current (reduced) range. */
+  private smallReads = 0;
+  /**
+   * Transfers applied in one transaction at most (whole blocks: a block with more is applied whole). A read
+   * range with more is applied in several; one with fewer than half of it counts towards growing a reduced range.
+   */
+  private readonly stepTransfers: number;
+  /** The next range, read while a step writes (readAhead). */
+  private ahead: { key: string; read: Promise<RangeRead> } | undefined;
 
   constructor(
     private readonly ds: DataSource,
     private readonly chain: ChainFollowSettings,
-    private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange'>,
+    private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange' | 'stepTransfers'>,
   ) {
     const { createPublicClient, http } = viem();
     this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
-    this.range = BigInt(options.blockRange);
+    const full = BigInt(options.blockRange);
+    this.range = full / INITIAL_RANGE_SHARE > 1n ? full / INITIAL_RANGE_SHARE : 1n;
+    this.stepTransfers = options.stepTransfers ?? CHAIN_STEP_TRANSFERS_DEFAULT;
     this.batchClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, batch: { batchSize: TOKEN_URI_BATCH } }) });
   }
 
@@ -87,9 +106,11 @@ export class ChainFollower {
         }
         if (this.following) {
           const caughtUp = await this.step();
+          this.catchingUp = !caughtUp;
           if (!caughtUp) continue;
         }
       } catch (err) {
+        this.catchingUp = false;
         // A block read between the head and now is gone: a reorg under way, which the next step finds.
         if (err instanceof viem().BlockNotFoundError) {
           await this.sleep(this.options.pollMs);
@@ -106,12 +127,13 @@ export class ChainFollower {
 
   /**
    * The tokenURIs of the tokens the steps saw minted, a round at a time, apart from the steps (which do not
-   * wait for them); only while this process follows the chain. A failed round is tried again.
+   * wait for them); only while this process follows the chain, and once it has caught up: during a backfill
+   * the node's time (a round is 200 eth_calls) goes to the owners first. A failed round is tried again.
    */
   private async readTokenUris(): Promise<void> {
     while (!this.stopped) {
       let taken = 0;
-      if (this.following) {
+      if (this.following && !this.catchingUp) {
         taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
           logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
           return 0;
@@ -172,6 +194,7 @@ export class ChainFollower {
     if (this.lockClient !== client) return;
     this.lockClient = undefined;
     this.following = false;
+    this.ahead = undefined;
     chainFollowing.set({ chain_id: this.chain.chainId }, 0);
     logger.warn('the chain follower lost its lock connection', { chainId: this.chain.chainId });
   }
@@ -180,6 +203,7 @@ export class ChainFollower {
     const client = this.lockClient;
     this.lockClient = undefined;
     this.following = false;
+    this.ahead = undefined;
     chainFollowing.set({ chain_id: this.chain.chainId }, 0);
     if (client) {
       client.removeAllListeners('end');
@@ -190,6 +214,9 @@ export class ChainFollower {
   /** One range of confirmed blocks; true when every collection of the chain has reached the confirmed block. */
   async step(): Promise<boolean> {
     const { chainId, confirmations } = this.chain;
+    // The read ahead is this step's to use or drop, whatever happens to the step.
+    const ahead = this.ahead;
+    this.ahead = undefined;
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
     const confirmed = head - BigInt(confirmations);
     const labels = { chain_id: chainId };
@@ -211,10 +238,9 @@ export class ChainFollower {
       [chainId],
     );
     const collections: TrackedCollection[] = rows.map((r) => ({ id: r.id, chainId, contractAddress: r.contractAddress, syncedBlock: BigInt(r.synced) }));
+    const plan = confirmed < 0n ? null : planRange(collections, confirmed, this.range);
     if (confirmed < 0n) return true;
-    const behind = collections.filter((c) => c.syncedBlock < confirmed);
-    const toHash = async (n: bigint) => (await this.client.getBlock({ blockNumber: n })).hash;
-    if (!behind.length) {
+    if (!plan) {
       chainLagBlocks.set(labels, 0);
       // A chain without collections has nothing to apply: it is followed up to the confirmed block, no hash kept.
       if (!collections.length) {
@@ -225,52 +251,59 @@ export class ChainFollower {
       }
       return true;
     }
-    const from = behind.reduce((low, c) => (c.syncedBlock < low ? c.syncedBlock : low), confirmed) + 1n;
-    const to = from + this.range - 1n < confirmed ? from + this.range - 1n : confirmed;
-    const reading = behind.filter((c) => c.syncedBlock < to);
-    const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
-    let logs;
+    const { from, to, reading } = plan;
+    let read: RangeRead;
     try {
-      logs = await this.client.request({
-        method: 'eth_getLogs',
-        params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
-      });
+      // The range read while the previous step wrote, when it is the one this step reads (no reorg, no new collection).
+      read = await (fork === null && ahead?.key === plan.key ? ahead.read : readRange(this.client, plan));
     } catch (err) {
       if (to === from || !tooManyLogs(err)) throw err;
-      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, from now on.
+      // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, for a while.
       this.range = (to - from + 1n) / 2n;
+      this.smallReads = 0;
       logger.info('fewer blocks per eth_getLogs', { chainId, blocks: this.range.toString() });
       return false;
     }
-    const transfers: ChainTransfer[] = [];
-    const blockHashes = new Map<bigint, string>();
-    for (const log of logs) {
-      // ERC721's Transfer has its three arguments indexed; ERC20's (the same topic) has the amount in its data.
-      if (log.topics.length !== 4 || log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue;
-      const tokenAddress = log.address.toLowerCase();
-      const blockNumber = BigInt(log.blockNumber);
-      // A collection read further than this range's start already has these blocks.
-      if (blockNumber <= (synced.get(tokenAddress) ?? to)) continue;
-      blockHashes.set(blockNumber, log.blockHash);
-      transfers.push({
-        blockNumber,
-        blockHash: log.blockHash,
-        txHash: log.transactionHash,
-        logIndex: Number(log.logIndex),
-        tokenAddress,
-        tokenId: BigInt(log.topics[3]!),
-        from: addressOfTopic(log.topics[1]!),
-        to: addressOfTopic(log.topics[2]!),
-      });
+    this.rangeAnswered(to - from + 1n, read.logs);
+    this.readAhead(afterRange(collections, plan), confirmed);
+    for (const step of stepsOfRange(chainId, plan, read, this.stepTransfers)) {
+      // A lost lock or a stop ends the range between its transactions; the next holder resumes from the positions.
+      if (!this.following || this.stopped) return false;
+      chainTransfersApplied.inc(labels, await applyChainStep(this.ds, step));
     }
-    transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
-    const hash = await toHash(to);
-    blockHashes.set(to, hash);
-    const applied = await applyChainStep(this.ds, { chainId, toBlock: to, toHash: hash, blockHashes, transfers, collections: reading });
-    chainTransfersApplied.inc(labels, applied);
-    const low = collections.reduce((min, c) => (c.syncedBlock < to && !synced.has(c.contractAddress) && c.syncedBlock < min ? c.syncedBlock : min), to);
+    const low = collections.reduce((min, c) => (c.syncedBlock < to && !reading.includes(c) && c.syncedBlock < min ? c.syncedBlock : min), to);
     chainLagBlocks.set(labels, Number(confirmed - low));
-    return to === confirmed && reading.length === behind.length;
+    return to === confirmed && reading.length === collections.filter((c) => c.syncedBlock < confirmed).length;
+  }
+
+  /**
+   * Starts reading the range that follows, while this step writes: the next step uses it when it plans the
+   * same range (its key), and drops it otherwise (a reorg, a collection added, the confirmed block moved
+   * within the range). A read that fails is the next step's failure, as if it had made the read itself.
+   */
+  private readAhead(collections: TrackedCollection[], confirmed: bigint): void {
+    const plan = planRange(collections, confirmed, this.range);
+    if (!plan || this.stopped || !this.following) return;
+    const read = readRange(this.client, plan);
+    // Dropped unread, its failure is nobody's.
+    read.catch(() => undefined);
+    this.ahead = { key: plan.key, read };
+  }
+
+  /**
+   * A reduced range grows back: after RANGE_GROWTH_READS successive answers of the whole range with fewer
+   * than half of stepTransfers logs it is doubled (up to CHAIN_BLOCK_RANGE), so a dense stretch of the chain
+   * or a node's busy moment does not slow the rest of the backfill. A read of fewer blocks (the confirmed
+   * block came first) says nothing of the range.
+   */
+  private rangeAnswered(blocks: bigint, logs: number): void {
+    const full = BigInt(this.options.blockRange);
+    if (this.range >= full || blocks < this.range) return;
+    this.smallReads = logs < this.stepTransfers / 2 ? this.smallReads + 1 : 0;
+    if (this.smallReads < RANGE_GROWTH_READS) return;
+    this.range = this.range * 2n < full ? this.range * 2n : full;
+    this.smallReads = 0;
+    logger.info('more blocks per eth_getLogs', { chainId: this.chain.chainId, blocks: this.range.toString() });
   }
 
   /**

@@ -61,6 +61,7 @@ export interface AppliedTransfer {
  */
 export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<number> {
   return withEvents(ds, async (m, events) => {
+    await withoutJit(m);
     const now = clock.now();
     const applied = await applyTransfers(m, events, step, now);
     // SETTLEMENT=chain: the pending orders these transfers complete or fail (settlement.ts), in chain order.
@@ -89,6 +90,15 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
     );
     return applied.length;
   });
+}
+
+/**
+ * PostgreSQL's JIT off for the rest of the transaction. A step's statements over thousands of rows are
+ * estimated costly enough to be compiled, and compiling them cost more than running them: the events
+ * append of 5,000 transfers spent 1.2-1.5 s in JIT (EXPLAIN ANALYZE) for 0.3 s of execution.
+ */
+async function withoutJit(m: EntityManager): Promise<void> {
+  await m.query('SET LOCAL jit = off');
 }
 
 /** A token as the step goes through its transfers: its asset, its owner, its listings still active. */
@@ -238,6 +248,7 @@ async function applyTransfers(m: EntityManager, events: EventLog, step: ChainSte
  */
 export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: bigint): Promise<number> {
   return withEvents(ds, async (m, events) => {
+    await withoutJit(m);
     const now = clock.now();
     const orphaned = await updateReturning<{
       assetId: string;
