@@ -69,6 +69,11 @@ onPostgres('migrations down and up again', () => {
     const counts = async () => (await ds.query(`SELECT (SELECT count(*)::int FROM listings) AS listings, (SELECT count(*)::int FROM offers) AS offers, (SELECT count(*)::int FROM orders) AS orders`))[0];
     const before = await counts();
 
+    expect(await lastMigration()).toBe('ChainStepChecks1765500000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    const chainKeys = await ds.query(`SELECT conname FROM pg_constraint WHERE conname IN ('chain_transfers_chain_id_fkey', 'chain_token_uris_pending_chain_id_fkey') ORDER BY 1`);
+    expect(chainKeys.map((k: { conname: string }) => k.conname)).toEqual(['chain_token_uris_pending_chain_id_fkey', 'chain_transfers_chain_id_fkey']);
+
     expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
     await ds.undoLastMigration({ transaction: 'each' });
     expect(await triggerDefinition('orders_sales_rollup_completed')).not.toContain('currency');
@@ -103,7 +108,7 @@ onPostgres('migrations down and up again', () => {
 
   test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
+    expect(await lastMigration()).toBe('ChainStepChecks1765500000000');
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 
@@ -131,6 +136,7 @@ onPostgres('migrations down and up again', () => {
       await api.close();
     }
     await ds.undoLastMigration({ transaction: 'each' });
+    await ds.undoLastMigration({ transaction: 'each' });
     expect(await lastMigration()).toBe('Currencies1765490000000');
 
     await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
@@ -139,7 +145,7 @@ onPostgres('migrations down and up again', () => {
     expect(await tableExists('currencies')).toBe(true);
     expect((await ds.query('SELECT currency FROM offers WHERE id = $1', [offerId]))[0].currency).toBe(WETH);
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('NativeSettledRollups1765495000000');
+    expect(await lastMigration()).toBe('ChainStepChecks1765500000000');
   });
 });
 
