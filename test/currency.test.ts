@@ -306,6 +306,59 @@ describe('lists by price within a currency', () => {
     expect(gql.body.data.orders.result).toEqual([{ id: sales[1].id, currency: { symbol: 'ETH' } }]);
   });
 
+  test('when a collection\'s assets are listed in ETH and USDC, then assets(currency: USDC) sorted by current price holds the USDC-listed ones alone, on both doors and in the collection\'s assets', async () => {
+    const { collection, assets } = await collectionOfOwners(server, 5);
+    // ETH at 1 and 2, USDC at 4 and 3, the fifth unlisted: sorted together the amounts would interleave.
+    const prices = [1, 2, 4, 3];
+    await Promise.all(prices.map((price, i) => saveListing(server, assets[i].owner.key, assets[i].id, { startPrice: price, ...(i >= 2 ? { currency: 'usdc' } : {}) })));
+    const ids = (page: { result: { id: string }[] }) => page.result.map((a) => a.id);
+
+    const rest = await server.rest('GET', `/v1/assets?collection_id=${collection.id}&order_by=current_price&direction=asc&currency=USDC`);
+    const gql = await server.gql(
+      `query ($c: String!, $a: Address!) {
+         usdc: assets(collectionId: $c, orderBy: CURRENT_PRICE, direction: ASC, currency: "usdc") { remaining result { id listing { currentPrice currency { symbol } } } }
+         native: assets(collectionId: $c, orderBy: CURRENT_PRICE, direction: DESC, currency: "${ETH.address}") { result { id } }
+         every: assets(collectionId: $c, orderBy: CURRENT_PRICE) { result { id } }
+         collection(address: $a) { assets(orderBy: CURRENT_PRICE, direction: ASC, currency: "USDC") { remaining result { id } } }
+         searchAssets(query: "Imported", collectionId: $c, currency: "USDC") { result { id } } }`,
+      { c: collection.id, a: collection.contractAddress },
+    );
+
+    expect(rest.status).toBe(200);
+    expect(ids(rest.body)).toEqual([assets[3].id, assets[2].id]);
+    expect(rest.body.remaining).toBe(0);
+    expect(gql.body.errors).toBeUndefined();
+    const data = gql.body.data;
+    expect(data.usdc).toEqual({
+      remaining: 0,
+      result: [
+        { id: assets[3].id, listing: { currentPrice: 3, currency: { symbol: 'USDC' } } },
+        { id: assets[2].id, listing: { currentPrice: 4, currency: { symbol: 'USDC' } } },
+      ],
+    });
+    expect(ids(data.native)).toEqual([assets[1].id, assets[0].id]);
+    expect(data.every.result).toHaveLength(5);
+    expect(ids(data.collection.assets)).toEqual([assets[3].id, assets[2].id]);
+    expect(ids(data.searchAssets).sort()).toEqual([assets[2].id, assets[3].id].sort());
+  });
+
+  test('when an assets list names a currency no chain has, then 422 on currency through both doors and in the collection\'s assets', async () => {
+    const owned = await saveOwnedAsset(server);
+
+    const rest = await server.rest('GET', '/v1/assets?order_by=current_price&currency=DOGE');
+    const search = await server.rest('GET', '/v1/search/assets?query=anything&currency=DOGE');
+    const gql = await server.gql(`{ assets(orderBy: CURRENT_PRICE, currency: "DOGE") { result { id } } }`);
+    const nested = await server.gql(`query ($a: Address!) { collection(address: $a) { assets(currency: "DOGE") { result { id } } } }`, { a: owned.collection.contractAddress });
+
+    for (const res of [rest, search]) {
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'currency', message: expect.stringContaining('no chain has a currency "DOGE"') })]);
+    }
+    for (const res of [gql, nested]) {
+      expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'VALIDATION_FAILED' }, message: expect.stringContaining('currency: no chain has a currency "DOGE"') });
+    }
+  });
+
   test('when a list names a currency no chain has, then 422 on currency through both doors', async () => {
     const owned = await saveOwnedAsset(server);
 

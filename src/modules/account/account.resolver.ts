@@ -24,7 +24,8 @@ export class AccountResolver {
   }
 
   @FieldResolver(() => AssetPage, { description: 'The assets it owns now' })
-  assets(@Parent() account: Account, @Args() args: AccountAssetArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async assets(@Parent() account: Account, @Args() args: AccountAssetArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    await checkCurrencyFilter(ctx, args.currency);
     const fields = [...selectedFields(info, 'result')].sort();
     return ctx.loaders.assetPagesByOwner.load({
       parentId: account.address,

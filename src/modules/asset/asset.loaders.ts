@@ -12,6 +12,7 @@ import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { currencyFilterSql } from '../currency/currency.service';
 import { Asset, AssetStatus } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
 import { createTraitLoaders } from './asset.traits';
@@ -20,7 +21,13 @@ import { createTraitLoaders } from './asset.traits';
  * `fields`: the GraphQL fields asked of each asset, so only their columns are read (all when absent);
  * `relations`: what the page loads for all its assets at once before it is returned.
  */
-export type NestedAssetPageArgs = PageArgs & { orderBy: AssetOrderBy; status?: AssetStatus | null; fields?: string[]; relations?: AssetRelation[] };
+export type NestedAssetPageArgs = PageArgs & {
+  orderBy: AssetOrderBy;
+  status?: AssetStatus | null;
+  currency?: string | null;
+  fields?: string[];
+  relations?: AssetRelation[];
+};
 
 /** The rows an asset's field resolvers read besides its own: its collection, its chain, its active listing. */
 export type AssetRelation = 'chain' | 'collection' | 'listing';
@@ -126,8 +133,9 @@ export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRIC
 };
 
 /**
- * The FROM clause and sort key of an asset list. Only when the list filters on listed/unlisted or sorts
- * by current price is each asset joined with its active listing now (`l`, at most one by constraint).
+ * The FROM clause and sort key of an asset list. Only when the list filters on listed/unlisted or on the
+ * listing's currency, or sorts by current price, is each asset joined with its active listing now (`l`,
+ * at most one by constraint).
  */
 export function assetListBase(
   ds: DataSource,
@@ -137,7 +145,7 @@ export function assetListBase(
 ): Omit<ListQuery, 'where'> {
   let from = 'assets t';
   let sort: SortKey;
-  if (filtersOnListing || args.orderBy === AssetOrderBy.CURRENT_PRICE) {
+  if (filtersOnListing || args.currency != null || args.orderBy === AssetOrderBy.CURRENT_PRICE) {
     const now = p.add(clock.now());
     from += ` LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', now)}) l ON true`;
     sort = args.orderBy === AssetOrderBy.CURRENT_PRICE ? { expression: currentPriceSql('l', now), sqlType: 'numeric', nullable: true } : ASSET_SORTS[args.orderBy];
@@ -156,8 +164,19 @@ export function assetListBase(
 }
 
 /** The condition of an asset list's `status` filter, over the active listing `l` that assetListBase joins for it. */
-export function assetStatusSql(status: AssetStatus): string {
+function assetStatusSql(status: AssetStatus): string {
   return status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL';
+}
+
+/**
+ * The conditions of an asset list's `status` and `currency` filters, over the active listing `l` that
+ * assetListBase joins for them: with a currency, only assets listed in it (an unlisted asset has no price
+ * to rank), so that a sort by current price compares amounts of one currency.
+ */
+export function assetListingFilters(p: Params, args: { status?: AssetStatus | null; currency?: string | null }): string[] {
+  const where = args.status != null ? [assetStatusSql(args.status)] : [];
+  if (args.currency != null) where.push(currencyFilterSql(p, 'l.currency', 't.chain_id', args.currency));
+  return where;
 }
 
 /**
@@ -166,8 +185,9 @@ export function assetStatusSql(status: AssetStatus): string {
  */
 function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
   return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
-    const where = args.status != null ? [assetStatusSql(args.status)] : [];
-    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, new Params(), args, args.status != null), where }, { ...parent, ids: parentIds });
+    const p = new Params();
+    const where = assetListingFilters(p, args);
+    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, p, args, args.status != null), where }, { ...parent, ids: parentIds });
     await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
     return pages;
   });

@@ -10,12 +10,14 @@ import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset } from './asset.entity';
-import { AssetRelation, assetListBase, assetStatusSql, prefetchAssetRelations, TokenRef } from './asset.loaders';
+import { AssetRelation, assetListBase, assetListingFilters, prefetchAssetRelations, TokenRef } from './asset.loaders';
+import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 
 export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
+  await checkCurrencyFilter(ctx, args.currency);
   const p = new Params();
   // The list's own parameters come first; assetListBase adds `now` to the same list.
   const where: string[] = [];
@@ -32,7 +34,7 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   }
   if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
-  if (args.status != null) where.push(assetStatusSql(args.status));
+  where.push(...assetListingFilters(p, args));
   if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
   const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
   const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null);

@@ -16,11 +16,18 @@ registerEnumType(AssetOrderBy, { name: 'AssetOrderBy' });
 @ObjectType()
 export class AssetPage extends PageType(Asset) {}
 
+const CURRENCY =
+  "Only assets whose active listing is in this currency: its address or symbol (each chain's own, as USDC); unlisted assets are left out. " +
+  'Sorting by CURRENT_PRICE compares amounts of one currency only when given';
+
 /** Page arguments of a collection's `assets`. */
 @ArgsType()
 export class NestedAssetArgs extends PageArgs {
   @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
   orderBy: AssetOrderBy;
+
+  @Field(() => String, { nullable: true, description: CURRENCY })
+  currency?: string | null;
 }
 
 /** The filters of the asset lists (`assets`, `searchAssets`), with the page arguments. */
@@ -46,6 +53,9 @@ export class AssetFilterArgs extends PageArgs {
     description: 'Traits the asset carries, each type:value (Background:Blue): every trait type given must match, with any of its values',
   })
   trait?: string[] | null;
+
+  @Field(() => String, { nullable: true, description: CURRENCY })
+  currency?: string | null;
 }
 
 @ArgsType()

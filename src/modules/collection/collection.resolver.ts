@@ -93,13 +93,14 @@ export class CollectionResolver {
   }
 
   @FieldResolver(() => AssetPage, { nullable: true, description: 'Null when the collection was read with includeAssets: false' })
-  assets(
+  async assets(
     @Parent() collection: Collection & { [OMIT_ASSETS]?: boolean },
     @Args() args: NestedAssetArgs,
     @Ctx() ctx: Context,
     @Info() info: GraphQLResolveInfo,
   ) {
     if (collection[OMIT_ASSETS]) return null;
+    await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.assetPagesByCollection.load({
       parentId: collection.id,
       args: {
@@ -107,6 +108,7 @@ export class CollectionResolver {
         page: args.page ?? null,
         orderBy: args.orderBy,
         direction: args.direction,
+        currency: args.currency ?? null,
         countRemaining: remainingSelected(info),
         fields: [...selectedFields(info, 'result')].sort(),
         relations: assetRelations(info, ['result']),

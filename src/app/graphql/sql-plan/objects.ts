@@ -334,12 +334,15 @@ export class ObjectPlanner {
   }
 
 
-  /** Nested `collection.assets(limit, orderBy, direction)`: the first page, in the collection's own row. */
+  /**
+   * Nested `collection.assets(limit, orderBy, direction, currency)`: the first page, in the collection's own
+   * row. A `currency` is the resolvers' (they check it, and join the active listing for it).
+   */
   private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    return this.nestedPage(field, node, 'AssetPage', 'Asset', PAGE_ARGUMENTS, (b, row, args) => {
+    return this.nestedPage(field, node, 'AssetPage', 'Asset', [...PAGE_ARGUMENTS, 'currency'], (b, row, args) => {
       if (b.withoutAssets.has(row)) return 'NULL';
       const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
-      if (!sort || !plannedPage(args)) return undefined;
+      if (!sort || !plannedPage(args) || args.currency != null) return undefined;
       const a = nextAlias(b);
       b.collectionOf.set(a, row);
       return { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) };

@@ -40,11 +40,11 @@ export interface Root {
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   asset: ['tokenAddress', 'tokenId', 'chainId'],
   collection: ['address', 'chainId', 'includeAssets'],
-  assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
+  assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
   orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'currency'],
   offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind', 'currency'],
-  searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait'],
+  searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
 
@@ -286,9 +286,12 @@ export class Planner extends ObjectPlanner {
   }
 }
 
-/** The filters of `assets` and `searchAssets` over `a`, or undefined when the resolver must answer. */
+/**
+ * The filters of `assets` and `searchAssets` over `a`, or undefined when the resolver must answer: a status
+ * or a `currency` (the resolvers check it) reads the active listing, which the plans do not join.
+ */
 function assetFilters(b: Build, args: Record<string, unknown>, a: string) {
-  if (args.chainId != null || args.status != null || (args.trait as unknown[] | null)?.length) return undefined;
+  if (args.chainId != null || args.status != null || args.currency != null || (args.trait as unknown[] | null)?.length) return undefined;
   const byCollection = collectionFilter(b, args, a);
   if (!byCollection) return undefined;
   if (args.assetContract != null) byCollection.where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);

@@ -125,21 +125,25 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/assets',
-    summary: 'List assets, filtered by asset_contract, collection_id, owner_id, status, chain_id or trait',
+    summary:
+      'List assets, filtered by asset_contract, collection_id, owner_id, status, chain_id, trait or currency ' +
+      '(address or symbol: only assets listed in it; sorting by current_price compares amounts of one currency only when it is given)',
     operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
-        $owner_id: Address, $status: AssetStatus, $chain_id: String, $trait: [String!]) {
+        $owner_id: Address, $status: AssetStatus, $chain_id: String, $trait: [String!], $currency: String) {
       assets(${PAGE_ARGS}, assetContract: $asset_contract, collectionId: $collection_id, ownerId: $owner_id,
-          status: $status, chainId: $chain_id, trait: $trait) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+          status: $status, chainId: $chain_id, trait: $trait, currency: $currency) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
     repeated: ['trait'],
   },
   {
     method: 'get',
     path: '/v1/search/assets',
-    summary: 'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered by asset_contract, collection_id, owner_id, status, chain_id or trait',
+    summary:
+      'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered by asset_contract, collection_id, owner_id, status, chain_id, ' +
+      'trait or currency (address or symbol: only assets listed in it)',
     operation: `query ($query: String!, ${PAGE_VARS}, $asset_contract: Address, $collection_id: String, $owner_id: Address,
-        $status: AssetStatus, $chain_id: String, $trait: [String!]) {
+        $status: AssetStatus, $chain_id: String, $trait: [String!], $currency: String) {
       searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, assetContract: $asset_contract, collectionId: $collection_id,
-          ownerId: $owner_id, status: $status, chainId: $chain_id, trait: $trait) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+          ownerId: $owner_id, status: $status, chainId: $chain_id, trait: $trait, currency: $currency) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
     aliases: { query: ['q'] },
     repeated: ['trait'],
   },
