@@ -71,6 +71,8 @@ const MAX_DEPTH = 6;
 /** Roots a plan answers come more often than the others. */
 const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers', 'searchAssets', 'searchCollections'];
 /** A search's words: names of the rich market's collections and assets, prefixes, typos, and queries refused. */
+/** A list's `currency` filter: symbols in any case, addresses (the native one, Ethereum's USDC), and one no chain has. */
+const CURRENCY_FILTERS = ['ETH', 'usdc', 'WETH', 'POL', '0x0000000000000000000000000000000000000000', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', 'DOGE'];
 const SEARCH_QUERIES = ['art', 'Art of Alice', 'art of alice #2', 'of bob', 'bob', 'ar', 'polygn things', 'The rare one', '#3', '%', '', ' ', 'x'.repeat(101)];
 
 function literal(value: unknown): string {
@@ -245,6 +247,8 @@ export class DocumentGenerator {
         // The feed's `after` is a position; a list's, a cursor (as `page`'s).
         if (field.name !== 'events') return r.chance(0.6) && p.cursors.length ? r.pick(p.cursors) : r.pick(['2', 'x', '']);
         return r.chance(0.85) && p.eventIds.length ? r.pick(p.eventIds) : r.pick(['0', 'x']);
+      case 'currency':
+        return r.pick(CURRENCY_FILTERS);
       case 'assetId':
         return r.pick([...p.assetIds, UUID_NONE]);
       case 'webhookId':
@@ -302,6 +306,7 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         status: ['listed', 'unlisted', 'nope'],
         chain_id: ['1', '137', '56', '999'],
         trait: [...p.traits, 'Background', 'Nope:Nope'],
+        currency: CURRENCY_FILTERS,
       },
     ],
     [
@@ -313,6 +318,7 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         status: ['listed', 'unlisted'],
         chain_id: ['1', '137'],
         trait: p.traits,
+        currency: CURRENCY_FILTERS,
       },
     ],
     [
@@ -332,12 +338,13 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         status: ['active', 'accepted', 'cancelled', 'expired', 'nope'],
         collection_id: [...p.collectionIds, ...p.contracts],
         kind: ['item', 'collection', 'trait', 'nope'],
+        currency: CURRENCY_FILTERS,
       },
     ],
     [`/v1/offers/${r.pick([...p.offerIds, UUID_NONE, 'x'])}`, {}],
     [
       '/v1/orders',
-      { order_by: orderBy('OrderOrderBy'), chain_id: ['1', '137'], token_address: p.contracts, token_id: p.tokenIds, collection_id: p.collectionIds, owner_id: p.owners, status: ['completed', 'nope'] },
+      { order_by: orderBy('OrderOrderBy'), chain_id: ['1', '137'], token_address: p.contracts, token_id: p.tokenIds, collection_id: p.collectionIds, owner_id: p.owners, status: ['completed', 'nope'], currency: CURRENCY_FILTERS },
     ],
     [`/v1/orders/${r.pick([...p.orderIds, UUID_NONE])}`, {}],
     ['/v1/events', { after: [...p.eventIds, 'x'], types: EVENT_TYPES, collection_id: [...p.collectionIds, ...p.contracts], asset_id: p.assetIds, limit: [1, 5, 1000, 1001, 0] }],
