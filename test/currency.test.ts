@@ -306,7 +306,7 @@ describe('lists by price within a currency', () => {
     expect(gql.body.data.orders.result).toEqual([{ id: sales[1].id, currency: { symbol: 'ETH' } }]);
   });
 
-  test('when a collection\'s assets are listed in ETH and USDC, then assets(currency: USDC) sorted by current price holds the USDC-listed ones alone, on both doors and in the collection\'s assets', async () => {
+  test('when a collection\'s assets are listed in ETH and USDC, then assets(currency: USDC) sorted by current price holds the USDC-listed ones alone, on both doors, in searches and in a collection\'s or an account\'s assets', async () => {
     const { collection, assets } = await collectionOfOwners(server, 5);
     // ETH at 1 and 2, USDC at 4 and 3, the fifth unlisted: sorted together the amounts would interleave.
     const prices = [1, 2, 4, 3];
@@ -315,13 +315,15 @@ describe('lists by price within a currency', () => {
 
     const rest = await server.rest('GET', `/v1/assets?collection_id=${collection.id}&order_by=current_price&direction=asc&currency=USDC`);
     const gql = await server.gql(
-      `query ($c: String!, $a: Address!) {
+      `query ($c: String!, $a: Address!, $usdcSeller: Address!, $ethSeller: Address!) {
          usdc: assets(collectionId: $c, orderBy: CURRENT_PRICE, direction: ASC, currency: "usdc") { remaining result { id listing { currentPrice currency { symbol } } } }
          native: assets(collectionId: $c, orderBy: CURRENT_PRICE, direction: DESC, currency: "${ETH.address}") { result { id } }
          every: assets(collectionId: $c, orderBy: CURRENT_PRICE) { result { id } }
          collection(address: $a) { assets(orderBy: CURRENT_PRICE, direction: ASC, currency: "USDC") { remaining result { id } } }
-         searchAssets(query: "Imported", collectionId: $c, currency: "USDC") { result { id } } }`,
-      { c: collection.id, a: collection.contractAddress },
+         searchAssets(query: "Imported", collectionId: $c, currency: "USDC") { result { id } }
+         usdcSeller: account(address: $usdcSeller) { assets(currency: "USDC") { result { id } } }
+         ethSeller: account(address: $ethSeller) { assets(currency: "USDC") { result { id } } } }`,
+      { c: collection.id, a: collection.contractAddress, usdcSeller: assets[2].owner.address, ethSeller: assets[0].owner.address },
     );
 
     expect(rest.status).toBe(200);
@@ -340,6 +342,8 @@ describe('lists by price within a currency', () => {
     expect(data.every.result).toHaveLength(5);
     expect(ids(data.collection.assets)).toEqual([assets[3].id, assets[2].id]);
     expect(ids(data.searchAssets).sort()).toEqual([assets[2].id, assets[3].id].sort());
+    expect(ids(data.usdcSeller.assets)).toEqual([assets[2].id]);
+    expect(ids(data.ethSeller.assets)).toEqual([]);
   });
 
   test('when an assets list names a currency no chain has, then 422 on currency through both doors and in the collection\'s assets', async () => {
