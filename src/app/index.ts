@@ -339,7 +339,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const cors = corsMiddleware(options.corsOrigins ?? []);
   app.use(cors);
 
-  app.get('/', home);
+  app.get('/', home(app, routes.map((r) => r.path)));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
