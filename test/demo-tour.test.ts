@@ -18,7 +18,7 @@ let dataDir: string;
 let gateway: GatewayProcess;
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-demo-'));
-  gateway = await startGatewayProcess({ DATABASE_URL: '', DATA_DIR: dataDir, SEED_DEMO: 'true' });
+  gateway = await startGatewayProcess({ DATABASE_URL: '', DATA_DIR: dataDir, SEED_DEMO: 'true', LOG_LEVEL: 'info' });
 }, 120_000);
 afterAll(async () => {
   await gateway?.stop();
@@ -42,6 +42,15 @@ test("when the README's first query is sent to a fresh demo, then it shows the m
     expect(listing.currentPrice).toBeGreaterThan(0);
     expect(Number(listing.currentPriceDecimal)).toBeCloseTo(listing.currentPrice, 12);
   }
+});
+
+test('when a fresh database is migrated at start, then the log has one line for it, naming the migrations applied', async () => {
+  const lines = gateway.output().split('\n').filter((line) => /migration/i.test(line));
+  expect(lines).toHaveLength(1);
+  const line = JSON.parse(lines[0]) as { level: string; message: string; count: number; names: string[] };
+  expect(line).toMatchObject({ level: 'info', message: 'migrations applied' });
+  expect(line.names[0]).toBe('InitialSchema1763800000000');
+  expect(line.names).toHaveLength(line.count);
 });
 
 test('when the demo collections are read over REST, then their slugs are the slugs the API makes', async () => {
@@ -120,8 +129,10 @@ describe('issue #39: the demo shows the whole product on the first start', () =>
   test('when the server starts again on the same data, then the demo is not written twice', async () => {
     const before = await get<{ result: { id: string }[] }>('/v1/events?limit=100');
     await gateway.stop();
-    gateway = await startGatewayProcess({ DATABASE_URL: '', DATA_DIR: dataDir, SEED_DEMO: 'true' });
+    gateway = await startGatewayProcess({ DATABASE_URL: '', DATA_DIR: dataDir, SEED_DEMO: 'true', LOG_LEVEL: 'info' });
     expect(gateway.output()).not.toContain('Demo data loaded');
+    // Nothing to apply: no migration line at all.
+    expect(gateway.output()).not.toMatch(/migration/i);
     const after = await get<{ result: { id: string }[] }>('/v1/events?limit=100');
     expect(after.result.map((e) => e.id)).toEqual(before.result.map((e) => e.id));
     const collections = await get<{ result: unknown[] }>('/v1/collections?limit=10');

@@ -42,6 +42,11 @@ export interface DataSourceOptions {
   poolWaitMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
+  /**
+   * TypeORM's own lines about migrations (three of counts, then one per migration): what its CLI shows
+   * (migration:show, migration:revert); default true. The server turns them off and logs one line itself.
+   */
+  logMigrations?: boolean;
 }
 
 /** The data source of a database URL; connection failures become UNAVAILABLE, with safe retries (see faults.ts). */
@@ -58,9 +63,9 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     uuidExtension: 'pgcrypto',
     installExtensions: false,
     poolSize: options.poolSize,
-    logging: ['warn', 'error', 'migration'],
+    logging: options.logMigrations === false ? ['warn', 'error'] : ['warn', 'error', 'migration'],
     maxQueryExecutionTime: options.slowStatementMs || undefined,
-    logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
+    logger: new CountingLogger(options.logMigrations === false ? ['warn', 'error'] : ['warn', 'error', 'migration', 'schema']),
     // connectionTimeoutMillis bounds both the wait for a free pooled connection and the opening of a new one.
     // statement_timeout is sent in each connection's start-up message, so it holds for every statement on
     // it: TypeORM's, the SQL plans' (read-statement.ts, on the same pool) and the replicas' (their own pools).
