@@ -357,6 +357,7 @@ describe('registration', () => {
       const res = await strict.rest('POST', '/v1/webhooks', { url }, owner.key);
       expect([url, res.status]).toEqual([url, 422]);
       expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+      expect(res.body.error.details[0].message).toContain('WEBHOOK_ALLOW_PRIVATE=on allows them, for development');
     }
     const listed = await strict.rest('GET', '/v1/webhooks', undefined, owner.key);
     expect(listed.body.result).toEqual([]);
