@@ -17,6 +17,23 @@ class CountingLogger extends AbstractLogger {
     const scope = (queryRunner?.data as { scope?: { requestId: string } } | undefined)?.scope;
     logger.warn('slow statement', { requestId: scope?.requestId, ms: time, statement: query.replace(/\s+/g, ' ').slice(0, 1000) });
   }
+  /**
+   * A statement that failed. A constraint violation (SQLSTATE class 23: a duplicate, a missing reference)
+   * is the client's doing, answered 409 or 422, and the request's own line records it: nothing here.
+   * Anything else is one warning with the request id and the statement's text (never its parameters).
+   */
+  logQueryError(error: string | Error, query: string, _parameters?: unknown[], queryRunner?: QueryRunner): void {
+    if (!this.isLogEnabledFor('query-error')) return;
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('23')) return;
+    const scope = (queryRunner?.data as { scope?: { requestId: string } } | undefined)?.scope;
+    logger.warn('statement failed', {
+      requestId: scope?.requestId,
+      code,
+      error: error instanceof Error ? error.message : String(error),
+      statement: query.replace(/\s+/g, ' ').slice(0, 1000),
+    });
+  }
   protected writeLog(level: LogLevel, message: LogMessage | LogMessage[]): void {
     const messages = Array.isArray(message) ? message : [message];
     for (const m of messages) {
