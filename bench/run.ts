@@ -13,7 +13,7 @@ import { startEmbedded } from '../src/db/embedded';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
 import { routes } from '../src/app/rest/v1/routes';
-import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
+import { DEFAULT_SCALE, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
 import { benchEvents } from './events';
 import { anchorTable, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
@@ -177,13 +177,12 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   return { env, adminKey: key, sweepKeys, label, url };
 }
 
-/** Whether the run's database exists with this scale's collections and assets (for --reuse-db). */
+/** Whether the run's database exists with this scale's whole data set (for --reuse-db). */
 async function holdsDataset(url: string, scale: Scale): Promise<boolean> {
   const client = new Client({ connectionString: url });
   try {
     await client.connect();
-    const { rows } = await client.query('SELECT (SELECT count(*) FROM collections)::int AS c, (SELECT count(*) FROM assets)::int AS a');
-    return rows[0].c === scale.collections && rows[0].a >= scale.collections * scale.assetsPerCollection;
+    return await holdsWholeDataset((sql) => client.query(sql), scale);
   } catch {
     return false;
   } finally {
