@@ -137,6 +137,25 @@ describeInBrowser('the explorers in headless chromium, offline', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, shotName('graphql-explorer')) });
   });
 
+  test('when the Sandbox script never arrives (a network that drops packets), then GraphiQL opens after a few seconds', async () => {
+    const hanging = await browser.newPage();
+    const held: string[] = [];
+    // Requests off the machine are neither answered nor refused: the page waits, as behind a firewall that drops them.
+    await hanging.route('**/*', (route) => {
+      const { hostname, href } = new URL(route.request().url());
+      if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
+      held.push(href);
+      return new Promise<void>(() => {});
+    });
+    const started = Date.now();
+    await hanging.goto(`${server.url}/graphql`, { waitUntil: 'commit' });
+    await hanging.waitForURL(`${server.url}/graphql/explorer`, { timeout: 20_000, waitUntil: 'commit' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+    expect(held.some((url) => url.includes('embeddable-sandbox.cdn.apollographql.com'))).toBe(true);
+    await hanging.locator('.graphiql-container').waitFor();
+    await hanging.close();
+  });
+
   test('when a subscription runs in GraphiQL, then an event committed after it arrives on the page over the WebSocket', async () => {
     await page.goto(`${server.url}/graphql/explorer`);
     await typeQuery(page, 'subscription ExplorerEvents { events(types: ["collection.created"]) { type data } }');
