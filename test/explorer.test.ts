@@ -116,7 +116,7 @@ describeInBrowser('the explorers in headless chromium, offline', () => {
   });
   afterAll(() => browser?.close());
 
-  test('when /graphql is opened and Sandbox cannot load, then GraphiQL opens, reads the schema, and runs a typed query', async () => {
+  test('when /graphql is opened and Sandbox cannot load, then GraphiQL opens, reads the schema, and runs a typed query with variables', async () => {
     await page.goto(`${server.url}/graphql`);
     await page.waitForURL(`${server.url}/graphql/explorer`, { timeout: 15_000 });
     expect(offMachine.some((url) => url.includes('embeddable-sandbox.cdn.apollographql.com'))).toBe(true);
@@ -129,7 +129,8 @@ describeInBrowser('the explorers in headless chromium, offline', () => {
     await docs.getByText('Query', { exact: true }).click();
     await docs.getByText('Collections, filtered and paged like GET /v1/collections').waitFor();
 
-    await typeQuery(page, `query ExplorerCollection {\n  collection(address: "${CONTRACT}", chainId: "1") {\n    name\n    owner\n  }\n}\n`);
+    await typeQuery(page, 'query ExplorerCollection($address: Address!) {\n  collection(address: $address, chainId: "1") {\n    name\n    owner\n  }\n}\n');
+    await typeInto(page, VISIBLE_TOOL_EDITOR, JSON.stringify({ address: CONTRACT }));
     await page.getByLabel('Execute query (Ctrl-Enter)').click();
     const response = page.locator('.graphiql-response');
     await response.getByText(`"${NAME}"`).waitFor();
@@ -177,7 +178,7 @@ describeInBrowser('the explorers in headless chromium, offline', () => {
     const { key } = await server.key({ address });
     await page.goto(`${server.url}/graphql/explorer`);
     await page.getByText('Headers', { exact: true }).click();
-    await typeInto(page, '.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror', JSON.stringify({ 'access-token': key }));
+    await typeInto(page, VISIBLE_TOOL_EDITOR, JSON.stringify({ 'access-token': key }));
     const contract = randomAddress();
     await typeQuery(page, `mutation ExplorerCreate { createCollection(input: { contractAddress: "${contract}", chainId: "1", name: "Keyed" }) { name owner } }`);
     await page.getByLabel('Execute query (Ctrl-Enter)').click();
@@ -209,6 +210,9 @@ describeInBrowser('the explorers in headless chromium, offline', () => {
     console.info(`explorer.test.ts: screenshots in ${SCREENSHOTS}; requests aborted off this machine: ${offMachine.length}`);
   });
 });
+
+/** The editor of the Variables or Headers tab, whichever is shown. */
+const VISIBLE_TOOL_EDITOR = '.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror';
 
 /** Replaces the query editor's text as typed text (insertText: no auto-closed brackets). */
 async function typeQuery(page: Page, text: string): Promise<void> {
