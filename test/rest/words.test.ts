@@ -295,9 +295,9 @@ describe('POST and PUT /v1/collections answer as GET does', () => {
 });
 
 describe('GET /', () => {
-  const LINKS = ['/graphql', '/v1/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics'];
+  const LINKS = ['/graphql', '/graphql/explorer', '/v1/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics'];
 
-  test('when a browser asks, then it gets a small HTML page linking to every endpoint: GraphQL, the REST docs, the OpenAPI description, health, readiness and metrics', async () => {
+  test('when a browser asks, then it gets a small HTML page linking to every endpoint: GraphQL, its local explorer, the REST docs, the OpenAPI description, health, readiness and metrics', async () => {
     const res = await fetch(`${server.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -311,7 +311,7 @@ describe('GET /', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = (await res.json()) as { links: Record<string, { href: string; about: string }> };
-    expect(Object.keys(body.links)).toEqual(['graphql', 'docs', 'openapi', 'health', 'ready', 'metrics']);
+    expect(Object.keys(body.links)).toEqual(['graphql', 'explorer', 'docs', 'openapi', 'health', 'ready', 'metrics']);
     expect(Object.values(body.links).map((l) => l.href)).toEqual(LINKS);
     for (const link of Object.values(body.links)) expect(link.about).not.toBe('');
     for (const href of LINKS) {

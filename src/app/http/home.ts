@@ -3,6 +3,7 @@ import { Express, Request, RequestHandler, Response } from 'express';
 /** What each endpoint is for, as a newcomer who opens the server's address reads it, and its key in the JSON answer. */
 const ABOUT: Record<string, { rel: string; about: string }> = {
   '/graphql': { rel: 'graphql', about: 'GraphQL: POST queries here; a browser gets Apollo Sandbox' },
+  '/graphql/explorer': { rel: 'explorer', about: 'GraphiQL served by the gateway itself: the explorer that opens offline (not in production)' },
   '/v1/docs': { rel: 'docs', about: 'The /v1 REST reference, to read and try' },
   '/v1/openapi.json': { rel: 'openapi', about: 'The OpenAPI 3.1 description of /v1' },
   '/healthz': { rel: 'health', about: 'Liveness: {"status":"ok"} while the process runs' },
