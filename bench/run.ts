@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -66,6 +67,9 @@ const { values: opts } = parseArgs({
     // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
     'chain-transfers': { type: 'string', default: '100000' },
     'lag-samples': { type: 'string', default: '100' },
+    // The cost of traces: the workloads (--only) against two processes of this build, tracing off and on
+    // (exporting OTLP to a receiver in the bench), back to back `--passes` times.
+    tracing: { type: 'boolean', default: false },
   },
 });
 
@@ -653,7 +657,9 @@ async function main(): Promise<void> {
         await anchors(env, url, settings);
         return;
       }
-      if (opts.baseline) {
+      if (opts.tracing) {
+        rows.push(...(await tracingPasses(env)));
+      } else if (opts.baseline) {
         // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
         // back to back, `--passes` times; the import is skipped (it would change the data between passes).
         for (let i = 1; i <= Number(opts.passes); i += 1) {
@@ -664,8 +670,8 @@ async function main(): Promise<void> {
         rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
       }
     }
-    // Against a baseline the chain row runs only when --only names it (each run is a backfill of its own).
-    if (opts.baseline ? only?.test('CHAIN') : !only || only.test('CHAIN')) {
+    // Against a baseline the chain row runs only when --only names it (each run is a backfill of its own); never with --tracing.
+    if (!opts.tracing && (opts.baseline ? only?.test('CHAIN') : !only || only.test('CHAIN'))) {
       if (!process.env.DATABASE_URL) log('the chain row (a backfill into PostgreSQL) needs DATABASE_URL: skipped on the embedded database');
       else if (!opts.baseline) rows.push(await chainRow('.', ''));
       else {
@@ -681,6 +687,68 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\n${settings}\n\n${table(rows)}\n`);
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), rows }, null, 2));
+}
+
+/** An OTLP/HTTP receiver on loopback, as a collector beside the gateway would be: it takes each export and counts it. */
+async function startTraceReceiver(): Promise<{ url: string; exports: () => number; bytes: () => number; close: () => void }> {
+  let exports = 0;
+  let bytes = 0;
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => {
+      exports += 1;
+      // An empty ExportTraceServiceResponse: everything accepted.
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${port}`, exports: () => exports, bytes: () => bytes, close: () => server.close() };
+}
+
+/**
+ * --tracing: the workloads (--only) against this build with traces off (no OTEL_* variable) and on
+ * (OTLP over HTTP, protobuf, to a receiver in the bench, every request sampled), one process after the
+ * other (the embedded database is one process's), `--passes` times; an on row notes its req/s against
+ * the off row of the same pass.
+ */
+async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
+  const receiver = await startTraceReceiver();
+  const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
+  const settings = {
+    off: { ...env, ...clean },
+    on: { ...env, ...clean, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' },
+  };
+  const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
+  const selected = workloads().filter((x) => !only || only.test(x.name));
+  const rows: Row[] = [];
+  try {
+    for (let i = 1; i <= Number(opts.passes); i += 1) {
+      const quiet = new Map<Workload, Row>();
+      for (const traces of ['off', 'on'] as const) {
+        const { child, base } = await startServer(settings[traces], Number(opts.pool));
+        try {
+          for (const w of selected) {
+            log(`running ${w.name} (${w.door}), traces ${traces}, pass ${i}`);
+            const before = receiver.bytes();
+            const row = await drive(base, child.pid!, w);
+            const off = quiet.get(w);
+            if (traces === 'off') quiet.set(w, row);
+            const ratio = off?.reqPerSec && row.reqPerSec ? `${((row.reqPerSec / off.reqPerSec - 1) * 100).toFixed(1)}% req/s against off; ` : '';
+            const note = traces === 'on' ? `${ratio}${Math.round((receiver.bytes() - before) / 1024)} KB of OTLP exported` : undefined;
+            rows.push({ ...row, door: `${w.door} [traces ${traces}, pass ${i}]`, note });
+          }
+        } finally {
+          child.kill('SIGTERM');
+          if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+        }
+      }
+    }
+    log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
+  } finally {
+    receiver.close();
+  }
+  return rows;
 }
 
 /**
