@@ -18,7 +18,7 @@ import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
 import { growthTable, readGrowth, runGrowth } from './growth';
 import { benchEvents } from './events';
-import { anchorTable, runAnchors } from './anchors';
+import { anchorTable, cpuMs, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
 import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
@@ -69,8 +69,8 @@ const { values: opts } = parseArgs({
     // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
     'chain-transfers': { type: 'string', default: '100000' },
     'lag-samples': { type: 'string', default: '100' },
-    // The cost of traces: the workloads (--only) against this build with traces off, then on (exporting
-    // OTLP to a receiver in the bench), `--passes` times.
+    // The cost of traces: the workloads (--only) against this build with traces off and on (exporting
+    // OTLP to a receiver in the bench) and the --baseline build, side by side in interleaved rounds.
     tracing: { type: 'boolean', default: false },
     /** The growth section instead of the workloads: every documented list, sort and filter, pages 1 and 10, one at a time (bench/growth.ts). */
     growth: { type: 'boolean', default: false },
@@ -717,45 +717,75 @@ async function startTraceReceiver(): Promise<{ url: string; exports: () => numbe
 }
 
 /**
- * --tracing: the workloads (--only) against this build with traces off (no OTEL_* variable) and on
- * (OTLP over HTTP, protobuf, to a receiver in the bench, every request sampled), one process after the
- * other (the embedded database is one process's), `--passes` times; an on row notes its req/s against
- * the off row of the same pass.
+ * --tracing (PostgreSQL): the workloads (--only) against this build with traces off (no OTEL_* variable)
+ * and on (OTLP over HTTP, protobuf, every request sampled, to a receiver in the bench), and with
+ * --baseline against that build too, all running at once and driven in interleaved rounds (the order
+ * turning each round), so that a machine whose load changes weighs on each alike. A row: req/s (median
+ * of the rounds) and the server's CPU ms per request (its utime + stime over the requests of all
+ * rounds), the figure least moved by other load; the note compares both with traces off.
  */
 async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
+  if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
-  const settings = {
-    off: { ...env, ...clean },
-    on: { ...env, ...clean, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' },
-  };
+  const pool = Number(opts.pool);
+  const servers = [
+    { name: 'traces off', ...(await startServer({ ...env, ...clean }, pool)) },
+    { name: 'traces on', ...(await startServer({ ...env, ...clean, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' }, pool)) },
+    ...(opts.baseline ? [{ name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) }] : []),
+  ];
   const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
-  const selected = workloads().filter((x) => !only || only.test(x.name));
   const rows: Row[] = [];
   try {
-    for (let i = 1; i <= Number(opts.passes); i += 1) {
-      const quiet = new Map<Workload, Row>();
-      for (const traces of ['off', 'on'] as const) {
-        const { child, base } = await startServer(settings[traces], Number(opts.pool));
-        try {
-          for (const w of selected) {
-            log(`running ${w.name} (${w.door}), traces ${traces}, pass ${i}`);
-            const before = receiver.bytes();
-            const row = await drive(base, child.pid!, w);
-            const off = quiet.get(w);
-            if (traces === 'off') quiet.set(w, row);
-            const ratio = off?.reqPerSec && row.reqPerSec ? `${((row.reqPerSec / off.reqPerSec - 1) * 100).toFixed(1)}% req/s against off; ` : '';
-            const note = traces === 'on' ? `${ratio}${Math.round((receiver.bytes() - before) / 1024)} KB of OTLP exported` : undefined;
-            rows.push({ ...row, door: `${w.door} [traces ${traces}, pass ${i}]`, note });
-          }
-        } finally {
-          child.kill('SIGTERM');
-          if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    for (const w of workloads().filter((x) => !only || only.test(x.name))) {
+      const { sql, bytes } = await probe(servers[0].base, w);
+      const options = {
+        method: w.method,
+        headers: { ...(w.headers ?? LEGACY_HEADERS), ...(w.encoding ? { 'accept-encoding': w.encoding } : {}) },
+        body: w.body,
+        connections: Number(opts.connections),
+      };
+      for (const server of servers) await autocannon({ ...options, url: server.base + w.path, duration: Number(opts.warmup) });
+      const runs = servers.map(() => ({ perSec: [] as number[], requests: 0, cpu: 0, errors: 0, latency: [] as autocannon.Result['latency'][] }));
+      const rounds = Number(opts.rounds) * Number(opts.passes);
+      for (let round = 0; round < rounds; round += 1) {
+        log(`running ${w.name} (${w.door}), traces off / on${opts.baseline ? ' / baseline' : ''}, round ${round + 1} of ${rounds}`);
+        for (let k = 0; k < servers.length; k += 1) {
+          const i = (k + round) % servers.length;
+          const before = cpuMs(servers[i].child.pid!);
+          const result = await autocannon({ ...options, url: servers[i].base + w.path, duration: Number(opts.duration) });
+          runs[i].cpu += cpuMs(servers[i].child.pid!) - before;
+          runs[i].requests += result.requests.total;
+          runs[i].perSec.push(result.requests.average);
+          runs[i].errors += result.errors + result.non2xx + result.timeouts;
+          runs[i].latency.push(result.latency);
         }
       }
+      const cpuPerRequest = runs.map((r) => (r.requests ? r.cpu / r.requests : 0));
+      const perSec = runs.map((r) => median(r.perSec));
+      servers.forEach((server, i) => {
+        const latency = runs[i].latency.sort((a, b) => a.p50 - b.p50)[Math.floor(runs[i].latency.length / 2)];
+        const against = i === 0 ? '' : `; against traces off: ${((perSec[i] / perSec[0] - 1) * 100).toFixed(1)}% req/s, ${((cpuPerRequest[i] / cpuPerRequest[0] - 1) * 100).toFixed(1)}% CPU/req`;
+        rows.push({
+          workload: w.name,
+          door: `${w.door} [${server.name}]`,
+          reqPerSec: Math.round(perSec[i]),
+          p50Ms: latency.p50,
+          p99Ms: latency.p99,
+          errors: runs[i].errors,
+          peakRssMb: peakRssMb(server.child.pid!),
+          sqlPerRequest: sql,
+          bytesPerResponse: bytes,
+          note: `${cpuPerRequest[i].toFixed(2)} CPU ms/req${against}`,
+        });
+      });
     }
     log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
   } finally {
+    for (const { child } of servers) {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    }
     receiver.close();
   }
   return rows;
