@@ -728,10 +728,12 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
   if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
+  // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.
+  const own = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')) as [string, string][]);
   const pool = Number(opts.pool);
   const servers = [
     { name: 'traces off', ...(await startServer({ ...env, ...clean }, pool)) },
-    { name: 'traces on', ...(await startServer({ ...env, ...clean, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' }, pool)) },
+    { name: 'traces on', ...(await startServer({ ...env, ...own, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' }, pool)) },
     ...(opts.baseline ? [{ name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) }] : []),
   ];
   const only = opts.only ? new RegExp(opts.only, 'i') : undefined;

@@ -32,7 +32,8 @@ function startTracing(): void {
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
         requireParentforOutgoingSpans: true,
       }),
-      new PgInstrumentation({ requireParentSpan: true }),
+      // A span per statement; none for taking a connection from the pool (a wait shows as the gap before the statement).
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
     // Traces only: the metrics are Prometheus's (/metrics), the logs are the JSON lines on stderr.

@@ -279,7 +279,7 @@ describe('without tracing', () => {
       await off.stop();
     }
     expect(collector.spans.filter((s) => s.service === 'gateway-off')).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   test.each([
     ['no OTEL_* variable', {}],
