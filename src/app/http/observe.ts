@@ -1,6 +1,7 @@
 import { NextFunction, Request, Response } from 'express';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
+import { nameRequestSpan, requestSpan } from '../../common/tracing';
 
 /** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
@@ -56,11 +57,15 @@ export function observeRequests(options: ObserveOptions) {
 
 /** Writes the request's log line and metrics when its response has been sent; `started`: performance.now() at its start. */
 export function observeRequest(req: Request, res: Response, options: ObserveOptions, started: number): void {
+  // The request's trace (OTEL_*): its id goes into the log line, its span is named after the route.
+  const span = requestSpan();
   res.on('finish', () => {
     const durationMs = performance.now() - started;
     const path = pathOf(req);
     const door = doorOf(path);
     const route = routeOf(req, door, path);
+    const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? req.scope?.route : undefined;
+    if (span && spanRoute) nameRequestSpan(span, req.method, spanRoute);
     const sqlStatements = req.scope?.sqlStatements;
     if (options.metrics) {
       httpRequests.inc({ door, route, status: res.statusCode });
@@ -79,6 +84,7 @@ export function observeRequest(req: Request, res: Response, options: ObserveOpti
       status: res.statusCode,
       durationMs: Math.round(durationMs * 10) / 10,
       sqlStatements,
+      traceId: span?.spanContext().traceId,
     };
     if (slow) logger.warn('slow request', fields);
     else logger.info('request', fields);
