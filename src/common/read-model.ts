@@ -43,7 +43,8 @@ export interface ReadField {
 }
 
 /**
- * A filter: a list argument (GraphQL `arg`, REST `rest`, by default its snake_case) and the condition on
+ * A filter: a list argument (GraphQL `arg` of GraphQL type `type`, REST `rest`, by default its snake_case;
+ * `note` what REST's route summary says of it) and the condition on
  * the noun's row for a given value (absent: the service writes it, after a look-up). `plan` says how SQL
  * plans read it: `sql` by its condition; `aside` when given the resolvers answer (they look something up
  * first: a chain, a currency); `collection` a collection's id or contract address, whose condition takes
@@ -53,7 +54,9 @@ export interface ReadField {
  */
 export interface ReadFilter {
   arg: string;
+  type: string;
   rest?: string;
+  note?: string;
   where?: (s: SqlScope, row: string, value: any) => string;
   plan: 'sql' | 'aside' | 'collection';
   check?: (value: any, args: Record<string, any>) => string | undefined;
@@ -137,8 +140,10 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
 }
 
 /** A filter on a column equal to the value (`cast`: the SQL type the parameter is read as). */
-export const equalsFilter = (arg: string, column: string, cast = ''): ReadFilter => ({
+export const equalsFilter = (arg: string, type: string, column: string, cast = '', note?: string): ReadFilter => ({
   arg,
+  type,
+  note,
   plan: 'sql',
   where: (s, row, value) => `${row}.${column} = ${s.p.add(value)}${cast && `::${cast}`}`,
 });

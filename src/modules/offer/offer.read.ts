@@ -46,18 +46,18 @@ export const OFFER_READ: ReadModel = {
     },
   },
   filters: [
-    { arg: 'status', plan: 'sql', where: (s, o, status: string) => `${offerStatusSql(o, s.now())} = ${s.p.add(status)}` },
-    equalsFilter('kind', 'kind'),
+    { arg: 'status', type: 'OfferStatus', plan: 'sql', where: (s, o, status: string) => `${offerStatusSql(o, s.now())} = ${s.p.add(status)}` },
+    equalsFilter('kind', 'OfferKind', 'kind'),
     // The resolvers check that the currency exists first.
-    { arg: 'currency', plan: 'aside', where: (s, o, given: string) => currencyFilterSql(s.p, `${o}.currency`, `${o}.chain_id`, given) },
+    { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, o, given: string) => currencyFilterSql(s.p, `${o}.currency`, `${o}.chain_id`, given) },
   ],
   rootFilters: [
     // The resolvers check that the chain exists (offer.service.ts writes its condition).
-    { arg: 'chainId', plan: 'aside' },
-    equalsFilter('tokenAddress', 'token_address'),
-    equalsFilter('tokenId', 'token_id', 'numeric'),
-    equalsFilter('ownerId', 'taker'),
-    { arg: 'collectionId', plan: 'collection', where: (s, o, id: string) => `${o}.collection_id = ${s.p.add(id)}` },
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    equalsFilter('tokenAddress', 'Address', 'token_address'),
+    equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
+    equalsFilter('ownerId', 'Address', 'taker', '', 'the taker'),
+    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, o, id: string) => `${o}.collection_id = ${s.p.add(id)}` },
   ],
   sorts: {
     [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },

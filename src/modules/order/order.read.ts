@@ -30,18 +30,20 @@ export const ORDER_READ: ReadModel = {
     settlementBlockNumber: { sql: 'settlement_block_number', kind: 'float' },
   },
   filters: [
-    equalsFilter('status', 'status'),
+    equalsFilter('status', 'OrderStatus', 'status'),
     // The resolvers check that the currency exists first.
-    { arg: 'currency', plan: 'aside', where: (s, r, given: string) => currencyFilterSql(s.p, `${r}.currency`, `${r}.chain_id`, given) },
+    { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, r, given: string) => currencyFilterSql(s.p, `${r}.currency`, `${r}.chain_id`, given) },
   ],
   rootFilters: [
     // The resolvers check that the chain exists (order.service.ts writes its condition).
-    { arg: 'chainId', plan: 'aside' },
-    { arg: 'collectionId', plan: 'collection', where: (s, r, id: string) => `${r}.collection_id = ${s.p.add(id)}` },
-    equalsFilter('tokenAddress', 'token_address'),
-    equalsFilter('tokenId', 'token_id', 'numeric'),
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, r, id: string) => `${r}.collection_id = ${s.p.add(id)}` },
+    equalsFilter('tokenAddress', 'Address', 'token_address'),
+    equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
     {
       arg: 'ownerId',
+      type: 'Address',
+      note: 'seller or buyer',
       plan: 'sql',
       where: (s, r, owner: string) => {
         const o = s.p.add(owner);

@@ -297,7 +297,7 @@ function listFilters(model: ReadModel): ReadFilter[] {
 }
 
 /** An asset's collection by its id (a contract address: the resolvers look the collection up). */
-const ASSET_COLLECTION: ReadFilter = { arg: 'collectionId', plan: 'collection', where: (s, a, id: string) => `${a}.collection_id = ${s.p.add(id)}` };
+const ASSET_COLLECTION: ReadFilter = { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, a, id: string) => `${a}.collection_id = ${s.p.add(id)}` };
 
 /** A list's `collectionId` filter over `a` (see plannedFilters). */
 const collectionFilter = (b: Build, args: Record<string, unknown>, a: string) => plannedFilters(b, [ASSET_COLLECTION], args, a);
