@@ -21,7 +21,7 @@ import { completeSales, selfTrade } from '../order/sale';
 import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offersByIds } from './offer.sql';
 import { OFFER_READ } from './offer.read';
-import { filterConditions, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o`. */
@@ -38,12 +38,14 @@ export interface OfferSource {
  * list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
  */
 export function offerListQuery(args: OfferPageArgs, s = sqlScope(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
+  checkFilters(OFFER_READ.filters, args);
   const columns = selectList(OFFER_READ, s);
   const where = [...source.where, ...filterConditions(OFFER_READ.filters, s, 'o', args)];
   return { from: source.from, columns, idExpression: 'o.id', where, params: s.p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Page<Offer>> {
+  checkFilters([...OFFER_READ.rootFilters, ...OFFER_READ.filters], args);
   await checkCurrencyFilter(ctx, args.currency);
   const s = sqlScope();
   const where: string[] = [];

@@ -3,7 +3,7 @@ import { checkCurrencyFilter } from '../currency/currency.service';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
-import { filterConditions, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
 import { UUID } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
@@ -22,11 +22,13 @@ export async function ordersByIds(ds: DataSource, ids: readonly string[]): Promi
  * `where`: the root list's and each relation's (an asset's, a collection's, an account's).
  */
 export function orderListQuery(args: NestedOrderArgs, s = sqlScope(), where: string[] = []): ListQuery {
+  checkFilters(ORDER_READ.filters, args);
   const conditions = [...where, ...filterConditions(ORDER_READ.filters, s, 'r', args)];
   return { from: 'orders r', columns: selectList(ORDER_READ, s), idExpression: 'r.id', where: conditions, params: s.p, sort: ORDER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Page<Order>> {
+  checkFilters([...ORDER_READ.rootFilters, ...ORDER_READ.filters], args);
   await checkCurrencyFilter(ctx, args.currency);
   const s = sqlScope();
   const where: string[] = [];
