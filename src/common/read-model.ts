@@ -1,4 +1,5 @@
 import { clock } from './clock';
+import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
 import type { SortKey } from './pagination';
 import { Params } from './sql';
@@ -147,3 +148,26 @@ export const equalsFilter = (arg: string, type: string, column: string, cast = '
   plan: 'sql',
   where: (s, row, value) => `${row}.${column} = ${s.p.add(value)}${cast && `::${cast}`}`,
 });
+
+const atLeastZero = (price: string) => (compareDecimals(price, '0') < 0 ? `must be a price of at least 0, got ${price}` : undefined);
+
+/**
+ * `minPrice` and `maxPrice` (REST `min_price`, `max_price`): rows whose price (`price` over the row) is
+ * within the range, both ends included. A negative end, or a maximum below the minimum, is a 400.
+ */
+export function priceRangeFilters(price: (row: string, s: SqlScope) => string): ReadFilter[] {
+  return [
+    { arg: 'minPrice', type: 'Price', plan: 'sql', check: atLeastZero, where: (s, row, min: string) => `${price(row, s)} >= ${s.p.add(min)}::numeric` },
+    {
+      arg: 'maxPrice',
+      type: 'Price',
+      plan: 'sql',
+      check: (max: string, args) =>
+        atLeastZero(max) ??
+        (typeof args.minPrice === 'string' && !atLeastZero(args.minPrice) && compareDecimals(args.minPrice, max) > 0
+          ? `must not be below the minimum price (${args.minPrice}), got ${max}`
+          : undefined),
+      where: (s, row, max: string) => `${price(row, s)} <= ${s.p.add(max)}::numeric`,
+    },
+  ];
+}

@@ -1,4 +1,4 @@
-import { equalsFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
 import { currencyFilterSql } from '../currency/currency.service';
 import { OfferOrderBy } from './offer.types';
 
@@ -50,6 +50,7 @@ export const OFFER_READ: ReadModel = {
     equalsFilter('kind', 'OfferKind', 'kind'),
     // The resolvers check that the currency exists first.
     { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, o, given: string) => currencyFilterSql(s.p, `${o}.currency`, `${o}.chain_id`, given) },
+    ...priceRangeFilters((row) => `${row}.price`),
   ],
   rootFilters: [
     // The resolvers check that the chain exists (offer.service.ts writes its condition).

@@ -1,4 +1,4 @@
-import { equalsFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
 import { currencyFilterSql } from '../currency/currency.service';
 import { OrderOrderBy } from './order.types';
 
@@ -33,6 +33,7 @@ export const ORDER_READ: ReadModel = {
     equalsFilter('status', 'OrderStatus', 'status'),
     // The resolvers check that the currency exists first.
     { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, r, given: string) => currencyFilterSql(s.p, `${r}.currency`, `${r}.chain_id`, given) },
+    ...priceRangeFilters((row) => `${row}.price`),
   ],
   rootFilters: [
     // The resolvers check that the chain exists (order.service.ts writes its condition).
