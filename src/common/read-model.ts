@@ -11,16 +11,20 @@ import { Params } from './sql';
  * both; there is no second copy to keep equal.
  */
 
-/** Where a read model's SQL is written: the statement's parameters, and its moment (a parameter added on first use). */
+/**
+ * Where a read model's SQL is written: the statement's parameters, its moment (a parameter added on first
+ * use), and the aliases of the rows joined to the noun's row (a listing's asset: `joined.asset`).
+ */
 export interface SqlScope {
   p: Params;
   now: () => string;
+  joined?: Record<string, string>;
 }
 
 /** A scope over `p` whose moment is `at` (default: the clock's now when first used). */
-export function sqlScope(p: Params = new Params(), at?: Date): SqlScope {
+export function sqlScope(p: Params = new Params(), at?: Date, joined?: Record<string, string>): SqlScope {
   let now: string | undefined;
-  return { p, now: () => (now ??= p.add(at ?? clock.now())) };
+  return { p, now: () => (now ??= p.add(at ?? clock.now())), joined };
 }
 
 /**
@@ -36,8 +40,9 @@ export function sqlScope(p: Params = new Params(), at?: Date): SqlScope {
 export type FieldKind = 'value' | 'text' | 'float' | 'timestamp' | 'decimal' | 'enum';
 
 export interface ReadField {
-  /** Its SQL over the noun's row `row`: a column name, or an expression. */
+  /** Its SQL over the noun's row `row`: a column name (of the joined row `on`, when given), or an expression. */
   sql: string | ((row: string, s: SqlScope) => string);
+  on?: string;
   kind: FieldKind;
   /** Read by the service only: plans do not write it (the field is not planned). */
   serviceOnly?: true;
@@ -73,8 +78,8 @@ export type ReadRelation =
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */
   type: string;
-  /** Its root list field (Query.orders), whose arguments are PageArgs', `filters` and `rootFilters`. */
-  list: string;
+  /** Its root list field (Query.orders), whose arguments are PageArgs', `filters` and `rootFilters`; none: not a root list plans read. */
+  list?: string;
   table: string;
   /** The row's alias in the statements the service writes (and in `sorts`' expressions). */
   alias: string;
@@ -96,7 +101,7 @@ export interface ReadModel {
 
 /** A field's SQL expression over `row`. */
 export const fieldSql = (field: ReadField, row: string, s: SqlScope): string =>
-  typeof field.sql === 'string' ? `${row}.${field.sql}` : field.sql(row, s);
+  typeof field.sql === 'string' ? `${field.on ? s.joined![field.on] : row}.${field.sql}` : field.sql(row, s);
 
 /** The service's select list: every field of the model as the row property of its name. */
 export function selectList(model: ReadModel, s: SqlScope, row = model.alias): string {

@@ -1,8 +1,7 @@
 import { EntityMetadata } from 'typeorm';
 import { getNamedType, getNullableType, GraphQLEnumType, GraphQLField, isEnumType, isListType } from 'graphql';
-import { currentPriceSql, listingStatusSql } from '../../../modules/listing/listing.sql';
 import { fieldSql, ReadModel } from '../../../common/read-model';
-import { Build, enumPart, isoSql, nowOf, Part, plain, Render, scopeOf, serialized } from './parts';
+import { Build, enumPart, isoSql, Part, plain, Render, scopeOf, serialized } from './parts';
 
 /**
  * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a listing's fields (the
@@ -54,62 +53,17 @@ export function columnRender(metadata: EntityMetadata, field: GraphQLField<unkno
 }
 
 /**
- * Listing is not an entity: its fields are listing.sql.ts's listingColumns, in SQL over the listing's row
- * (`l`) and its asset's (`a`, the asset the listing is nested in).
- */
-export function listingRender(field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
-  const asset = (b: Build, l: string) => b.assetOf.get(l)!;
-  const type = getNamedType(field.type);
-  const value = plain;
-  switch (field.name) {
-    case 'id':
-      return value((_b, l) => `${l}.id::text`);
-    case 'assetId':
-      return value((_b, l) => `${l}.asset_id::text`);
-    case 'seller':
-      return value((_b, l) => `${l}.seller`);
-    case 'signature':
-      return value((_b, l) => `${l}.signature`);
-    case 'inactiveReason':
-      return value((_b, l) => `${l}.inactive_reason`);
-    case 'orderType':
-      return isEnumType(type) ? enumPart(type, (_b, l) => `${l}.order_type`) : undefined;
-    case 'status':
-      return isEnumType(type) ? enumPart(type, (b, l) => listingStatusSql(l, nowOf(b))) : undefined;
-    case 'startPrice':
-    case 'startPriceDecimal':
-      return serialized(field, key, (_b, l) => `${l}.start_price`);
-    case 'acceptPrice':
-    case 'acceptPriceDecimal':
-      return serialized(field, key, (_b, l) => `${l}.accept_price`);
-    case 'currentPrice':
-    case 'currentPriceDecimal':
-      return serialized(field, key, (b, l) => `(${currentPriceSql(l, nowOf(b))})`);
-    case 'listingTime':
-      return value((_b, l) => isoSql(`${l}.listing_time`));
-    case 'closingDate':
-      return value((_b, l) => isoSql(`${l}.closing_date`));
-    case 'createdAt':
-      return value((_b, l) => isoSql(`${l}.created_at`));
-    case 'updatedAt':
-      return value((_b, l) => isoSql(`${l}.updated_at`));
-    case 'name':
-      return value((b, l) => `${asset(b, l)}.name`);
-    case 'tokenAddress':
-      return value((b, l) => `${asset(b, l)}.token_address`);
-    case 'tokenId':
-      return value((b, l) => `${asset(b, l)}.token_id::text`);
-    default:
-      return undefined;
-  }
-}
-
-/**
  * A leaf declared by a read model (common/read-model.ts), as its service reads it: `<name>Decimal` is the
- * exact twin of a decimal field `<name>`. Undefined for a field it does not declare or the service alone
- * reads (relations are objects.ts's).
+ * exact twin of a decimal field `<name>`; `joined` names the aliases of the rows joined to the noun's (a
+ * listing's asset). Undefined for a field it does not declare or the service alone reads (relations are
+ * objects.ts's).
  */
-export function readFieldPart(model: ReadModel, field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
+export function readFieldPart(
+  model: ReadModel,
+  field: GraphQLField<unknown, unknown>,
+  key: string,
+  joined?: (b: Build, row: string) => Record<string, string>,
+): Part | undefined {
   const twin = field.name.endsWith('Decimal') ? field.name.slice(0, -'Decimal'.length) : undefined;
   const declared = Object.hasOwn(model.fields, field.name)
     ? model.fields[field.name]
@@ -117,7 +71,7 @@ export function readFieldPart(model: ReadModel, field: GraphQLField<unknown, unk
       ? model.fields[twin]
       : undefined;
   if (!declared || declared.serviceOnly) return undefined;
-  const sql: Render = (b, row) => fieldSql(declared, row, scopeOf(b));
+  const sql: Render = (b, row) => fieldSql(declared, row, { ...scopeOf(b), joined: joined?.(b, row) });
   const type = getNamedType(field.type);
   switch (declared.kind) {
     case 'value':

@@ -8,6 +8,7 @@ import { Currency } from '../../../modules/currency/currency.entity';
 import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
+import { LISTING_READ } from '../../../modules/listing/listing.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
 import { filterProblems, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
@@ -39,11 +40,13 @@ import {
   VALUE,
   wrapped,
 } from './parts';
-import { assetCountSql, columnPart, FEE_SQL, listingRender, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './leaves';
+import { assetCountSql, columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ];
+export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ, LISTING_READ];
+/** The rows joined to a model's row, as a plan has them: a listing's asset is the asset it is read in. */
+const JOINED: Partial<Record<Planned, (b: Build, row: string) => Record<string, string>>> = { Listing: (b, l) => ({ asset: b.assetOf.get(l)! }) };
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
 /** The read model of each page nested in a parent (`Parent.field`). */
 const NESTED_PAGES = new Map(READ_MODELS.flatMap((model) => Object.keys(model.pagesOf).map((at) => [at, model] as const)));
@@ -114,9 +117,6 @@ export class ObjectPlanner {
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
     if (node.arguments?.length || field.args.length) return undefined;
     const leaf = !node.selectionSet;
-    const model = MODEL_OF.get(typeName);
-    if (model && Object.hasOwn(model.relations, field.name)) return this.relation(model.relations[field.name], node);
-    if (model) return leaf ? readFieldPart(model, field, key) : undefined;
     switch (`${typeName}.${field.name}`) {
       case 'Asset.collection':
         return this.assetCollection(node);
@@ -165,7 +165,9 @@ export class ObjectPlanner {
         // Its asset's chain, as Listing.chain.
         return this.currency(node, (b, l) => `${b.assetOf.get(l) ?? l}.chain_id`);
     }
-    if (typeName === 'Listing') return leaf ? listingRender(field, key) : undefined;
+    const model = MODEL_OF.get(typeName);
+    if (model && Object.hasOwn(model.relations, field.name)) return this.relation(model.relations[field.name], node);
+    if (model) return leaf ? readFieldPart(model, field, key, JOINED[typeName]) : undefined;
     if (field.resolve || !leaf) return undefined;
     return columnPart(this.entities[typeName]!, field);
   }

@@ -31,7 +31,7 @@ export interface Root {
 }
 
 /** The root lists of read models, by field name. */
-const MODEL_LISTS = new Map(READ_MODELS.map((model) => [model.list, model]));
+const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model) => [model.list!, model]));
 
 /**
  * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's list,
@@ -40,7 +40,7 @@ const MODEL_LISTS = new Map(READ_MODELS.map((model) => [model.list, model]));
  * assets, traits).
  */
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
-  ...Object.fromEntries(READ_MODELS.map((model) => [model.list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
+  ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
   asset: ['tokenAddress', 'tokenId', 'chainId'],
   collection: ['address', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
