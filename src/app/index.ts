@@ -20,7 +20,7 @@ import type { SignatureMode } from '../common/eip712';
 import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor, timedOutAtDoor } from './graphql/lean';
+import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor } from './graphql/lean';
 import { planOperation } from './graphql/sql-plan';
 import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -163,8 +163,6 @@ declare module 'express-serve-static-core' {
 function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
   req.scope = { requestId: req.requestId, sqlStatements: 0 };
-  const timedOut = timedOutAtDoor(req);
-  if (timedOut) req.scope.failWith = timedOut;
   // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
   const token = req.headers['x-min-lsn'];
   if (typeof token === 'string' && token !== '') {
@@ -359,7 +357,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.use(apiDocsRouter(schema));
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), contextOptions).requireCaller()));
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust };
+  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust, production };
   const persistedText = (hash: string) => persistedQueryText(apqCache, hash);
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, persistedText);
   app.use(
@@ -384,7 +382,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit }), openScope, idempotency);
-  const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, plans);
+  const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, production, plans);
   app.use(rest.router);
   app.use(methodNotAllowed(schema, routes));
 

@@ -33,6 +33,13 @@ export const requestRoads = new Counter({
   registers: [metricsRegistry],
 });
 
+export const operationsRun = new Counter({
+  name: 'gateway_operations_run_total',
+  help: 'Operations run by the executor (GraphQL and REST alike), each once per request whatever its outcome, by what answered it (plan, compiled, graphql-js; refused: its variables were refused before anything ran)',
+  labelNames: ['executor'] as const,
+  registers: [metricsRegistry],
+});
+
 export const sqlStatementsPerRequest = new Histogram({
   name: 'gateway_sql_statements_per_request',
   help: 'SQL statements one request issued, by door',

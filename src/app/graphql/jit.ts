@@ -8,6 +8,7 @@ import { coerceVariables } from './variables';
 import { checkVariables } from '../../common/limits';
 import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
+import { operationsRun } from '../../common/metrics';
 import type { SqlPlan } from './sql-plan';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
@@ -36,6 +37,21 @@ export async function runOperation(
   // Text PostgreSQL cannot store, non-finite numbers, huge arrays, deep JSON: refused before any resolver.
   // A query only reads: with read replicas, its statements may go to one (a mutation's never do).
   context.scope.readOnly = operation.operation === 'query';
+  const result = await runOnce(schema, largeQueries, document, operation, variables, context, compiled, plan);
+  operationsRun.inc({ executor: context.scope.executor ?? 'refused' });
+  return result;
+}
+
+async function runOnce(
+  schema: GraphQLSchema,
+  largeQueries: QueryGate,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  context: Context,
+  compiled?: CompiledQuery,
+  plan?: SqlPlan,
+): Promise<ExecutionResult> {
   const hostile = checkVariables(variables);
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
   const coercion = coerceVariables(schema, operation, variables);

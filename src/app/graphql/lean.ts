@@ -3,15 +3,19 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import type { InFlight } from '../../common/in-flight';
 import { processCounters } from '../../common/request/scope';
+import { logger } from '../../common/logger';
+import { internalMessage } from './format-error';
 import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
-import { byteLengthOf, bytesOf, weakEtagOf, type ResponseText } from '../http/chunked-text';
-import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
 import { KnownOperation, OperationMemory, runOperation } from './jit';
+import { graphqlAnswer, graphqlRefusal } from './answer';
+import { errorBodyOf, type HttpAnswer } from '../http/respond';
 import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, queryHashOf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from './http-request';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import type { SqlPlan } from './sql-plan';
@@ -125,16 +129,18 @@ export interface LeanDeps {
   newContext: (scope: RequestScope, apiKey?: string) => Context;
   /** The registered documents (TRUSTED_DOCUMENTS allow or require); absent when off. */
   trust?: DocumentTrust;
+  /** NODE_ENV=production: errors without suggestions of names (as formatGraphQLError). */
+  production: boolean;
 }
 
 /**
- * Runs a known query (a GraphQL request read as Apollo reads it, http-request.ts): the response body as
- * Apollo writes it (prettyJSONStringify of { data }), or undefined when the request is not for the lean
- * path, its API key is not valid, or its result has errors (then the request's statement count is reset,
- * and Apollo answers it as always, errors and their status included). A request with an API key is a
- * read like any other once its key is found valid, as Apollo's plugin finds it (one statement).
+ * Runs a known query (a GraphQL request read as Apollo reads it, http-request.ts) and gives its whole
+ * answer, data or errors (answer.ts, as Apollo would write it), or undefined when the request is not one
+ * of the known operations (then nothing has run). A request with an API key is a read like any other
+ * once its key is found valid, as Apollo's plugin finds it (one statement); a key that is not valid is
+ * refused here, as Apollo refuses it.
  */
-async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps, door?: DoorRequest): Promise<string | undefined> {
+async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps, door?: DoorRequest): Promise<HttpAnswer | undefined> {
   if (!request) return undefined;
   // Awaited only when it is a promise (a registered id's first use): a known text costs no extra turn.
   let found = knownOf(request, deps, door);
@@ -143,28 +149,22 @@ async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string 
   // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.
   scope.operation = found.operation.name?.value;
   const context = deps.newContext(scope, apiKey);
-  const result = await answer(context, found, request, apiKey);
-  if (!result || result.errors?.length) {
-    scope.sqlStatements = 0;
-    scope.readFrom = undefined;
-    scope.operation = undefined;
-    scope.executor = undefined;
-    return undefined;
+  let result: ExecutionResult;
+  try {
+    if (apiKey !== undefined) await context.requireCaller();
+    result = await runOperation(deps.schema, deps.largeQueries, found.document, found.operation, request.variables, context, found.compiled, found.plan);
+  } catch (err) {
+    return graphqlRefusal(deps.schema, deps.production, scope, err);
   }
-  return `${JSON.stringify({ data: result.data })}\n`;
-
-  async function answer(context: Context, known: Known, req: GraphQLHttpRequest, key: string | undefined) {
-    if (key !== undefined && !(await context.caller())) return undefined;
-    return runOperation(deps.schema, deps.largeQueries, known.document, known.operation, req.variables, context, known.compiled, known.plan);
-  }
+  return graphqlAnswer(deps.schema, deps.production, scope, result);
 }
 
 /**
  * POST /graphql for a query document already validated and compiled (CompiledOperations), inside
  * express, for the requests the lean door leaves to express (an Idempotency-Key, an x-min-lsn, a body
  * too large for the door, a trusted Origin): the compiled function runs at once, without Apollo's
- * per-request pipeline. It answers only what it can answer as Apollo would (see runKnown); anything
- * else returns false before a byte is written: Apollo then handles the request as always.
+ * per-request pipeline, and its answer (errors included) is written here. Returns false, before
+ * anything has run, for a request that is not a known query: Apollo then handles it.
  */
 export async function answerCompiled(req: Request, res: Response, deps: LeanDeps): Promise<boolean> {
   if (req.method !== 'POST') return false;
@@ -172,13 +172,14 @@ export async function answerCompiled(req: Request, res: Response, deps: LeanDeps
   if (!type) return false;
   const contentType = req.headers['content-type'];
   if (typeof contentType !== 'string' || !contentType.startsWith('application/json')) return false;
-  const text = await runKnown(readPostBody(req.body), keyFromHeaders(req.headers), req.scope, deps);
-  if (text === undefined) return false;
+  const answer = await runKnown(readPostBody(req.body), keyFromHeaders(req.headers), req.scope, deps);
+  if (answer === undefined) return false;
   req.scope.entry = 'express';
-  res.status(200);
+  res.status(answer.status);
+  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
   res.setHeader('content-type', type);
   res.setHeader('x-sql-statements', String(req.scope.sqlStatements));
-  res.send(text);
+  res.send(answer.body);
   return true;
 }
 
@@ -206,7 +207,6 @@ const SEPARATE_HEAD = 64 * 1024;
 const MAX_DOOR_BODY = 64 * 1024;
 /** A body the door read and could not parse as JSON: express's body parser answers it (see bodyReadByDoor). */
 const BAD_JSON = Symbol('leanDoorBadJson');
-const TIMED_OUT = Symbol('leanDoorTimedOut');
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
 type DoorRequest = IncomingMessage & {
@@ -214,8 +214,6 @@ type DoorRequest = IncomingMessage & {
   scope?: RequestScope;
   body?: unknown;
   [BAD_JSON]?: boolean;
-  /** The TIMEOUT the door's answer met: express answers the request with it, without running its statements again. */
-  [TIMED_OUT]?: Error;
   /** The content type of a GraphQL answer (http-request.ts's negotiation); REST's is JSON. */
   responseType?: string;
   [UNREGISTERED]?: string;
@@ -237,8 +235,9 @@ type DoorRequest = IncomingMessage & {
  */
 export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: ServerResponse) => void) {
 
-  /** Sends a 200 JSON answer as express's res.send would, after the middlewares' part. */
-  const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, text: ResponseText, started: number) => {
+  /** Sends an answer as express's res.send would, after the middlewares' part. */
+  const respond = (req: DoorRequest, res: ServerResponse, scope: RequestScope, answer: HttpAnswer, started: number) => {
+    const text = answer.body;
     processCounters.requests += 1;
     req.scope = scope;
     observeRequest(req as unknown as Request, res as unknown as Response, deps.observe, started);
@@ -258,11 +257,12 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     if (hasApiKey(req)) head.push('Cache-Control', 'no-store');
     deps.rateLimit?.headers(req, head);
     for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
+    for (const part of answer.headers) head.push(part);
     head.push('Content-Type', req.responseType ?? APPLICATION_JSON, 'x-sql-statements', String(scope.sqlStatements), 'ETag', weakEtagOf(text, length), 'Content-Length', String(length));
     if (mayCompress) {
       // Compression decides the head when it is written (it may drop the length and add an encoding).
       deps.compression!.middleware(req, res, () => {});
-      res.statusCode = 200;
+      res.statusCode = answer.status;
       for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
       // A body in pieces in one write to the compressor: brotli fed the pieces one by one held 329 MB of
       // peak RSS at 32 connections for REST W1, against 189 MB given the whole body (it sizes its window by
@@ -272,7 +272,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // What the compression middleware does when it cannot compress (see above).
     if (deps.compression) head.push('Vary', 'Accept-Encoding');
     // In one call: setHeader per header stores each as its own pair under a lower-cased name first.
-    res.writeHead(200, head);
+    res.writeHead(answer.status, head);
     // Node writes the head and a string body in one write by joining them into a new string, which for
     // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
     // out on its own first.
@@ -284,28 +284,34 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
   };
 
   /**
-   * Runs `answer` as the request's work, in flight; express answers when it gives no text (or fails).
-   * The request leaves the in-flight count once its answer is written or handed to express.
+   * Runs `answer` as the request's work, in flight, and writes what it answers, errors included: an
+   * operation that ran is never handed on to be run again. Express answers only a request `answer` finds
+   * is not its own (undefined) before anything has run. The request leaves the in-flight count once its
+   * answer is written or handed to express.
    */
-  const serve = (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<ResponseText | undefined>): Promise<void> => {
+  const serve = (req: DoorRequest, res: ServerResponse, started: number, answer: (scope: RequestScope) => Promise<HttpAnswer | undefined>): Promise<void> => {
     const scope: RequestScope = { requestId: req.requestId!, sqlStatements: 0, entry: 'lean' };
     deps.inFlight.enter();
-    const finish = (text: ResponseText | undefined) => {
+    const finish = (answered: HttpAnswer | undefined) => {
       try {
-        if (text === undefined && scope.timedOut) req[TIMED_OUT] = scope.timedOut;
-        if (text === undefined) pass(req, res);
-        else respond(req, res, scope, text, started);
+        if (answered === undefined) pass(req, res);
+        else respond(req, res, scope, answered, started);
       } finally {
         deps.inFlight.leave();
       }
     };
-    let work: Promise<ResponseText | undefined>;
+    // Both roads answer their own failures; one that escapes them is a fault of the door's own.
+    const failed = (err: unknown) => {
+      logger.error('unexpected error', { requestId: scope.requestId, error: (err as Error)?.message, stack: (err as Error)?.stack });
+      finish({ status: 500, headers: [], body: JSON.stringify(errorBodyOf(req.url ?? '', scope.requestId, new GraphQLError(internalMessage(scope.requestId), { extensions: { code: 'INTERNAL' } }))) });
+    };
+    let work: Promise<HttpAnswer | undefined>;
     try {
       work = answer(scope);
-    } catch {
-      work = Promise.resolve(undefined);
+    } catch (err) {
+      work = Promise.reject(err);
     }
-    return work.then(finish, () => finish(undefined));
+    return work.then(finish, failed);
   };
 
   /**
@@ -406,11 +412,6 @@ function readBody(req: IncomingMessage, length: number): Promise<string | undefi
     req.on('end', () => resolve(size === length ? Buffer.concat(chunks, size).toString('utf8') : undefined));
     req.on('error', () => resolve(undefined));
   });
-}
-
-/** The TIMEOUT the lean door met for this request before handing it to express (see RequestScope.failWith). */
-export function timedOutAtDoor(req: IncomingMessage): Error | undefined {
-  return (req as DoorRequest)[TIMED_OUT];
 }
 
 /**
