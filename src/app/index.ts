@@ -20,7 +20,8 @@ import type { SignatureMode } from '../common/eip712';
 import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
-import { answerCompiled, bodyReadByDoor, CompiledOperations, hasApiKey, LeanDeps, leanDoor } from './graphql/lean';
+import { answerCompiled, CompiledOperations, KnownDeps, runKnown } from './graphql/known';
+import { bodyReadByDoor, hasApiKey, leanDoor } from './entry/door';
 import { planOperation } from './graphql/sql-plan';
 import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -44,7 +45,7 @@ import { metricsRegistry, watchPool, watchSettlements, PoolFigures } from '../co
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
 import { ChainSettings, SettlementSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
-import { createIdempotency } from './http/idempotency';
+import { createIdempotency } from './entry/idempotency';
 import { createRateLimit } from './http/rate-limit';
 import { endStalledBodies } from './http/body-stall';
 import { sendMiddlewareError } from './http/respond';
@@ -130,7 +131,7 @@ export interface AppOptions {
 
 export interface App {
   app: express.Express;
-  /** The HTTP server's request listener: the lean door (known queries, GET routes of /v1; lean.ts) in front of `app`. */
+  /** The HTTP server's request listener: the lean door (known queries, GET routes of /v1; entry/door.ts) in front of `app`. */
   listener: http.RequestListener;
   /** Requests being handled now (a client that hung up does not end its request's work). */
   inFlight: InFlight;
@@ -357,7 +358,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.use(apiDocsRouter(schema));
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), contextOptions).requireCaller()));
-  const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust, production };
+  const lean: KnownDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust, production };
   const persistedText = (hash: string) => persistedQueryText(apqCache, hash);
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, persistedText);
   app.use(
@@ -373,7 +374,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     idempotency,
     (req: Request, res: Response, next: NextFunction) =>
       inFlight.track(async () => {
-        // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (lean.ts).
+        // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (graphql/known.ts).
         if (await answerCompiled(req, res, lean)) return;
         return graphqlHandler(req, res, next);
       }),
@@ -427,7 +428,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   const door = leanDoor(
     {
-      ...lean,
+      graphql: {
+        mayRun: (request) => compiledOperations.of(request) !== undefined || (trust !== undefined && request.query === undefined),
+        answer: (request, apiKey, scope, req) => runKnown(request, apiKey, scope, lean, req),
+      },
       inFlight,
       rateLimit,
       observe,

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendMiddlewareError } from '../../http/respond';
 import { persistedHashOf } from '../http-request';
-import { unregisteredIdOf } from '../lean';
+import { unregisteredIdOf } from '../known';
 import type { TrustedDocuments } from './trusted-documents';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -25,7 +25,7 @@ import { DECIMAL_TWINS, exactNumber, jsonWithExactNumbers, withExactTwins } from
 import { AppError, BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
-import { compileOperation, runOperation } from '../../graphql/jit';
+import { compileOperation, runOperation } from '../../graphql/execute';
 import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
 import { joined } from '../../http/chunked-text';
 import { snakeToCamel } from '../../../common/names';

@@ -1,190 +1,39 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
+import { GraphQLError } from 'graphql';
 import type { InFlight } from '../../common/in-flight';
-import { processCounters } from '../../common/request/scope';
 import { logger } from '../../common/logger';
-import { internalMessage } from './format-error';
+import { processCounters, type RequestScope } from '../../common/request/scope';
+import { keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { internalMessage } from '../graphql/format-error';
+import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from '../graphql/http-request';
+import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
 import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
 import { observeRequest, ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
-import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
-import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { QueryGate } from '../../common/query-gate';
-import type { Context } from '../../common/request/context';
-import type { RequestScope } from '../../common/request/scope';
-import { KnownOperation, OperationMemory, runOperation } from './jit';
-import { graphqlAnswer, graphqlRefusal } from './answer';
 import { errorBodyOf, type HttpAnswer } from '../http/respond';
-import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, queryHashOf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from './http-request';
-import { keyFromHeaders } from '../../modules/apikey/api-key.service';
-import type { SqlPlan } from './sql-plan';
-import type { RestRoutes } from '../rest/v1/router';
-
-/** At most this many documents are remembered (by their text); later ones keep going through Apollo. */
-const MAX_KNOWN = 1000;
 
 /**
- * Query documents that Apollo has parsed, validated (with our operation limits) and that graphql-jit has
- * compiled, by their text and operation name. Only such documents take the lean path.
+ * The GraphQL road as the door sees it (graphql/known.ts): the known operations, run with their answer
+ * (errors included), or undefined before anything ran when the request is not one of them.
  */
-export class CompiledOperations implements OperationMemory {
-  /** By the query's text, then its operation name ('' when none is given): no key is built per request. */
-  private readonly byText = new Map<string, Map<string, Known>>();
-  /** By a persisted query's hash (sha256 of the text), then its operation name: requests that send only the hash. */
-  private readonly byHash = new Map<string, Map<string, Known>>();
-  private size = 0;
-
-  /** `plan`: the SQL plan of an operation (sql-plan/), made once when it is remembered; none when absent. */
-  constructor(private readonly plan?: (operation: OperationDefinitionNode, options: { document: DocumentNode }) => SqlPlan | undefined) {}
-
-  remember(query: string | undefined, operationName: string | null | undefined, known: KnownOperation, hash?: string): void {
-    if (query === undefined || known.operation.operation !== 'query') return;
-    const name = operationName ?? '';
-    let byName = this.byText.get(query);
-    if (byName?.has(name) || this.size >= MAX_KNOWN) return;
-    if (!byName) this.byText.set(query, (byName = new Map()));
-    const entry = this.prepare(known, hash ?? queryHashOf(query));
-    byName.set(name, entry);
-    let sameHash = this.byHash.get(entry.hash);
-    if (!sameHash) this.byHash.set(entry.hash, (sameHash = new Map()));
-    sameHash.set(name, entry);
-    this.size += 1;
-  }
-
-  /** A compiled query ready for the lean path: with its SQL plan, when it has one, and its text's hash. */
-  prepare(known: KnownOperation, hash: string): Known {
-    return { ...known, plan: this.plan?.(known.operation, { document: known.document }), hash };
-  }
-
-  find(query: string, operationName: string | null | undefined): Known | undefined {
-    return this.byText.get(query)?.get(operationName ?? '');
-  }
-
-  /**
-   * The operation of a request: by its text, whose persisted hash, when one is given, must be the text's
-   * (else Apollo refuses it); by the hash alone when the text is left out.
-   */
-  of(request: GraphQLHttpRequest): Known | undefined {
-    if (request.query === undefined) return this.byHash.get(request.persistedHash!)?.get(request.operationName ?? '');
-    const found = this.find(request.query, request.operationName);
-    return found && (request.persistedHash === undefined || request.persistedHash === found.hash) ? found : undefined;
-  }
+export interface GraphqlRoad {
+  /** Whether a GET's parameters may name an operation the road runs (a known text, or a registered id it may load). */
+  mayRun(request: GraphQLHttpRequest): boolean;
+  answer(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, req: IncomingMessage): Promise<HttpAnswer | undefined>;
 }
 
-/** A remembered operation: compiled, with its plan (if any) and its text's persisted-query hash. */
-export type Known = KnownOperation & { plan?: SqlPlan; hash: string };
-
-/**
- * TRUSTED_DOCUMENTS=allow|require as the lean path sees it (trusted/trusted-documents.ts): the registered
- * documents, found by their id (the hash of their text).
- */
-export interface DocumentTrust {
-  readonly mode: 'allow' | 'require';
-  /**
-   * The registered query of this id compiled, loaded from the database on its first use in the process;
-   * null when no document has this id, undefined when one has but the lean path does not run it (a
-   * mutation, another operationName, a document the schema no longer validates: Apollo answers those).
-   */
-  compiledQuery(id: string, operationName: string | undefined): Promise<Known | null | undefined>;
-  /** Whether this process holds a registered document of this id (no statement). */
-  isRegistered(id: string): boolean;
-}
-
-/** A request the lean door found to send the id of no registered document: express's trust check does not look again. */
-const UNREGISTERED = Symbol('leanDoorUnregisteredId');
-
-/** The id of no registered document that the lean door looked up for this request, if it did. */
-export const unregisteredIdOf = (req: IncomingMessage): string | undefined => (req as DoorRequest)[UNREGISTERED];
-
-/**
- * The known operation a request asks for, as TRUSTED_DOCUMENTS allows: any known one when trust is off;
- * with trust, an id alone names a registered document as well (in `require`, only those), and in
- * `require` a text runs only when it is a registered document's. `door`: the request, to note an id that
- * no document has (express's trust check then answers without a second look).
- */
-function knownOf(request: GraphQLHttpRequest, deps: LeanDeps, door?: DoorRequest): Known | undefined | Promise<Known | undefined> {
-  const { trust } = deps;
-  if (!trust) return deps.known.of(request);
-  if (request.query !== undefined) {
-    const found = deps.known.of(request);
-    return found && (trust.mode === 'allow' || trust.isRegistered(found.hash)) ? found : undefined;
-  }
-  const known = trust.mode === 'allow' ? deps.known.of(request) : undefined;
-  if (known) return known;
-  const id = request.persistedHash!;
-  return trust.compiledQuery(id, request.operationName).then((registered) => {
-    if (registered === null && door) door[UNREGISTERED] = id;
-    return registered ?? undefined;
-  });
-}
-
-
-/** What the lean path needs of the app. */
-export interface LeanDeps {
-  known: CompiledOperations;
-  schema: GraphQLSchema;
-  largeQueries: QueryGate;
-  /** A request's context, with the API key it carries. */
-  newContext: (scope: RequestScope, apiKey?: string) => Context;
-  /** The registered documents (TRUSTED_DOCUMENTS allow or require); absent when off. */
-  trust?: DocumentTrust;
-  /** NODE_ENV=production: errors without suggestions of names (as formatGraphQLError). */
-  production: boolean;
-}
-
-/**
- * Runs a known query (a GraphQL request read as Apollo reads it, http-request.ts) and gives its whole
- * answer, data or errors (answer.ts, as Apollo would write it), or undefined when the request is not one
- * of the known operations (then nothing has run). A request with an API key is a read like any other
- * once its key is found valid, as Apollo's plugin finds it (one statement); a key that is not valid is
- * refused here, as Apollo refuses it.
- */
-async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: LeanDeps, door?: DoorRequest): Promise<HttpAnswer | undefined> {
-  if (!request) return undefined;
-  // Awaited only when it is a promise (a registered id's first use): a known text costs no extra turn.
-  let found = knownOf(request, deps, door);
-  if (found instanceof Promise) found = await found;
-  if (!found) return undefined;
-  // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.
-  scope.operation = found.operation.name?.value;
-  const context = deps.newContext(scope, apiKey);
-  let result: ExecutionResult;
-  try {
-    if (apiKey !== undefined) await context.requireCaller();
-    result = await runOperation(deps.schema, deps.largeQueries, found.document, found.operation, request.variables, context, found.compiled, found.plan);
-  } catch (err) {
-    return graphqlRefusal(deps.schema, deps.production, scope, err);
-  }
-  return graphqlAnswer(deps.schema, deps.production, scope, result);
-}
-
-/**
- * POST /graphql for a query document already validated and compiled (CompiledOperations), inside
- * express, for the requests the lean door leaves to express (an Idempotency-Key, an x-min-lsn, a body
- * too large for the door, a trusted Origin): the compiled function runs at once, without Apollo's
- * per-request pipeline, and its answer (errors included) is written here. Returns false, before
- * anything has run, for a request that is not a known query: Apollo then handles it.
- */
-export async function answerCompiled(req: Request, res: Response, deps: LeanDeps): Promise<boolean> {
-  if (req.method !== 'POST') return false;
-  const type = responseTypeFor(req.headers.accept);
-  if (!type) return false;
-  const contentType = req.headers['content-type'];
-  if (typeof contentType !== 'string' || !contentType.startsWith('application/json')) return false;
-  const answer = await runKnown(readPostBody(req.body), keyFromHeaders(req.headers), req.scope, deps);
-  if (answer === undefined) return false;
-  req.scope.entry = 'express';
-  res.status(answer.status);
-  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
-  res.setHeader('content-type', type);
-  res.setHeader('x-sql-statements', String(req.scope.sqlStatements));
-  res.send(answer.body);
-  return true;
+/** The REST road as the door sees it (rest/v1/router.ts): the GET routes of /v1 and their answers, errors included. */
+export interface RestRoad {
+  /** The GET route a path is for, with its parameters; undefined when none is (or express's matching may differ). */
+  matchGet(path: string): { route: string; params: Record<string, string> } | undefined;
+  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<HttpAnswer>;
 }
 
 /** The express middlewares whose work the lean door does itself for the requests it answers. */
-export interface LeanDoorDeps extends LeanDeps {
+export interface LeanDoorDeps {
+  graphql: GraphqlRoad;
   inFlight: InFlight;
   rateLimit?: RateLimit;
   observe: ObserveOptions;
@@ -195,8 +44,8 @@ export interface LeanDoorDeps extends LeanDeps {
   compression?: { middleware: (req: IncomingMessage, res: ServerResponse, next: () => void) => void; threshold: number };
   /** The request id: the client's when it is a plain token, else a new one. */
   requestIdOf: (req: IncomingMessage) => string;
-  /** The GET routes of /v1 (rest/v1/router.ts). */
-  rest: Pick<RestRoutes, 'matchGet' | 'answerGet'>;
+  /** The GET routes of /v1. */
+  rest: RestRoad;
   /** The browser origins that may send an API key (CORS_ORIGINS): their requests get their own CORS headers, from express. */
   trustedOrigins: ReadonlySet<string>;
 }
@@ -216,7 +65,6 @@ type DoorRequest = IncomingMessage & {
   [BAD_JSON]?: boolean;
   /** The content type of a GraphQL answer (http-request.ts's negotiation); REST's is JSON. */
   responseType?: string;
-  [UNREGISTERED]?: string;
 };
 
 /**
@@ -361,12 +209,12 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
       if (contentType !== undefined && !contentType.startsWith('application/json')) return pass(req, res);
       const read = readGetParams(url.slice(q + 1));
       // An id alone may name a registered document this process has not loaded yet: runKnown looks.
-      if (!read || !(deps.known.of(read) || (deps.trust && read.query === undefined))) return pass(req, res);
+      if (!read || !deps.graphql.mayRun(read)) return pass(req, res);
       req.responseType = type;
       void (async () => {
         const opened = open(req);
         if (!(opened instanceof Promise ? await opened : opened)) return pass(req, res);
-        await serve(req, res, started, (scope) => runKnown(read, apiKey, scope, deps, req));
+        await serve(req, res, started, (scope) => deps.graphql.answer(read, apiKey, scope, req));
       })().catch(() => {
         if (!res.headersSent) res.destroy();
       });
@@ -390,7 +238,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
         req[BAD_JSON] = true;
         return pass(req, res);
       }
-      await serve(req, res, started, (scope) => runKnown(readPostBody(req.body), apiKey, scope, deps, req));
+      await serve(req, res, started, (scope) => deps.graphql.answer(readPostBody(req.body), apiKey, scope, req));
     })().catch(() => {
       if (!res.headersSent) res.destroy();
     });
