@@ -21,7 +21,8 @@ import { ContextOptions, createContext } from './context';
 import { classifyError, formatGraphQLError, internalMessage, logIfInternal, RETRYABLE_CODES, retryAfterFor, toClientError } from './graphql/format-error';
 import { jitGateway } from './graphql/jit';
 import { answerCompiled, CompiledOperations, KnownDeps, runKnown } from './graphql/known';
-import { bodyReadByDoor, hasApiKey, leanDoor } from './entry/door';
+import { hasApiKey, leanDoor } from './entry/door';
+import { answerByApollo } from './graphql/by-apollo';
 import { planOperation } from './graphql/sql-plan';
 import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from './graphql/http-errors';
@@ -304,8 +305,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   app.set('env', production ? 'production' : 'development');
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
-    // Set already when the lean door passed the request on.
-    req.requestId ??= requestIdOf(req);
+    req.requestId = requestIdOf(req);
     res.setHeader('x-request-id', req.requestId);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // An answer for an API key is the key's own: no cache keeps it (the lean door says the same).
@@ -367,7 +367,6 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
     express.json({ limit }),
-    bodyReadByDoor,
     openScope,
     // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
     ...(trust ? [trustedDocumentsGate(trust, persistedText)] : []),
@@ -429,8 +428,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const door = leanDoor(
     {
       graphql: {
-        mayRun: (request) => compiledOperations.of(request) !== undefined || (trust !== undefined && request.query === undefined),
-        answer: (request, apiKey, scope, req) => runKnown(request, apiKey, scope, lean, req),
+        answerKnown: (request, apiKey, scope, noted) => runKnown(request, apiKey, scope, lean, noted),
+        answerByApollo: (request, scope, unregistered) => answerByApollo({ apollo, newContext: lean.newContext, trust, persisted: persistedText }, request, scope, unregistered),
       },
       inFlight,
       rateLimit,

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { QueryGate } from '../../common/query-gate';
@@ -82,20 +81,13 @@ export interface DocumentTrust {
   isRegistered(id: string): boolean;
 }
 
-/** A request the lean door found to send the id of no registered document: express's trust check does not look again. */
-const UNREGISTERED = Symbol('leanDoorUnregisteredId');
-type DoorRequest = IncomingMessage & { [UNREGISTERED]?: string };
-
-/** The id of no registered document that the lean door looked up for this request, if it did. */
-export const unregisteredIdOf = (req: IncomingMessage): string | undefined => (req as DoorRequest)[UNREGISTERED];
-
 /**
  * The known operation a request asks for, as TRUSTED_DOCUMENTS allows: any known one when trust is off;
  * with trust, an id alone names a registered document as well (in `require`, only those), and in
- * `require` a text runs only when it is a registered document's. `door`: the request, to note an id that
- * no document has (express's trust check then answers without a second look).
+ * `require` a text runs only when it is a registered document's. `noted.unregistered`: set to an id that
+ * no document has, when it looked one up (the trust check before Apollo then does not look again).
  */
-function knownOf(request: GraphQLHttpRequest, deps: KnownDeps, door?: IncomingMessage): Known | undefined | Promise<Known | undefined> {
+function knownOf(request: GraphQLHttpRequest, deps: KnownDeps, noted?: { unregistered?: string }): Known | undefined | Promise<Known | undefined> {
   const { trust } = deps;
   if (!trust) return deps.known.of(request);
   if (request.query !== undefined) {
@@ -106,7 +98,7 @@ function knownOf(request: GraphQLHttpRequest, deps: KnownDeps, door?: IncomingMe
   if (known) return known;
   const id = request.persistedHash!;
   return trust.compiledQuery(id, request.operationName).then((registered) => {
-    if (registered === null && door) (door as DoorRequest)[UNREGISTERED] = id;
+    if (registered === null && noted) noted.unregistered = id;
     return registered ?? undefined;
   });
 }
@@ -132,10 +124,10 @@ export interface KnownDeps {
  * once its key is found valid, as Apollo's plugin finds it (one statement); a key that is not valid is
  * refused here, as Apollo refuses it.
  */
-export async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: KnownDeps, door?: IncomingMessage): Promise<HttpAnswer | undefined> {
+export async function runKnown(request: GraphQLHttpRequest | undefined, apiKey: string | undefined, scope: RequestScope, deps: KnownDeps, noted?: { unregistered?: string }): Promise<HttpAnswer | undefined> {
   if (!request) return undefined;
   // Awaited only when it is a promise (a registered id's first use): a known text costs no extra turn.
-  let found = knownOf(request, deps, door);
+  let found = knownOf(request, deps, noted);
   if (found instanceof Promise) found = await found;
   if (!found) return undefined;
   // The operation's own name, as Apollo reports it (logs and metrics), whether or not the client named it.

@@ -14,6 +14,10 @@ export interface HttpAnswer {
   status: number;
   headers: string[];
   body: ResponseText;
+  /** The content type, when not the one the request negotiated (GraphQL) or JSON (REST). */
+  type?: string;
+  /** A refusal before anything ran (a 429, a body that is not JSON): no statement count, as express's middlewares send none. */
+  uncounted?: boolean;
 }
 
 /** An error's body in the shape of the door at `path`: GraphQL's `{"errors": [...]}` on /graphql, REST's elsewhere. */
