@@ -37,6 +37,7 @@ import type { HttpAnswer } from '../../http/respond';
 import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 import { RestWords, restWords } from './words';
+import { pathMatcher } from './path-match';
 
 /** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
 type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
@@ -279,31 +280,6 @@ export interface RestRoutes {
    * statement count, type and length are the writer's). `scope` counts its statements.
    */
   answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<HttpAnswer>;
-}
-
-/** A GET route's path as a matcher: `:name` segments are parameters (decoded), everything else literal. */
-function pathMatcher(path: string): (candidate: string) => Record<string, string> | undefined {
-  const names: string[] = [];
-  const pattern = path
-    .split('/')
-    .map((segment) => {
-      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(segment.slice(1));
-      return '([^/]+)';
-    })
-    .join('/');
-  const regex = new RegExp(`^${pattern}$`);
-  return (candidate) => {
-    const found = regex.exec(candidate);
-    if (!found) return undefined;
-    const params: Record<string, string> = {};
-    try {
-      names.forEach((name, i) => (params[name] = decodeURIComponent(found[i + 1])));
-    } catch {
-      return undefined;
-    }
-    return params;
-  };
 }
 
 export function restRouter(
