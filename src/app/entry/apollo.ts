@@ -1,5 +1,4 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { AppError, httpStatusOf } from '../../common/errors';
@@ -15,6 +14,7 @@ import type { CompiledOperations } from '../graphql/known';
 import { operationLimits } from '../graphql/limits';
 import { MAX_TOKENS, protectionRules } from '../graphql/protections';
 import { subscriptionsOverWebSocket } from '../graphql/subscriptions';
+import { sandboxWithLocalFallback } from '../http/explorer';
 
 /**
  * A request that carries a key must carry a valid one, read or write: a client with a broken or revoked
@@ -67,7 +67,7 @@ export function createApollo(parts: ApolloParts): ApolloServer<Context> {
     allowBatchedHttpRequests: false,
     csrfPrevention: true,
     plugins: [
-      production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      production ? ApolloServerPluginLandingPageDisabled() : sandboxWithLocalFallback(),
       // We send no cache hints; the default cache-control plugin would wrap every field resolver to look for them.
       ApolloServerPluginCacheControlDisabled(),
       {

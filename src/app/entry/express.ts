@@ -23,6 +23,7 @@ import { answerCompiled, type KnownDeps } from '../graphql/known';
 import { trustedDocumentsGate } from '../graphql/trusted/gate';
 import type { TrustedDocuments } from '../graphql/trusted/trusted-documents';
 import { corsMiddleware } from '../http/cors';
+import { explorerRouter } from '../http/explorer';
 import { home } from '../http/home';
 import { observeRequests, type ObserveOptions } from '../http/observe';
 import type { RateLimit } from '../http/rate-limit';
@@ -130,6 +131,8 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   serveOwnPaths(app, ds, options);
   // The description of /v1 and its reference page: static documents, outside the rate limit.
   app.use(apiDocsRouter(schema));
+  // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
+  if (!production) app.use(explorerRouter());
   if (parts.rateLimit) app.use(['/graphql', '/v1'], parts.rateLimit.middleware);
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);

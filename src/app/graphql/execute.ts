@@ -8,6 +8,7 @@ import { checkVariables } from '../../common/limits';
 import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
 import { operationsRun } from '../../common/metrics';
+import { traceOperation } from '../../common/tracing';
 import type { SqlPlan } from './sql-plan';
 
 /**
@@ -39,7 +40,10 @@ export async function runOperation(
   // Text PostgreSQL cannot store, non-finite numbers, huge arrays, deep JSON: refused before any resolver.
   // A query only reads: with read replicas, its statements may go to one (a mutation's never do).
   context.scope.readOnly = operation.operation === 'query';
-  const result = await runOnce(schema, largeQueries, document, operation, variables, context, compiled, plan);
+  // Every road runs its operation here: this is the operation's span (off: the call itself).
+  const result = await traceOperation(operation.operation, operation.name?.value, context.scope, () =>
+    runOnce(schema, largeQueries, document, operation, variables, context, compiled, plan),
+  );
   operationsRun.inc({ executor: context.scope.executor ?? 'refused' });
   return result;
 }

@@ -3,6 +3,7 @@ import { NextFunction, Request, Response } from 'express';
 import type { RequestScope } from '../../common/request/scope';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
+import { nameRequestSpan, requestSpan } from '../../common/tracing';
 
 /** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
@@ -21,9 +22,11 @@ function operationLabel(name: string | undefined): string {
 
 const pathOf = (req: IncomingMessage & { originalUrl?: string }) => (req.originalUrl ?? req.url ?? '').split('?')[0];
 const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
+/** The explorer's page and files (http/explorer.ts) are pages, not GraphQL requests. */
+const isExplorer = (path: string) => path.startsWith('/graphql/explorer');
 
 function doorOf(path: string): Door {
-  if (path.startsWith('/graphql')) return 'graphql';
+  if (path.startsWith('/graphql') && !isExplorer(path)) return 'graphql';
   return path.startsWith('/v1/') && !isDocs(path) ? 'rest' : 'other';
 }
 
@@ -31,6 +34,7 @@ function doorOf(path: string): Door {
 function routeOf(scope: RequestScope | undefined, door: Door, path: string): string {
   if (door === 'graphql') return operationLabel(scope?.operation);
   if (door === 'rest') return scope?.route ?? '(unmatched)';
+  if (isExplorer(path)) return '/graphql/explorer';
   return OWN_PATHS.has(path) ? path : path.startsWith('/v1/docs') ? '/v1/docs' : '(unmatched)';
 }
 
@@ -61,12 +65,16 @@ export type Exchange = () => { requestId: string; scope?: RequestScope };
  * at its start; `exchange`: read then.
  */
 export function observeRequest(req: IncomingMessage, res: ServerResponse, options: ObserveOptions, started: number, exchange: Exchange): void {
+  // The request's trace (OTEL_*): its id goes into the log line, its span is named after the route.
+  const span = requestSpan();
   res.on('finish', () => {
     const durationMs = performance.now() - started;
     const { requestId, scope } = exchange();
     const path = pathOf(req);
     const door = doorOf(path);
     const route = routeOf(scope, door, path);
+    const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? scope?.route : undefined;
+    if (span && spanRoute) nameRequestSpan(span, req.method ?? 'GET', spanRoute);
     const sqlStatements = scope?.sqlStatements;
     if (options.metrics) {
       httpRequests.inc({ door, route, status: res.statusCode });
@@ -85,6 +93,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, option
       status: res.statusCode,
       durationMs: Math.round(durationMs * 10) / 10,
       sqlStatements,
+      traceId: span?.spanContext().traceId,
     };
     if (slow) logger.warn('slow request', fields);
     else logger.info('request', fields);
