@@ -8,7 +8,8 @@ import { findCollectionByRef } from '../collection/collection.service';
 import { EventLog, EventType, withEvents } from '../event/event.log';
 import { lockAssets } from './auction';
 import { checkListing, CheckedListing, insertListings } from './listing.service';
-import { isActiveListingSql, listingsByIds } from './listing.sql';
+import { isActiveListingSql } from './listing.sql';
+import { listingsByIds } from './listing.read';
 import { CancelledByMaker, CreatedListings, CreateListingInput, MAX_BULK_LISTINGS } from './listing.types';
 import type { EntityManager } from 'typeorm';
 
