@@ -9,6 +9,9 @@ export class ChainSync {
   @Field(() => ID)
   chainId: string;
 
+  @Field(() => Boolean, { description: 'Whether a process follows (or has followed) the chain; false: every figure below is null' })
+  following: boolean;
+
   @Field(() => GraphQLSafeInt, { nullable: true, description: "The chain's head as the follower last read it; null before its first look" })
   headBlock: number | null;
 
@@ -37,11 +40,15 @@ export class ChainSync {
   updatedAt: Date | null;
 }
 
-/** Confirmed blocks not applied yet, of a chain_sync row `s`. */
-const LAG = 'GREATEST(s.head_block - s.confirmations - COALESCE(s.last_block, -1), 0)::float8';
+/**
+ * Confirmed blocks not applied yet, of a chain_sync row `s`; null before the follower's first look at the
+ * head (GREATEST skips nulls: without the CASE an unfollowed chain would read as caught up).
+ */
+const LAG = 'CASE WHEN s.head_block IS NOT NULL THEN GREATEST(s.head_block - s.confirmations - COALESCE(s.last_block, -1), 0)::float8 END';
 
-const SYNC_COLUMNS = `c.id AS "chainId", s.head_block::float8 AS "headBlock", s.confirmations,
-  GREATEST(s.head_block - s.confirmations, -1)::float8 AS "confirmedBlock", s.last_block::float8 AS "lastAppliedBlock",
+const SYNC_COLUMNS = `c.id AS "chainId", s.chain_id IS NOT NULL AS following, s.head_block::float8 AS "headBlock", s.confirmations,
+  CASE WHEN s.head_block IS NOT NULL THEN GREATEST(s.head_block - s.confirmations, -1)::float8 END AS "confirmedBlock",
+  s.last_block::float8 AS "lastAppliedBlock",
   s.last_hash AS "lastAppliedHash", ${LAG} AS lag,
   s.last_error AS "lastError", s.last_error_at AS "lastErrorAt", s.updated_at AS "updatedAt"`;
 

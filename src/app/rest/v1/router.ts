@@ -205,6 +205,11 @@ function queryValueOf(route: CompiledRoute, query: Record<string, unknown>, name
   return given.length ? { key: given[0], value: query[given[0]] } : undefined;
 }
 
+/** A 400 about one parameter, named in `details`. */
+function fieldError(field: string, message: string): BadRequestError {
+  return new BadRequestError(`${field}: ${message}`, [{ field, message }]);
+}
+
 function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload): Record<string, unknown> {
   const body: unknown = upload ? upload.fields : req.body;
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
@@ -222,11 +227,11 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
       const { key, value } = given;
       if (route.spec.repeated?.includes(name)) {
         const items = Array.isArray(value) ? value : [value];
-        if (items.some((item) => typeof item !== 'string')) throw new BadRequestError(`${key} must be given as name=value, once per value`);
+        if (items.some((item) => typeof item !== 'string')) throw fieldError(key, 'must be given as name=value, once per value');
         values[name] = (items as string[]).filter((item) => item !== '');
         continue;
       }
-      if (typeof value !== 'string') throw new BadRequestError(`${key} must be given once, as a single value`);
+      if (typeof value !== 'string') throw fieldError(key, 'must be given once, as a single value');
       // A list parameter is comma-separated: types=listing.created,offer.created
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       values[name] = listed
