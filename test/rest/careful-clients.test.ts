@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import WebSocket from 'ws';
 import { HttpResult, startServer, TestServer } from '../setup/server';
 import { saveListing, saveOwnedAsset } from '../factories/market';
 import { assetInput, saveCollection } from '../factories/marketplace';
@@ -222,6 +224,45 @@ describe('validation: one rule for each kind of mistake', () => {
       body: new URLSearchParams({ collection_id: collection.id, file: buildCsv([csvRecord(address), csvRecord(address, {}, 2)]) }).toString(),
     });
     expect(await imported.json()).toMatchObject({ data: { count: 2, first_token_id: '4', last_token_id: '5' } });
+  });
+});
+
+describe('wording and defaults', () => {
+  test('when PUT /v1/assets/listing/{addr}/{id} has an empty body, then 422 asking for a field, and no event is written', async () => {
+    const { owner, asset, collection } = await saveOwnedAsset(server);
+    await saveListing(server, owner.key, asset.id);
+    const [{ n: before }] = await server.ds.query("SELECT count(*)::int AS n FROM events WHERE type = 'listing.updated'");
+    const res = await server.rest('PUT', `/v1/assets/listing/${collection.contractAddress}/${asset.tokenId}`, {}, owner.key);
+    expectRefused(res, 422, 'VALIDATION_FAILED', 'body');
+    expect(res.body.error.message).toMatch(/give at least one field to change: start_price, accept_price/);
+    const [{ n: after }] = await server.ds.query("SELECT count(*)::int AS n FROM events WHERE type = 'listing.updated'");
+    expect(after).toBe(before);
+  });
+
+  test('when categories and tags are listed without a direction, then A to Z; the OpenAPI default says asc', async () => {
+    for (const path of ['/v1/categories', '/v1/tags']) {
+      const res = await server.rest('GET', `${path}?limit=100`);
+      const names = res.body.result.map((c: { category_name: string }) => c.category_name);
+      expect(names).toEqual([...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
+      const doc = (await server.rest('GET', '/v1/openapi.json')).body;
+      expect(doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'direction').schema.default).toBe('asc');
+    }
+  });
+
+  test('when a subscription names an unknown event type, then graphql-ws ends it with an error message (not next then complete)', async () => {
+    const socket = new WebSocket(`${server.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    await once(socket, 'open');
+    const messages: { id?: string; type: string; payload?: unknown }[] = [];
+    socket.on('message', (m) => messages.push(JSON.parse(String(m))));
+    socket.send(JSON.stringify({ type: 'connection_init' }));
+    for (let i = 0; i < 500 && !messages.some((m) => m.type === 'connection_ack'); i += 1) await new Promise((r) => setTimeout(r, 20));
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events(types: ["no.such"]) { id } }' } }));
+    for (let i = 0; i < 500 && !messages.some((m) => m.id === '1'); i += 1) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(messages.filter((m) => m.id === '1')).toEqual([
+      { id: '1', type: 'error', payload: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_REQUEST', details: [expect.objectContaining({ field: 'types' })] }) })] },
+    ]);
+    socket.close();
   });
 });
 
