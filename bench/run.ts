@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { buildSchema, isEnumType } from 'graphql';
 import { Client } from 'pg';
 import { freePort } from './free-port';
 import { setLogLevel } from '../src/common/logger';
@@ -13,7 +14,8 @@ import { startEmbedded } from '../src/db/embedded';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
 import { routes } from '../src/app/rest/v1/routes';
-import { DEFAULT_SCALE, loadDataset, Scale } from './dataset';
+import { DEFAULT_SCALE, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
+import { growthTable, readGrowth, runGrowth } from './growth';
 import { benchEvents } from './events';
 import { anchorTable, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
@@ -66,6 +68,11 @@ const { values: opts } = parseArgs({
     // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
     'chain-transfers': { type: 'string', default: '100000' },
     'lag-samples': { type: 'string', default: '100' },
+    /** The growth section instead of the workloads: every documented list, sort and filter, pages 1 and 10, one at a time (bench/growth.ts). */
+    growth: { type: 'boolean', default: false },
+    'growth-requests': { type: 'string', default: '30' },
+    /** A growth JSON of another scale (--json of an earlier --growth run), shown side by side with the ratio. */
+    'growth-compare': { type: 'string' },
   },
 });
 
@@ -177,13 +184,12 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   return { env, adminKey: key, sweepKeys, label, url };
 }
 
-/** Whether the run's database exists with this scale's collections and assets (for --reuse-db). */
+/** Whether the run's database exists with this scale's whole data set (for --reuse-db). */
 async function holdsDataset(url: string, scale: Scale): Promise<boolean> {
   const client = new Client({ connectionString: url });
   try {
     await client.connect();
-    const { rows } = await client.query('SELECT (SELECT count(*) FROM collections)::int AS c, (SELECT count(*) FROM assets)::int AS a');
-    return rows[0].c === scale.collections && rows[0].a >= scale.collections * scale.assetsPerCollection;
+    return await holdsWholeDataset((sql) => client.query(sql), scale);
   } catch {
     return false;
   } finally {
@@ -647,6 +653,10 @@ async function main(): Promise<void> {
     if (!chainOnly) {
       const { env, adminKey, sweepKeys, label, url } = await prepareDatabase(scale);
       settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
+      if (opts.growth) {
+        await growth(env, scale);
+        return;
+      }
       if (opts.anchors && !process.env.DATABASE_URL) {
         log('the anchors (PostGraphile, floor) need DATABASE_URL (a PostgreSQL server): skipped on the embedded database');
       } else if (opts.anchors) {
@@ -716,6 +726,29 @@ async function anchors(env: Record<string, string>, url: string, settings: strin
       c.kill('SIGTERM');
       if (c.exitCode === null) await new Promise((resolve) => c.once('exit', resolve));
     }
+  }
+}
+
+/** --growth: the documented lists at this scale, one request at a time (bench/growth.ts), beside another scale's run. */
+async function growth(env: Record<string, string>, scale: Scale): Promise<void> {
+  const { child, base } = await startServer(env, Number(opts.pool));
+  const schema = buildSchema(fs.readFileSync(path.resolve('schema.graphql'), 'utf8'));
+  const enumValues = (type: string) => {
+    const t = schema.getType(type);
+    return isEnumType(t) ? t.getValues().map((v) => v.name) : [];
+  };
+  const label = `${(scale.collections * scale.assetsPerCollection).toLocaleString('en-US')} assets`;
+  try {
+    const rows = await runGrowth(
+      { base, requests: Number(opts['growth-requests']), only: opts.only ? new RegExp(opts.only, 'i') : undefined, log, addressOf, uuidOf },
+      enumValues,
+    );
+    const other = opts['growth-compare'] ? readGrowth(opts['growth-compare']) : undefined;
+    process.stdout.write(`\ngrowth at ${label}, one request at a time, ${opts['growth-requests']} per page after 2 unmeasured; node ${process.version}\n\n${growthTable(rows, label, other)}\n`);
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ label, date: new Date().toISOString(), rows }, null, 2));
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
   }
 }
 

@@ -146,6 +146,9 @@ export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate, known
     async load() {
       return {
         executor: async (request) => {
+          // No operation of the document answers to operationName (or several and none named): graphql-js's
+          // own refusal, which Apollo turns into a 400 (an explorer may send the name of an operation just deleted).
+          if (!request.operation) return (await execute({ schema, document: request.document, operationName: request.request.operationName })) as never;
           const { compiled, result } = run(request.document, request.operation, request.request.variables ?? {}, request.context as Context);
           const answer = await result;
           // Validated by Apollo and compiled: later requests with this text may take the lean path (lean.ts).

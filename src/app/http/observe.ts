@@ -19,9 +19,11 @@ function operationLabel(name: string | undefined): string {
 
 const pathOf = (req: Request) => (req.originalUrl ?? req.url).split('?')[0];
 const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
+/** The explorer's page and files (http/explorer.ts) are pages, not GraphQL requests. */
+const isExplorer = (path: string) => path.startsWith('/graphql/explorer');
 
 function doorOf(path: string): Door {
-  if (path.startsWith('/graphql')) return 'graphql';
+  if (path.startsWith('/graphql') && !isExplorer(path)) return 'graphql';
   return path.startsWith('/v1/') && !isDocs(path) ? 'rest' : 'other';
 }
 
@@ -29,6 +31,7 @@ function doorOf(path: string): Door {
 function routeOf(req: Request, door: Door, path: string): string {
   if (door === 'graphql') return operationLabel(req.scope?.operation);
   if (door === 'rest') return req.scope?.route ?? '(unmatched)';
+  if (isExplorer(path)) return '/graphql/explorer';
   return OWN_PATHS.has(path) ? path : path.startsWith('/v1/docs') ? '/v1/docs' : '(unmatched)';
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimitSettings } from '../../config';
 import { RateLimitedError } from '../../common/errors';
 import { rateLimitRejections } from '../../common/metrics';
@@ -41,27 +42,6 @@ type Taken = { limit: number; who: string; result: TakeResult | null };
 const KNOWN_KEY_MS = 10 * 60 * 1000;
 /** At most this many keys are remembered; the least recently confirmed go first. */
 const MAX_KNOWN_KEYS = 100_000;
-
-/** The digests of the API keys found valid lately, in this process's memory. */
-class KnownKeys {
-  private readonly until = new Map<string, number>();
-
-  has(digest: string, now = Date.now()): boolean {
-    const until = this.until.get(digest);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.until.delete(digest);
-    return false;
-  }
-
-  set(digest: string, valid: boolean): void {
-    // Deleted first, so that Map order is the order of the last confirmation.
-    this.until.delete(digest);
-    if (!valid) return;
-    this.until.set(digest, Date.now() + KNOWN_KEY_MS);
-    if (this.until.size > MAX_KNOWN_KEYS) this.until.delete(this.until.keys().next().value!);
-  }
-}
 
 /** `then` on a value that may or may not be a promise: no promise when there was none. */
 const andThen = <T, U>(value: T | Promise<T>, next: (v: T) => U | Promise<U>): U | Promise<U> =>
@@ -117,7 +97,14 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
     return (socket[IP_BUCKET] ??= `${settings.redisPrefix}:ip:${socket.remoteAddress ?? 'unknown'}`);
   };
 
-  const known = new KnownKeys();
+  // The digests of the API keys found valid lately, in this process's memory: has() does not refresh a key,
+  // so the least recently confirmed go first.
+  const known = new LRUCache<string, true>({ max: MAX_KNOWN_KEYS, ttl: KNOWN_KEY_MS });
+  /** What a lookup of the key found: a valid key is remembered (again), a key not valid is forgotten. */
+  const remember = (digest: string, valid: boolean): void => {
+    if (valid) known.set(digest, true);
+    else known.delete(digest);
+  };
 
   /** Takes a token from one bucket; `result` is null when the store cannot be reached. At once from a store in memory. */
   const takeFrom = (bucket: string, limit: number, who: string): Taken | Promise<Taken> => {
@@ -152,7 +139,7 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
       if (!byAddress.result || byAddress.result.allowed) return own();
       return isValidKey(apiKey).then(
         (valid) => {
-          known.set(digest, valid);
+          remember(digest, valid);
           return valid ? own() : byAddress;
         },
         () => byAddress,
@@ -207,7 +194,7 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
       return { message: error.message, headers };
     },
     keyChecked(apiKey, valid) {
-      known.set(digestOf(apiKey), valid);
+      remember(digestOf(apiKey), valid);
     },
     async close() {
       store.close();
