@@ -61,3 +61,10 @@ export function uuidOf(field: string, value: string, noun: string): string {
 export function checkPositivePrice(problems: Problems, field: string, value: string | null | undefined): void {
   if (value != null && compareDecimals(value, '0') <= 0) problems.add(field, `must be greater than 0, got ${value}`);
 }
+
+/** A chain named in a path or argument: its EIP-155 id, a decimal number; other text is a 400 naming the field. */
+export function chainIdOf(field: string, value: string): string {
+  if (/^[1-9][0-9]{0,19}$/.test(value)) return value;
+  const message = `must be a chain id (its EIP-155 number, "1" for Ethereum; GET /v1/chains lists them), got ${JSON.stringify(value.slice(0, 60))}`;
+  throw new BadRequestError(`${field}: ${message}`, [{ field, message }]);
+}

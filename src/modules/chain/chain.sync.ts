@@ -2,6 +2,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLSafeInt } from 'graphql-scalars';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
+import { chainIdOf } from '../../common/validate';
 
 /** How far the gateway has followed a chain (docs/chain.md "Sync status"), as the follower last wrote it. */
 @ObjectType({ simpleResolvers: true })
@@ -53,7 +54,8 @@ const SYNC_COLUMNS = `c.id AS "chainId", s.chain_id IS NOT NULL AS following, s.
   s.last_error AS "lastError", s.last_error_at AS "lastErrorAt", s.updated_at AS "updatedAt"`;
 
 /** The sync state of a known chain; every figure null when no follower has looked at it. */
-export async function chainSync(ctx: Context, chainId: string): Promise<ChainSync> {
+export async function chainSync(ctx: Context, given: string): Promise<ChainSync> {
+  const chainId = chainIdOf('chainId', given);
   const [row] = await ctx.ds.query(`SELECT ${SYNC_COLUMNS} FROM chains c LEFT JOIN chain_sync s ON s.chain_id = c.id WHERE c.id = $1`, [chainId]);
   if (!row) throw new NotFoundError(`no chain ${chainId}`);
   return row;

@@ -35,7 +35,7 @@ import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, RestRequestError, sendRestError } from '../errors';
 import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
-import { RestWords, restWords } from './words';
+import { RestWords, restWords, unknownBodyFields } from './words';
 
 /** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
 type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
@@ -216,6 +216,9 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
     throw new BadRequestError('the request body must be a JSON object');
   }
   refuseUnknownQuery(route, req.query);
+  const bodyNames = route.variables.filter((v) => v.place === 'body').flatMap((v) => [v.name, ...(route.spec.aliases?.[v.name] ?? [])]);
+  const unknownFields = bodyNames.includes('input') ? [] : unknownBodyFields(bodyNames, body);
+  if (unknownFields.length) throw new RestRequestError(unknownFields);
   const values: Record<string, unknown> = {};
   for (const { name, type, place } of route.variables) {
     if (place === 'path') {
