@@ -275,13 +275,18 @@ describe('paging parameters', () => {
 });
 
 describe('addresses and token ids', () => {
-  test.each(['0x123', 'xyz', `0x${'g'.repeat(40)}`, `${'a'.repeat(42)}`])(
-    'when the collection address is %p over REST, then it is a 400 naming address',
+  test.each(['0X12 3', 'Xyz', 'no_such.thing', '-x-'])(
+    'when the collection address is %p over REST (no address, UUID or slug), then it is a 400 naming address',
     async (address) => {
-      const res = await rest('GET', `/v1/collections/${address}`);
+      const res = await rest('GET', `/v1/collections/${encodeURIComponent(address)}`);
       expectRestError(res, 'BAD_REQUEST', 'address');
     },
   );
+
+  test.each(['0x123', 'xyz', `0x${'g'.repeat(40)}`])('when the collection address is %p over REST, a slug no collection has, then it is a 404', async (address) => {
+    const res = await rest('GET', `/v1/collections/${address}`);
+    expectRestError(res, 'NOT_FOUND', 'collection');
+  });
 
   test('when owner_id is not an address over REST, then it is a 400 naming owner_id', async () => {
     const res = await rest('GET', '/v1/assets?owner_id=alice');

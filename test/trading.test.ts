@@ -201,13 +201,13 @@ describe('buy now', () => {
     expect((await ordersOfListings([listing.id])).map((o) => o.id)).toEqual([first.body.id]);
   });
 
-  test('when an unknown listing is bought, then it is a 404; a sold one, a 409', async () => {
+  test('when an unknown listing is bought, then it is a 404 (a malformed id a 400); a sold one, a 409', async () => {
     const { listing } = await listed();
     const buyer = await server.key();
     await buyRest(listing.id, buyer);
 
     expect((await buyRest(randomUUID(), buyer)).status).toBe(404);
-    expect((await buyRest('not-an-id', buyer)).status).toBe(404);
+    expect((await buyRest('not-an-id', buyer)).status).toBe(400);
     const again = await buyRest(listing.id, await server.key());
     expect(again.status).toBe(409);
     expect(again.body.error.message).toContain('was sold meanwhile');

@@ -213,9 +213,10 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
   }
   const page = args.page;
   if (page === undefined || page === null || page === '') return { offset: 0 };
-  if (/^[0-9]+$/.test(page)) {
+  // A number (-1, 0, 1.5) is a page number out of range or of the wrong form, not a cursor.
+  if (/^[-+]?[0-9]+(\.[0-9]*)?$/.test(page)) {
     const n = Number(page);
-    if (n < 1 || n > MAX_PAGE_NUMBER) {
+    if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_NUMBER) {
       throw new BadRequestError(`page must be a page number from 1 to ${MAX_PAGE_NUMBER} or a cursor, got ${page}`, [
         { field: 'page', message: 'must be a page number from 1 or a cursor' },
       ]);
@@ -228,25 +229,23 @@ function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: 
   } catch {
     decoded = undefined;
   }
-  if (
-    !Array.isArray(decoded) ||
-    decoded.length !== 4 ||
-    !cursorIdFits(decoded[3], idType) ||
-    !cursorValueFits(decoded[2], sort)
-  ) {
+  const shaped = Array.isArray(decoded) && decoded.length === 4 && typeof decoded[0] === 'string' && typeof decoded[1] === 'string' ? (decoded as unknown[]) : undefined;
+  // A cursor of another ordering is told as such before its value is read as this ordering's (a date is no token id).
+  if (shaped && (shaped[0] !== orderBy || shaped[1] !== args.direction) && (Object.values(SortDirection) as string[]).includes(shaped[1] as string)) {
+    const [cursorOrderBy, cursorDirection] = shaped as [string, string];
+    throw new BadRequestError(
+      `this cursor belongs to orderBy ${cursorOrderBy.slice(0, 40)} and direction ${cursorDirection}; ` +
+        `the request asks for orderBy ${orderBy} and direction ${args.direction}`,
+      [{ field: 'page', message: 'cursor from a different ordering' }],
+    );
+  }
+  if (!shaped || !cursorIdFits(shaped[3], idType) || !cursorValueFits(shaped[2], sort)) {
     throw new BadRequestError(
       `page must be a page number or the cursor of a previous response; "${page.slice(0, 60)}" is neither`,
       [{ field: 'page', message: 'unknown cursor' }],
     );
   }
-  const [cursorOrderBy, cursorDirection, value, id] = decoded as [string, string, unknown, string];
-  if (cursorOrderBy !== orderBy || cursorDirection !== args.direction) {
-    throw new BadRequestError(
-      `this cursor belongs to orderBy ${cursorOrderBy} and direction ${cursorDirection}; ` +
-        `the request asks for orderBy ${orderBy} and direction ${args.direction}`,
-      [{ field: 'page', message: 'cursor from a different ordering' }],
-    );
-  }
+  const [, , value, id] = shaped as [string, string, unknown, string];
   return { offset: 0, after: { value, id } };
 }
 

@@ -128,7 +128,7 @@ describe('GraphQL asset and assetById', () => {
     expect(chosen.body.data.asset).toMatchObject({ name: 'BNB one', chain: { chainId: '56', name: 'BNB Chain', symbol: 'BNB' } });
   });
 
-  test('when read by id, then the same asset is returned; an unknown or malformed id is NOT_FOUND', async () => {
+  test('when read by id, then the same asset is returned; an unknown id is NOT_FOUND, a malformed one BAD_REQUEST', async () => {
     const { key, address: owner } = await server.key();
     const collection = await saveCollection(server, key);
     const created = await saveAsset(server, key, collection, owner, { name: 'By Id' });
@@ -140,7 +140,7 @@ describe('GraphQL asset and assetById', () => {
     const unknown = await server.gql(ASSET_BY_ID, { id: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.body.errors?.[0].extensions.code).toBe('NOT_FOUND');
     const malformed = await server.gql(ASSET_BY_ID, { id: 'not-a-uuid' });
-    expect(malformed.body.errors?.[0].extensions.code).toBe('NOT_FOUND');
+    expect(malformed.body.errors?.[0].extensions).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'id' }] });
   });
 });
 

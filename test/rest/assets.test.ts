@@ -162,13 +162,13 @@ describe('POST /v1/assets', () => {
     expect((await assetRows(collection.id)).map((r) => r.token_id)).toEqual([MAX_TOKEN_ID]);
   });
 
-  test('when the contract already holds token 2^256-1, then minting the next one is refused instead of writing 2^256', async () => {
+  test('when the contract already holds token 2^256-1, then the next mint takes the lowest unused id, never 2^256 (#40)', async () => {
     const { key, address: owner } = await server.key();
     const collection = await createCollection(key);
     await createAsset(key, collection, owner, { token_id: MAX_TOKEN_ID });
     const res = await server.rest('POST', '/v1/assets', assetBody(collection, owner), key);
-    expect([409, 422]).toContain(res.status);
-    expect((await assetRows(collection.id)).map((r) => r.token_id)).toEqual([MAX_TOKEN_ID]);
+    expect({ status: res.status, token_id: res.body.token_id }).toEqual({ status: 200, token_id: '1' });
+    expect((await assetRows(collection.id)).map((r) => r.token_id).sort()).toEqual(['1', MAX_TOKEN_ID]);
   });
 
   test('when the collection has reached its total_supply, then the next asset is a 422 and nothing is written', async () => {

@@ -3,7 +3,7 @@ import { CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../../common/request/context';
 import type { QueryGate } from '../../common/query-gate';
 import { estimate, limitsError } from './limits';
-import { coerceVariables } from './variables';
+import { coerceRequestVariables } from './variables';
 import { checkVariables } from '../../common/limits';
 import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
@@ -60,7 +60,7 @@ async function runOnce(
 ): Promise<ExecutionResult> {
   const hostile = checkVariables(variables);
   if (hostile.list.length) return { errors: [new ValidationError(hostile.list)] };
-  const coercion = coerceVariables(schema, operation, variables);
+  const coercion = coerceRequestVariables(schema, document, operation, variables);
   if (coercion.errors) return { errors: coercion.errors };
   // A limit out of range would fail its own list alone while the rest of the operation ran at full size.
   const { items, outOfRange } = estimate(schema, document, operation, coercion.coerced);

@@ -1,4 +1,4 @@
-import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType } from 'graphql';
+import { GraphQLError, GraphQLFormattedError, GraphQLSchema, isEnumType, Kind, parse, ValueNode, visit, BREAK } from 'graphql';
 import { AppError, FieldProblem, RETRY_AFTER_SECONDS, StatementTimeoutError, UnavailableError } from '../../common/errors';
 import { CLIENT_TIMEOUT_MESSAGE, isClientQueryTimeout, isConnectionFailure, isStatementCancelled, isTransientConflict } from '../../db/faults';
 import { logger } from '../../common/logger';
@@ -37,6 +37,54 @@ export function variableProblem(message: string): FieldProblem | null {
   return { field, message: why };
 }
 
+/** The path of the value that starts at `start` inside `value` (which is at `path`): `input.fees[0].basisPoints`. */
+function pathTo(value: ValueNode, path: string, start: number): string | undefined {
+  if (value.loc?.start === start) return path;
+  if (value.kind === Kind.OBJECT) {
+    for (const field of value.fields) {
+      const at = `${path}.${field.name.value}`;
+      if (field.loc?.start === start) return at;
+      const found = pathTo(field.value, at, start);
+      if (found) return found;
+    }
+  }
+  if (value.kind === Kind.LIST) {
+    for (const [i, item] of value.values.entries()) {
+      const found = pathTo(item, `${path}[${i}]`, start);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The field an error about a value written in the document is about (`name: 5` inline, an unknown input
+ * field, a bad inline Address): the argument and input fields that lead to it, as a variable's error
+ * names them (`input.name`), so `details` names the field however the document is written.
+ */
+export function literalProblem(error: GraphQLError): FieldProblem | null {
+  const missingArgument = /^Field "\w+" argument "(\w+)" of type "[^"]+" is required, but it was not provided\.$/.exec(error.message);
+  if (missingArgument) return { field: missingArgument[1], message: error.message };
+  const start = error.nodes?.[0]?.loc?.start;
+  if (start === undefined || !error.source) return null;
+  let document;
+  try {
+    document = parse(error.source);
+  } catch {
+    return null;
+  }
+  let field: string | undefined;
+  visit(document, {
+    Argument(argument) {
+      field = pathTo(argument.value, argument.name.value, start);
+      return field ? BREAK : undefined;
+    },
+  });
+  if (!field) return null;
+  const missing = /^Field "[^"]*\.(\w+)" of required type "[^"]+" was not provided\.$/.exec(error.message);
+  return { field: missing ? `${field}.${missing[1]}` : field, message: error.message };
+}
+
 export interface ClientError {
   code: string;
   message: string;
@@ -73,7 +121,7 @@ export function classifyError(schema: GraphQLSchema, error: unknown, requestErro
   if (refusal) return { code: 'BAD_REQUEST', message: refusal, details: [] };
   const isScalarParse = original instanceof TypeError && gqlError?.message.startsWith('Variable "$');
   if (gqlError && (requestError || (code && REQUEST_ERROR_CODES.has(code)) || isScalarParse)) {
-    const problem = variableProblem(gqlError.message);
+    const problem = variableProblem(gqlError.message) ?? (code === 'GRAPHQL_VALIDATION_FAILED' ? literalProblem(gqlError) : null);
     return { code: 'BAD_REQUEST', message: withAllowedEnumValues(schema, gqlError.message), details: problem ? [problem] : [] };
   }
   return { code: 'INTERNAL', message: internalMessage(undefined), details: [] };

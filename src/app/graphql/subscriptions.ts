@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { ASTVisitor, DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, getOperationAST, parse, validate, ValidationContext } from 'graphql';
+import { ASTVisitor, DocumentNode, ExecutionArgs, ExecutionResult, GraphQLError, GraphQLFormattedError, GraphQLSchema, getOperationAST, parse, subscribe, validate, ValidationContext } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DataSource } from 'typeorm';
@@ -99,10 +99,17 @@ export function serveSubscriptions(
   // The errors of the document itself (parse, validation, the wrong kind of operation): the client's.
   const refuse = (errors: readonly GraphQLError[], requestId: string) => errors.map((e) => Object.assign(e, { requestError: true, requestId }));
 
+  /**
+   * Subscriptions started in onSubscribe, by their context: graphql-ws answers a subscription whose start
+   * fails (a bad argument, an unknown event type) with `next` and `complete`; started there, the failure
+   * is refused with an `error` message, graphql-ws's way for an operation it does not run.
+   */
+  const started = new WeakMap<object, AsyncGenerator<ExecutionResult, void, void>>();
   const disposable = useServer<Record<string, unknown>>(
     {
       schema,
       isProd: options.production,
+      subscribe: (args: ExecutionArgs) => started.get(args.contextValue as object) ?? subscribe(args),
       async onSubscribe(ctx, id, payload) {
         const requestId = randomUUID();
         idsOf(ctx).set(id, requestId);
@@ -133,13 +140,11 @@ export function serveSubscriptions(
         }
         // Object.assign, not a spread: the context's methods and lazy parts are on its prototype.
         const context: SubscriptionContext = Object.assign(createContext(ds, { requestId, sqlStatements: 0 }, undefined, { policy }), { eventWakeup: wakeup });
-        return {
-          schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: context,
-        };
+        const args = { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: context };
+        const stream = await subscribe(args);
+        if (!(Symbol.asyncIterator in stream)) return refuse(stream.errors ?? [new BadRequestError('the subscription could not start')], requestId);
+        started.set(context, stream);
+        return args;
       },
       onNext(ctx, id, _payload, _args, result) {
         if (!result.errors?.length) return undefined;

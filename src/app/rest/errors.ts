@@ -51,7 +51,10 @@ export function restErrorAnswer(
     : client.details.map((d) => {
         const detail = d as { field?: string };
         // A list argument `input` filled by a body field (a bulk create's `listings`) is named by that field.
-        const field = detail.field === 'input' ? words('input') : detail.field && camelToSnake(detail.field.replace(/^input\./, ''));
+        // An argument filled by a variable of another name (`listingId` by the path's `id`) is named as the client sent it.
+        // `input` filled by the whole body is the body.
+        const whole = words('input') === 'input' ? 'body' : words('input');
+        const field = detail.field === 'input' ? whole : detail.field && camelToSnake(words(detail.field.replace(/^input\./, '')));
         const named = detail.field ? { ...detail, field } : detail;
         return 'message' in named ? { ...named, message: words(String(named.message)) } : named;
       });

@@ -4,7 +4,7 @@ import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError
 import { fetchPage, Page } from '../../common/pagination';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { Params, prefixedColumns, selectColumns } from '../../common/sql';
-import { UUID, checkText, checkUrl, required } from '../../common/validate';
+import { UUID, uuidOf, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
@@ -101,7 +101,7 @@ export async function loadAssetByToken(ctx: Context, tokenAddress: string, token
 }
 
 export async function getAssetById(ctx: Context, id: string): Promise<Asset> {
-  const asset = UUID.test(id) ? await ctx.loaders.assetById.load(id.toLowerCase()) : null;
+  const asset = await ctx.loaders.assetById.load(uuidOf('id', id, 'an asset'));
   if (!asset) throw new NotFoundError(`no asset with id ${id}`);
   return asset;
 }
@@ -123,7 +123,7 @@ export function checkAssetFields(
 }
 
 /**
- * Mints the next token ids of a collection (highest + 1) or takes the given ones. The collection row is
+ * Mints the next token ids of a collection (highest + 1; past 2^256-1, the lowest unused) or takes the given ones. The collection row is
  * locked (`FOR UPDATE`) for the rest of the transaction, so concurrent mints and imports queue up and
  * ids stay unique and consecutive; the unique constraint on (chain, contract, token id) is the backstop.
  */
@@ -149,13 +149,28 @@ export async function lockCollectionForMint(
       },
     ]);
   }
-  const nextTokenId = row.max === null ? 1n : BigInt(row.max) + 1n;
+  let nextTokenId = row.max === null ? 1n : BigInt(row.max) + 1n;
+  // One given id near the top (2^256-1) must not end minting for good: past the top, minting goes on at
+  // the lowest unused id from 1 (rarely: this reads the collection's ids in order).
+  if (minting > 0 && nextTokenId + BigInt(minting) - 1n > MAX_TOKEN_ID) nextTokenId = await lowestUnusedTokenId(m, collection.id);
   if (minting > 0 && nextTokenId + BigInt(minting) - 1n > MAX_TOKEN_ID) {
     throw new ValidationError([
-      { field: 'tokenId', message: `contract ${collection.contractAddress} has used the highest token id (2^256-1); give free token ids explicitly` },
+      { field: 'tokenId', message: `contract ${collection.contractAddress} has no free token id left; every id from 0 to 2^256-1 is taken` },
     ]);
   }
   return { nextTokenId };
+}
+
+/** The lowest token id from 1 that no asset of the collection has. */
+async function lowestUnusedTokenId(m: EntityManager, collectionId: string): Promise<bigint> {
+  const [row]: { id: string }[] = await m.query(
+    `SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM assets WHERE collection_id = $1 AND token_id = 1) THEN '1'
+            ELSE (SELECT (min(a.token_id) + 1)::text FROM assets a
+                  WHERE a.collection_id = $1 AND a.token_id >= 1
+                    AND NOT EXISTS (SELECT 1 FROM assets b WHERE b.collection_id = $1 AND b.token_id = a.token_id + 1)) END AS id`,
+    [collectionId],
+  );
+  return BigInt(row.id);
 }
 
 /** A new asset's own fields, checked (checkAssetFields) or made by the gateway (a token minted on chain). */

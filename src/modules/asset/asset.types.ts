@@ -1,5 +1,5 @@
 import { ArgsType, Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
-import { GraphQLJSON } from 'graphql-scalars';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset, AssetStatus } from './asset.entity';
@@ -88,7 +88,7 @@ export class CreateAssetInput {
   @Field(() => String, { nullable: true })
   externalLink?: string | null;
 
-  @Field(() => GraphQLJSON, { nullable: true, description: 'A JSON object; required' })
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'A JSON object; required' })
   metadata?: unknown;
 
   @Field(() => AddressScalar, { nullable: true, description: "The collection's contract address; required" })

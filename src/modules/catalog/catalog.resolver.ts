@@ -2,7 +2,7 @@ import { Args, ArgsType, Ctx, Info, Field, ObjectType, Query, Resolver, register
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../../common/request/context';
 import { keyedNodeResolver } from '../../common/graphql/node';
-import { fetchPage, PageArgs, PageType, remainingSelected } from '../../common/pagination';
+import { fetchPage, PageArgs, PageType, remainingSelected, SortDirection } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { Category } from './category.entity';
 import { Tag } from './tag.entity';
@@ -16,6 +16,10 @@ registerEnumType(CatalogOrderBy, { name: 'CatalogOrderBy' });
 export class CatalogListArgs extends PageArgs {
   @Field(() => CatalogOrderBy, { defaultValue: CatalogOrderBy.NAME })
   orderBy: CatalogOrderBy;
+
+  /** A name sort reads A to Z unless asked otherwise (a picker's order); every other list's default is desc. */
+  @Field(() => SortDirection, { defaultValue: SortDirection.ASC })
+  declare direction: SortDirection;
 }
 
 @ObjectType()

@@ -2,12 +2,16 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLSafeInt } from 'graphql-scalars';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
+import { chainIdOf } from '../../common/validate';
 
 /** How far the gateway has followed a chain (docs/chain.md "Sync status"), as the follower last wrote it. */
 @ObjectType({ simpleResolvers: true })
 export class ChainSync {
   @Field(() => ID)
   chainId: string;
+
+  @Field(() => Boolean, { description: 'Whether a process follows (or has followed) the chain; false: every figure below is null' })
+  following: boolean;
 
   @Field(() => GraphQLSafeInt, { nullable: true, description: "The chain's head as the follower last read it; null before its first look" })
   headBlock: number | null;
@@ -37,16 +41,21 @@ export class ChainSync {
   updatedAt: Date | null;
 }
 
-/** Confirmed blocks not applied yet, of a chain_sync row `s`. */
-const LAG = 'GREATEST(s.head_block - s.confirmations - COALESCE(s.last_block, -1), 0)::float8';
+/**
+ * Confirmed blocks not applied yet, of a chain_sync row `s`; null before the follower's first look at the
+ * head (GREATEST skips nulls: without the CASE an unfollowed chain would read as caught up).
+ */
+const LAG = 'CASE WHEN s.head_block IS NOT NULL THEN GREATEST(s.head_block - s.confirmations - COALESCE(s.last_block, -1), 0)::float8 END';
 
-const SYNC_COLUMNS = `c.id AS "chainId", s.head_block::float8 AS "headBlock", s.confirmations,
-  GREATEST(s.head_block - s.confirmations, -1)::float8 AS "confirmedBlock", s.last_block::float8 AS "lastAppliedBlock",
+const SYNC_COLUMNS = `c.id AS "chainId", s.chain_id IS NOT NULL AS following, s.head_block::float8 AS "headBlock", s.confirmations,
+  CASE WHEN s.head_block IS NOT NULL THEN GREATEST(s.head_block - s.confirmations, -1)::float8 END AS "confirmedBlock",
+  s.last_block::float8 AS "lastAppliedBlock",
   s.last_hash AS "lastAppliedHash", ${LAG} AS lag,
   s.last_error AS "lastError", s.last_error_at AS "lastErrorAt", s.updated_at AS "updatedAt"`;
 
 /** The sync state of a known chain; every figure null when no follower has looked at it. */
-export async function chainSync(ctx: Context, chainId: string): Promise<ChainSync> {
+export async function chainSync(ctx: Context, given: string): Promise<ChainSync> {
+  const chainId = chainIdOf('chainId', given);
   const [row] = await ctx.ds.query(`SELECT ${SYNC_COLUMNS} FROM chains c LEFT JOIN chain_sync s ON s.chain_id = c.id WHERE c.id = $1`, [chainId]);
   if (!row) throw new NotFoundError(`no chain ${chainId}`);
   return row;

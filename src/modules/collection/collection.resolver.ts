@@ -44,15 +44,18 @@ export class CollectionResolver {
     return listCollections(ctx, args, selectedFields(info, 'result'));
   }
 
-  @Query(() => Collection, { description: 'The collection with this contract address (chainId when it exists on several chains)' })
+  @Query(() => Collection, {
+    description: 'The collection named by id (its UUID, contract address or slug) or by address (one of them; chainId when the address is on several chains)',
+  })
   collection(
-    @Arg('address', () => AddressScalar) address: string,
+    @Arg('address', () => AddressScalar, { nullable: true }) address: string | null,
+    @Arg('id', () => String, { nullable: true, description: "The collection's UUID, contract address or slug" }) id: string | null,
     @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
     @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
     includeAssets: boolean,
     @Ctx() ctx: Context,
   ) {
-    return getCollection(ctx, address, chainId, includeAssets);
+    return getCollection(ctx, { address, id }, chainId, includeAssets);
   }
 
   @Mutation(() => Collection, { description: 'Creates a collection owned by the caller (needs an API key)' })
@@ -65,16 +68,17 @@ export class CollectionResolver {
     return showingAssets(await createCollection(ctx, input), includeAssets);
   }
 
-  @Mutation(() => Collection, { description: "Updates a collection; only its owner or an admin" })
+  @Mutation(() => Collection, { description: 'Updates a collection named by id (its UUID, contract address or slug) or by address; only its owner or an admin' })
   async updateCollection(
-    @Arg('address', () => AddressScalar) address: string,
+    @Arg('address', () => AddressScalar, { nullable: true }) address: string | null,
+    @Arg('id', () => String, { nullable: true, description: "The collection's UUID, contract address or slug" }) id: string | null,
     @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
     @Arg('input', () => UpdateCollectionInput) input: UpdateCollectionInput,
     @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
     includeAssets: boolean,
     @Ctx() ctx: Context,
   ) {
-    return showingAssets(await updateCollection(ctx, address, chainId, input), includeAssets);
+    return showingAssets(await updateCollection(ctx, { address, id }, chainId, input), includeAssets);
   }
 
   @FieldResolver(() => Chain)

@@ -1,5 +1,5 @@
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
-import { ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page, SortKey } from '../../common/pagination';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
@@ -133,25 +133,58 @@ export async function findCollectionByAddress(
   return rows[0];
 }
 
-/** A `collection_id` parameter: the collection's UUID, its contract address or its slug. */
-export async function findCollectionByRef(ctx: Context, ref: string): Promise<Collection> {
+/** What slugify can write: letters (of any script), digits and marks, in words joined by single hyphens. */
+const SLUG_SHAPE = /^[\p{L}\p{N}\p{M}]+(?:-[\p{L}\p{N}\p{M}]+)*$/u;
+
+/**
+ * A collection named by a client: its UUID, its contract address (`chainId` decides when the address is on
+ * several chains) or its slug. The one rule for every place a collection is named (`collection_id`, a
+ * /v1/collections/{address} path, GraphQL's `collection(id)`).
+ */
+export async function findCollectionByRef(ctx: Context, ref: string, chainId?: string | null, field = 'collectionId'): Promise<Collection> {
+  const onChain = (found: Collection | undefined | null) => (found && (chainId == null || found.chainId === chainId) ? found : null);
+  const where = chainId != null ? ` on chain ${chainId}` : '';
   if (UUID.test(ref)) {
-    const found = await ctx.loaders.collectionById.load(ref.toLowerCase());
-    if (!found) throw new NotFoundError(`no collection with id ${ref}`);
+    const found = onChain(await ctx.loaders.collectionById.load(ref.toLowerCase()));
+    if (!found) throw new NotFoundError(`no collection with UUID ${ref}${where}`);
     return found;
   }
-  if (ADDRESS.test(ref)) return findCollectionByAddress(ctx, ref, undefined, 'contract address');
+  if (ADDRESS.test(ref)) return findCollectionByAddress(ctx, ref, chainId, 'contract address');
+  if (!SLUG_SHAPE.test(ref) || ref !== ref.toLowerCase()) {
+    // Could be no collection's: slugify writes lower-case letters and digits joined by hyphens.
+    const message = `must be a collection id (UUID), contract address or slug, got ${JSON.stringify(ref.slice(0, 60))}`;
+    throw new BadRequestError(`${field}: ${message}`, [{ field, message }]);
+  }
   const [bySlug]: Collection[] = await ctx.ds.query(
     `SELECT ${selectColumns(ctx.ds.getMetadata(Collection), 't')} FROM collections t WHERE t.slug = $1`,
     [ref],
   );
-  if (!bySlug) throw new NotFoundError(`no collection ${JSON.stringify(ref)}: expected a collection id (UUID), a contract address or a slug`);
+  if (!onChain(bySlug)) {
+    throw new NotFoundError(`no collection ${JSON.stringify(ref)}${where}: expected a collection id (UUID), a contract address or a slug`);
+  }
   ctx.loaders.collectionById.prime(bySlug.id, bySlug);
   return bySlug;
 }
 
-export async function getCollection(ctx: Context, address: string, chainId: string | null | undefined, includeAssets: boolean) {
-  return showingAssets(await findCollectionByAddress(ctx, address, chainId), includeAssets);
+/**
+ * GraphQL's `collection(address | id)` and `updateCollection(address | id)`: exactly one of them, `address`
+ * (typed Address, as before) or `id` (a UUID, contract address or slug).
+ */
+export async function findNamedCollection(ctx: Context, named: { address?: string | null; id?: string | null }, chainId: string | null | undefined) {
+  if ((named.address == null) === (named.id == null)) {
+    const message = 'name the collection once: by its UUID, contract address or slug (id), or by its address';
+    throw new BadRequestError(message, [{ field: 'id', message }]);
+  }
+  return named.id != null ? findCollectionByRef(ctx, named.id, chainId, 'id') : findCollectionByAddress(ctx, named.address!, chainId);
+}
+
+export async function getCollection(
+  ctx: Context,
+  named: { address?: string | null; id?: string | null },
+  chainId: string | null | undefined,
+  includeAssets: boolean,
+) {
+  return showingAssets(await findNamedCollection(ctx, named, chainId), includeAssets);
 }
 
 export function checkFees(problems: Problems, field: string, fees: FeeInput[] | null | undefined): StoredFee[] {
@@ -265,12 +298,12 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
 
 export async function updateCollection(
   ctx: Context,
-  address: string,
+  named: { address?: string | null; id?: string | null },
   chainId: string | null | undefined,
   input: UpdateCollectionInput,
 ): Promise<Collection> {
   const caller = await ctx.requireCaller();
-  const collection = await findCollectionByAddress(ctx, address, chainId);
+  const collection = await findNamedCollection(ctx, named, chainId);
   assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
   const problems = new Problems();
   // Absent leaves the status as it is; null would clear it, and a collection always has one.

@@ -4,14 +4,14 @@ import type { Context } from '../../common/request/context';
 import type { CurrencySetting } from '../../config';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { Params } from '../../common/sql';
-import { ADDRESS } from '../../common/validate';
+import { ADDRESS, chainIdOf } from '../../common/validate';
 import { whenLoaded } from '../../common/batch';
 import { keyOf } from '../../common/graphql/node';
 import { Currency, NATIVE_CURRENCY } from './currency.entity';
 
 /** The currencies of a chain (its EIP-155 id or Node id), the native one first; 404 for an unknown chain. */
 export async function currenciesOfChain(ctx: Context, chain: string): Promise<Currency[]> {
-  const chainId = keyOf('Chain', chain);
+  const chainId = chainIdOf('chainId', keyOf('Chain', chain));
   if (!(await ctx.loaders.chainById.load(chainId))) throw new NotFoundError(`no chain ${chain}`);
   return ctx.loaders.currenciesByChain.load(chainId);
 }

@@ -185,7 +185,7 @@ export async function importAssets(
 
   const timeoutMs = ctx.policy.importStatementTimeoutMs ?? DEFAULT_IMPORT_STATEMENT_TIMEOUT_MS;
   const summary = await withEvents(ctx.ds, (m, events) => withLongStatements(m, timeoutMs, async () => {
-    const { nextTokenId } = await lockCollectionForMint(m, { ...collection, totalSupply: null }, 0);
+    const { nextTokenId } = await lockCollectionForMint(m, { ...collection, totalSupply: null }, 0, 1);
     let next = nextTokenId;
     const problems: FieldProblem[] = [];
     let problemCount = 0;
@@ -232,7 +232,7 @@ export async function importAssets(
         if (BigInt(tokenId) >= next) next = BigInt(tokenId) + 1n;
       } else {
         if (next > MAX_TOKEN_ID) {
-          report({ line: row.line, field: 'token_id', message: 'the contract has used the highest token id (2^256-1); give a free token_id' });
+          report({ line: row.line, field: 'token_id', message: 'minting reached the highest token id (2^256-1); give a free token_id' });
           continue;
         }
         tokenId = next.toString();

@@ -4,7 +4,7 @@ import { clock } from '../../common/clock';
 import { AppError, ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { ListQuery, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
-import { ADDRESS, UUID, checkText } from '../../common/validate';
+import { ADDRESS, UUID, checkPositivePrice, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
 import { checkSignature } from '../../common/eip712';
@@ -98,8 +98,7 @@ interface ListingPrices {
 function checkTerms(problems: Problems, terms: ListingTerms, now: Date, stored?: ListingPrices): ListingPrices {
   const { orderType, listingTime, closingDate } = terms;
   for (const field of ['startPrice', 'acceptPrice'] as const) {
-    const given = terms[field];
-    if (given != null && compareDecimals(given, '0') <= 0) problems.add(field, `must be greater than 0, got ${given}`);
+    checkPositivePrice(problems, field, terms[field]);
   }
   if (closingDate) {
     if (closingDate <= listingTime) problems.add('expirationTime', 'must be after the listing time');
@@ -288,6 +287,8 @@ async function activeListingFor(ctx: Context, tokenAddress: string, tokenId: str
   return { asset, listing };
 }
 
+const UPDATABLE_LISTING_FIELDS = ['startPrice', 'acceptPrice', 'listingTime', 'expirationTime', 'signature'] as const;
+
 export async function updateListing(
   ctx: Context,
   tokenAddress: string,
@@ -295,6 +296,11 @@ export async function updateListing(
   chainId: string | null | undefined,
   input: UpdateListingInput,
 ): Promise<Listing> {
+  // An update that changes nothing would still bump updated_at and send listing.updated to every webhook.
+  const changes = UPDATABLE_LISTING_FIELDS.filter((field) => input[field] !== undefined);
+  if (!changes.length) {
+    throw new ValidationError([{ field: 'input', message: `give at least one field to change: ${UPDATABLE_LISTING_FIELDS.join(', ')}` }]);
+  }
   const { asset, listing } = await activeListingFor(ctx, tokenAddress, tokenId, chainId);
   const now = clock.now();
   const problems = new Problems();

@@ -3,7 +3,7 @@ import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
-import { UUID, checkText, required } from '../../common/validate';
+import { UUID, uuidOf, checkPositivePrice, checkText, required } from '../../common/validate';
 import { compareDecimals } from '../../common/decimal';
 import { checkSignature, SignedTerms } from '../../common/eip712';
 import { MAX_LENGTH } from '../../common/limits';
@@ -56,8 +56,8 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   return fetchPage<Offer>(ctx.ds, offerListQuery(args, s, { from: 'offers o', where }));
 }
 
-export async function getOffer(ctx: Context, id: string): Promise<Offer> {
-  const offer = UUID.test(id) ? await ctx.loaders.offerById.load(id.toLowerCase()) : null;
+export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {
+  const offer = await ctx.loaders.offerById.load(uuidOf(field, id, 'an offer'));
   if (!offer) throw new NotFoundError(`no offer with id ${id}`);
   return offer;
 }
@@ -106,7 +106,7 @@ async function offerTarget(ctx: Context, problems: Problems, input: CreateOfferI
 export async function createOffer(ctx: Context, input: CreateOfferInput): Promise<Offer> {
   const caller = await ctx.requireCaller();
   const problems = new Problems();
-  if (required(problems, 'price', input.price) && compareDecimals(input.price!, '0') <= 0) problems.add('price', `must be greater than 0, got ${input.price}`);
+  if (required(problems, 'price', input.price)) checkPositivePrice(problems, 'price', input.price);
   required(problems, 'startTime', input.startTime);
   required(problems, 'endTime', input.endTime);
   problems.throwIfAny();
@@ -240,7 +240,7 @@ async function assetSold(ctx: Context, offer: Offer, ref: AssetRef): Promise<Ass
  */
 export async function acceptOffer(ctx: Context, offerId: string, ref: AssetRef = {}): Promise<string> {
   const caller = await ctx.requireCaller();
-  const offer = await getOffer(ctx, offerId);
+  const offer = await getOffer(ctx, offerId, 'offerId');
   const asset = await assetSold(ctx, offer, ref);
   if (asset.owner !== caller.address) {
     // One who sold the asset since the offer was made lost a race (or is late): a conflict, not a stranger.

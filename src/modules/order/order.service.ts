@@ -4,7 +4,7 @@ import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
 import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
-import { UUID } from '../../common/validate';
+import { uuidOf } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
 import { ORDER_READ } from './order.read';
@@ -40,7 +40,7 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
 }
 
 export async function getOrder(ctx: Context, id: string): Promise<Order> {
-  const order = UUID.test(id) ? await ctx.loaders.orderById.load(id.toLowerCase()) : null;
+  const order = await ctx.loaders.orderById.load(uuidOf('id', id, 'an order'));
   if (!order) throw new NotFoundError(`no order with id ${id}`);
   return order;
 }

@@ -2,8 +2,9 @@ import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, isUniqueViolation, Problems } from '../../common/errors';
-import { compareDecimals, fromUnits, toUnits } from '../../common/decimal';
+import { fromUnits, toUnits } from '../../common/decimal';
 import { Params } from '../../common/sql';
+import { checkPositivePrice } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
 import { TraitFilter, traitFilterOf, traitFilterSql, traitProblems } from '../asset/asset.traits';
 import { EventLog, withEvents } from '../event/event.log';
@@ -110,14 +111,14 @@ class Sweep {
   /** Records the limit a listing's price breaks, if any: maxUnitPrice, then what is left of maxTotal. */
   limitBroken(listing: Candidate, price: bigint): boolean {
     if (price > this.maxUnitPrice) {
-      this.skip(listing, SweepSkipReason.PRICE_ABOVE_MAX, `its price ${fromUnits(price)} is above maxUnitPrice ${fromUnits(this.maxUnitPrice)}`, fromUnits(price));
+      this.skip(listing, SweepSkipReason.PRICE_ABOVE_MAX, `its price ${fromUnits(price)} is above the most per listing, ${fromUnits(this.maxUnitPrice)}`, fromUnits(price));
       return true;
     }
     if (this.state.total + price > this.maxTotal) {
       this.skip(
         listing,
         SweepSkipReason.TOTAL_REACHED,
-        `its price ${fromUnits(price)} would bring the total to ${fromUnits(this.state.total + price)}, above maxTotal ${fromUnits(this.maxTotal)}`,
+        `its price ${fromUnits(price)} would bring the total to ${fromUnits(this.state.total + price)}, above the most in all, ${fromUnits(this.maxTotal)}`,
         fromUnits(price),
       );
       return true;
@@ -199,8 +200,8 @@ function sweepProblems(input: SweepCollectionInput): Problems {
   if (!Number.isInteger(input.count) || input.count < 1 || input.count > MAX_SWEEP_COUNT) {
     problems.add('count', `must be an integer from 1 to ${MAX_SWEEP_COUNT}, got ${input.count}`);
   }
-  if (compareDecimals(input.maxTotal, '0') <= 0) problems.add('maxTotal', `must be greater than 0, got ${input.maxTotal}`);
-  if (compareDecimals(input.maxUnitPrice, '0') <= 0) problems.add('maxUnitPrice', `must be greater than 0, got ${input.maxUnitPrice}`);
+  checkPositivePrice(problems, 'maxTotal', input.maxTotal);
+  checkPositivePrice(problems, 'maxUnitPrice', input.maxUnitPrice);
   const traits = input.traits ?? [];
   if (traits.length > MAX_OFFER_TRAITS) problems.add('traits', `at most ${MAX_OFFER_TRAITS} traits, got ${traits.length}`);
   for (const problem of traitProblems(traits, 'traits')) problems.add(problem.field, problem.message);

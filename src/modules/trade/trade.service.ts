@@ -1,10 +1,10 @@
 import { DataSource, EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
-import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from '../../common/errors';
+import { ConflictError, isUniqueViolation, NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { compareDecimals, exactDecimal } from '../../common/decimal';
 import { Params } from '../../common/sql';
-import { UUID } from '../../common/validate';
+import { checkPositivePrice, uuidOf } from '../../common/validate';
 import { EventLog, withEvents } from '../event/event.log';
 import { LockedAsset, lockAsset } from '../listing/auction';
 import { currentPriceSql, listingStatusSql } from '../listing/listing.sql';
@@ -146,7 +146,11 @@ async function buyAlone(ds: DataSource, listing: { id: string; assetId: string }
  */
 export async function buyListing(ctx: Context, listingId: string, maxPrice: string | null): Promise<string> {
   const caller = await ctx.requireCaller();
-  const listing = UUID.test(listingId) ? await ctx.loaders.listingById.load(listingId.toLowerCase()) : null;
+  const id = uuidOf('listingId', listingId, 'a listing');
+  const problems = new Problems();
+  checkPositivePrice(problems, 'maxPrice', maxPrice);
+  problems.throwIfAny();
+  const listing = await ctx.loaders.listingById.load(id);
   if (!listing) throw new NotFoundError(`no listing with id ${listingId}`);
   const outcome = await buyAlone(ctx.ds, listing, caller.address, clock.now(), maxPrice);
   ctx.invalidate();

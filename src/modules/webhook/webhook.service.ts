@@ -3,7 +3,7 @@ import type { Context } from '../../common/request/context';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { fetchPage, Page, PageArgs, SortKey } from '../../common/pagination';
 import { Params, updateReturning } from '../../common/sql';
-import { UUID } from '../../common/validate';
+import { UUID, uuidOf } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';
 import { unknownEventTypes } from '../event/event.log';
 import { positionOf } from '../event/event.service';
@@ -117,18 +117,17 @@ export async function webhooksByIds(ds: DataSource, ids: readonly string[]): Pro
 /** A statement on the caller's webhook that returns its columns (raw SQL: one statement, DELETE or UPDATE ... RETURNING); 404 when it finds none. */
 async function ownWebhookQuery(ctx: Context, id: string, statement: (where: string) => string): Promise<Webhook> {
   const caller = await ctx.requireCaller();
-  if (!UUID.test(id)) throw new NotFoundError(`no webhook with id ${id}`);
   const p = new Params();
-  const where = `w.id = ${p.add(id.toLowerCase())} AND w.api_key_id = ${p.add(caller.keyId)}`;
+  const where = `w.id = ${p.add(uuidOf('id', id, 'a webhook'))} AND w.api_key_id = ${p.add(caller.keyId)}`;
   const [row] = await updateReturning<Webhook>(ctx.ds, statement(where), p.values);
   if (!row) throw new NotFoundError(`no webhook with id ${id}`);
   return row;
 }
 
 /** The caller's webhook; another key's is as absent as one that never was (404). */
-export async function getWebhook(ctx: Context, id: string): Promise<Webhook> {
+export async function getWebhook(ctx: Context, id: string, field = 'id'): Promise<Webhook> {
   const caller = await ctx.requireCaller();
-  const found = UUID.test(id) ? await ctx.ds.getRepository(WebhookRecord).findOneBy({ id: id.toLowerCase(), apiKeyId: caller.keyId }) : null;
+  const found = await ctx.ds.getRepository(WebhookRecord).findOneBy({ id: uuidOf(field, id, 'a webhook'), apiKeyId: caller.keyId });
   if (!found) throw new NotFoundError(`no webhook with id ${id}`);
   return webhookOf(found);
 }
@@ -180,7 +179,7 @@ export async function replayWebhook(ctx: Context, id: string, given: string): Pr
 }
 
 export async function listDeliveries(ctx: Context, args: WebhookDeliveryArgs): Promise<Page<WebhookDelivery>> {
-  const webhook = await getWebhook(ctx, args.webhookId);
+  const webhook = await getWebhook(ctx, args.webhookId, 'webhookId');
   const p = new Params();
   const page = await fetchPage<WebhookDelivery>(ctx.ds, {
     from: 'webhook_deliveries t',

@@ -1,6 +1,7 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
+import { ADDRESS, UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
@@ -42,7 +43,7 @@ const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
   asset: ['tokenAddress', 'tokenId', 'chainId'],
-  collection: ['address', 'chainId', 'includeAssets'],
+  collection: ['address', 'id', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
   searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
@@ -84,13 +85,23 @@ export class Planner extends ObjectPlanner {
     });
   }
 
-  /** `collection(address, chainId, includeAssets)`: as collection.service.ts's getCollection finds it. */
+  /** `collection(address | id, chainId, includeAssets)`: as collection.service.ts's findNamedCollection finds it. */
   private collectionRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.oneRow(field, node, 'Collection', 'collections', (b, args, a) => {
-      if (typeof args.includeAssets !== 'boolean' || typeof args.address !== 'string') return undefined;
+      if (typeof args.includeAssets !== 'boolean') return undefined;
+      const { address, id } = args;
+      // Named twice or not at all: the resolver's error.
+      if ((typeof address === 'string') === (typeof id === 'string')) return undefined;
       // includeAssets: false answers its `assets` with null.
       if (!args.includeAssets) b.withoutAssets.add(a);
-      const where = [`${a}.contract_address = ${b.p.add(args.address.toLowerCase())}`];
+      const ref = (id ?? address) as string;
+      const where = [
+        UUID.test(ref)
+          ? `${a}.id = ${b.p.add(ref.toLowerCase())}::uuid`
+          : typeof address === 'string' || ADDRESS.test(ref)
+            ? `${a}.contract_address = ${b.p.add(ref.toLowerCase())}`
+            : `${a}.slug = ${b.p.add(ref)}`,
+      ];
       if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
       return where;
     });

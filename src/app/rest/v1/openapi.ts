@@ -150,6 +150,12 @@ function argumentDefaults(schema: GraphQLSchema, operation: OperationDefinitionN
   return defaults;
 }
 
+/** The description of the root field's argument a variable is passed to (a path parameter's meaning). */
+function argumentDescription(field: GraphQLField<unknown, unknown>, root: FieldNode, variable: string): string | undefined {
+  const arg = root.arguments?.find((a) => a.value.kind === 'Variable' && a.value.name.value === variable);
+  return (arg && field.args.find((a) => a.name === arg.name.value)?.description) ?? undefined;
+}
+
 const LIMITS: Record<string, Schema> = {
   limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
   assets_limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
@@ -233,7 +239,8 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
     if (name === 'input') {
       body = inputSchema(present(type));
     } else if (places.get(name) === 'path') {
-      parameters.push({ name, in: 'path', required: true, schema: inputSchema(present(type)) });
+      const described = argumentDescription(rootField, root, name);
+      parameters.push({ name, in: 'path', required: true, schema: inputSchema(present(type)), ...(described ? { description: described } : {}) });
     } else if (places.get(name) === 'body') {
       for (const key of [name, ...aliases]) bodyProperties[key] = valueSchema;
       if (isNonNullType(type) && !aliases.length) bodyRequired.push(name);

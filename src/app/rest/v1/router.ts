@@ -36,7 +36,7 @@ import { requestErrors, restErrorAnswer, RestRequestError, sendRestError } from 
 import type { HttpAnswer } from '../../http/respond';
 import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
-import { RestWords, restWords } from './words';
+import { RestWords, restWords, unknownBodyFields } from './words';
 import { pathMatcher } from './path-match';
 
 /** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
@@ -207,12 +207,20 @@ function queryValueOf(route: CompiledRoute, query: Record<string, unknown>, name
   return given.length ? { key: given[0], value: query[given[0]] } : undefined;
 }
 
+/** A 400 about one parameter, named in `details`. */
+function fieldError(field: string, message: string): BadRequestError {
+  return new BadRequestError(`${field}: ${message}`, [{ field, message }]);
+}
+
 function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload): Record<string, unknown> {
   const body: unknown = upload ? upload.fields : req.body;
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw new BadRequestError('the request body must be a JSON object');
   }
   refuseUnknownQuery(route, req.query);
+  const bodyNames = route.variables.filter((v) => v.place === 'body').flatMap((v) => [v.name, ...(route.spec.aliases?.[v.name] ?? [])]);
+  const unknownFields = bodyNames.includes('input') ? [] : unknownBodyFields(bodyNames, body);
+  if (unknownFields.length) throw new RestRequestError(unknownFields);
   const values: Record<string, unknown> = {};
   for (const { name, type, place } of route.variables) {
     if (place === 'path') {
@@ -224,11 +232,11 @@ function variablesOf(route: CompiledRoute, req: RestInput, upload?: RestUpload):
       const { key, value } = given;
       if (route.spec.repeated?.includes(name)) {
         const items = Array.isArray(value) ? value : [value];
-        if (items.some((item) => typeof item !== 'string')) throw new BadRequestError(`${key} must be given as name=value, once per value`);
+        if (items.some((item) => typeof item !== 'string')) throw fieldError(key, 'must be given as name=value, once per value');
         values[name] = (items as string[]).filter((item) => item !== '');
         continue;
       }
-      if (typeof value !== 'string') throw new BadRequestError(`${key} must be given once, as a single value`);
+      if (typeof value !== 'string') throw fieldError(key, 'must be given once, as a single value');
       // A list parameter is comma-separated: types=listing.created,offer.created
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       values[name] = listed

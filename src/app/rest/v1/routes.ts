@@ -116,17 +116,17 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/collections/:address',
-    summary: 'Get a collection by contract address (chain_id when it is on several chains), with its traits; its assets with include_assets=true',
-    operation: `query ($address: Address!, $chain_id: String, $include_assets: Boolean = false, $assets_limit: Int) {
-      collection(address: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
+    summary: 'Get a collection by contract address (chain_id when it is on several chains), id or slug, with its traits; its assets with include_assets=true',
+    operation: `query ($address: String!, $chain_id: String, $include_assets: Boolean = false, $assets_limit: Int) {
+      collection(id: $address, chainId: $chain_id, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'put',
     path: '/v1/collections/:address',
     summary: "Update a collection's name, description, links or (admin) status; only its owner or an admin",
-    operation: `mutation ($address: Address!, $chain_id: String, $input: UpdateCollectionInput!, $include_assets: Boolean = false,
+    operation: `mutation ($address: String!, $chain_id: String, $input: UpdateCollectionInput!, $include_assets: Boolean = false,
         $assets_limit: Int) {
-      updateCollection(address: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
+      updateCollection(id: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
         ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
@@ -135,8 +135,8 @@ export const routes: RouteSpec[] = [
     summary:
       "A collection's chart: volume, sales, average and lowest sale price per UTC hour (interval=1h) or day (1d, the default), " +
       'every bucket from from to to (by default the last 48 hours or 30 days), empty ones included; at most 2000 buckets',
-    operation: `query ($address: Address!, $chain_id: String, $interval: SeriesInterval, $from: DateTimeISO, $to: DateTimeISO) {
-      collection(address: $address, chainId: $chain_id) {
+    operation: `query ($address: String!, $chain_id: String, $interval: SeriesInterval, $from: DateTimeISO, $to: DateTimeISO) {
+      collection(id: $address, chainId: $chain_id) {
         id contract_address: contractAddress ${CHAIN}
         series(interval: $interval, from: $from, to: $to) { ${SERIES} } } }`,
   },
@@ -146,8 +146,8 @@ export const routes: RouteSpec[] = [
     summary:
       "A collection's order book now: each trait value's floor (its cheapest active listing) and how many are listed, the active listings " +
       'and offers per price range (buckets, 1 to 100, default 10), and its best collection offer',
-    operation: `query ($address: Address!, $chain_id: String, $buckets: Int) {
-      collection(address: $address, chainId: $chain_id) {
+    operation: `query ($address: String!, $chain_id: String, $buckets: Int) {
+      collection(id: $address, chainId: $chain_id) {
         id contract_address: contractAddress ${CHAIN} ${DEPTH} top_offer: topOffer { ${OFFER} } } }`,
   },
   {
@@ -337,10 +337,16 @@ export const routes: RouteSpec[] = [
 
   {
     method: 'get',
+    path: '/v1/chains',
+    summary: 'The supported chains (chain_id is the EIP-155 id), by name; not paged: the whole list',
+    operation: `query { chains { id: chainId name symbol } }`,
+  },
+  {
+    method: 'get',
     path: '/v1/chains/:id/sync',
-    summary: 'How far the gateway has followed a chain: head, confirmed and last applied blocks, lag, last error',
+    summary: 'How far the gateway has followed a chain: head, confirmed and last applied blocks, lag, last error; following false and every figure null when no process has followed it',
     operation: `query ($id: ID!) { chainSync(chainId: $id) {
-      chain_id: chainId head_block: headBlock confirmations confirmed_block: confirmedBlock last_applied_block: lastAppliedBlock
+      chain_id: chainId following head_block: headBlock confirmations confirmed_block: confirmedBlock last_applied_block: lastAppliedBlock
       last_applied_hash: lastAppliedHash lag last_error: lastError last_error_at: lastErrorAt updated_at: updatedAt } }`,
   },
   {

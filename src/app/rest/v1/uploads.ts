@@ -46,22 +46,28 @@ export async function readRestUpload(req: Request, fileField: string): Promise<R
     const fields: Record<string, unknown> = {};
     let file: { filename: string; mimetype: string } | undefined;
     let tooLarge = false;
+    // Parts named fileField (a file part or a text field): one is the import; two are a 400, not the first silently.
+    let fileParts = 0;
     let writing: Promise<void> = Promise.resolve();
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } });
+      parser = busboy({ headers: req.headers, limits: { fileSize: MAX_IMPORT_BYTES, files: 2, fields: 20, fieldSize: 64 * 1024 } });
     } catch (err) {
       // No boundary, or a Content-Type busboy does not take: a client's mistake.
       reject(new BadRequestError(`the multipart body cannot be read: ${(err as Error).message}`));
       return;
     }
     parser.on('field', (name, value) => {
+      if (name === fileField) fileParts += 1;
       fields[name] = value;
+    });
+    parser.on('filesLimit', () => {
+      fileParts += 2;
     });
     parser.on('file', (name, stream, info) => {
       // A body cut short errors the part's stream as well as the parser: the parser's 'error' answers it.
       stream.on('error', () => undefined);
-      if (name !== fileField) {
+      if (name !== fileField || ++fileParts > 1) {
         stream.resume();
         return;
       }
@@ -86,6 +92,12 @@ export async function readRestUpload(req: Request, fileField: string): Promise<R
     parser.on('close', () => {
       writing.then(
         () => {
+          if (fileParts > 1) {
+            cleanup();
+            const message = 'give one file: the import reads one CSV file per request';
+            reject(new BadRequestError(`${fileField}: ${message}`, [{ field: fileField, message }]));
+            return;
+          }
           if (tooLarge) {
             cleanup();
             reject(new PayloadTooLargeError(`the file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MB; split it into several imports`));

@@ -155,6 +155,10 @@ function namesOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Map
   if (root.kind === 'Field') {
     for (const arg of root.arguments ?? []) {
       if (arg.value.kind === 'Variable' && arg.value.name.value !== 'input') names.set(arg.name.value, arg.value.name.value);
+      // An input object written in the route's document (the sweep's): each field by the variable that fills it (`collectionId` by the path's `address`).
+      if (arg.value.kind === 'ObjectValue') {
+        for (const field of arg.value.fields) if (field.value.kind === 'Variable') names.set(field.name.value, field.value.name.value);
+      }
     }
   }
   for (const [graphql, rest] of names) if (graphql === rest) names.delete(graphql);
@@ -180,4 +184,14 @@ export function restWords(schema: GraphQLSchema, operation: OperationDefinitionN
       return problems;
     },
   };
+}
+
+/**
+ * The keys of a body that fills several variables (not one `$input`) that no variable takes: each an
+ * unknown field, as an `$input` body's unknown keys are, so a misspelt `max_prise` is not silently ignored.
+ */
+export function unknownBodyFields(taken: readonly string[], body: unknown): FieldProblem[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
+  const message = taken.length ? `unknown field; the fields are ${taken.join(', ')}` : 'unknown field; this route takes no body fields';
+  return Object.keys(body).filter((key) => !taken.includes(key)).map((field) => ({ field, message }));
 }
