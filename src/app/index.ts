@@ -40,10 +40,12 @@ import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
 import { home } from './http/home';
 import { ObserveOptions, observeRequests } from './http/observe';
-import { metricsRegistry, watchPool, watchSettlements, PoolFigures } from '../common/metrics';
+import { metricsRegistry, watchMetadataQueue, watchPool, watchSettlements, PoolFigures } from '../common/metrics';
 import { MAX_IMPORT_BYTES } from '../modules/import/csv-rows';
-import { ChainSettings, SettlementSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
+import { ChainSettings, MetadataSettings, SettlementSettings, RateLimitSettings, TrustMode, WebhookSettings } from '../config';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
+import { MetadataWorker } from '../modules/metadata/metadata.worker';
+import { metadataQueueFigures } from '../modules/metadata/metadata.queue';
 import { createIdempotency } from './http/idempotency';
 import { createRateLimit } from './http/rate-limit';
 import { endStalledBodies } from './http/body-stall';
@@ -121,6 +123,8 @@ export interface AppOptions {
   webhooks?: WebhookSettings;
   /** The chains to follow (CHAIN_RPC_<chain_id>, docs/chain.md): a follower per chain, one process at a time per chain. None by default. */
   chains?: ChainSettings;
+  /** Fetching tokenURI documents (METADATA_*, docs/metadata.md): the worker starts when `fetch`. Default: no worker, the default limits. */
+  metadata?: MetadataSettings;
   /**
    * SETTLEMENT and SETTLEMENT_DEADLINE (docs/chain.md "Settlement on chain"): set for the whole process when
    * given (main.ts passes them); the process's setting stays as it is otherwise (offchain from the start).
@@ -214,6 +218,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
     auctionMinIncrementPercent: options.auctionMinIncrementPercent,
     importStatementTimeoutMs: options.importStatementTimeoutMs,
+    metadataRefreshIntervalS: options.metadata?.refreshIntervalS,
   };
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, async (key) => (await callerForKey(ds, key)) !== null) : undefined;
   // Every request's context tells the rate limit what its key's lookup found.
@@ -326,6 +331,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   if (compress) app.use(compress);
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
   const unwatchSettlements = watchSettlements(() => pendingSettlements(ds));
+  const unwatchMetadataQueue = watchMetadataQueue(() => metadataQueueFigures(ds));
   if (metrics) {
     const token = options.metricsToken;
     app.get('/metrics', async (req, res) => {
@@ -426,6 +432,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   };
   // Delivery runs beside the requests, in this process, for as long as the app does.
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
+  const metadataWorker = options.metadata?.fetch ? new MetadataWorker(ds, options.metadata) : undefined;
 
   const door = leanDoor(
     {
@@ -469,9 +476,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     async stop(drainMs = 30_000) {
       await closeSubscriptions(Math.min(1000, drainMs));
       await eventWakeup.stop();
-      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), chainFollowers?.stop()]);
+      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), metadataWorker?.stop(drainMs), chainFollowers?.stop()]);
       unwatchPool();
       unwatchSettlements();
+      unwatchMetadataQueue();
       await apollo.stop();
       await rateLimit?.close();
       await apqCache.close();

@@ -47,7 +47,7 @@ export function sendRestError(
       ? describe(details)
       : words(restFieldNames(client.message));
   if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
-  res.set(retryAfterFor(client.code));
+  res.set(retryAfterFor(client.code, client.retryAfter));
   res.status(httpStatusOf[client.code] ?? 500).json({
     error: { code: client.code, message: fieldMessage, details, request_id: requestId },
   });
