@@ -130,7 +130,8 @@ function get(url: URL, options: FetchOptions, signal: AbortSignal, maxBytes: num
       },
     );
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ETARGETREFUSED') finish(failed(err.message, false));
+      // A refused address fails for good; a name that does not resolve may resolve later (DNS has bad moments).
+      if (err.code === 'ETARGETREFUSED') finish(failed(err.message, /does not resolve/.test(err.message)));
       else if (signal.aborted) finish(failed(String(signal.reason ?? 'aborted'), true));
       else finish(failed(`${err.code ?? 'error'}: ${err.message}`, true));
     });
