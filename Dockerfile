@@ -1,6 +1,7 @@
 # The gateway as a container: built in one stage, run from a lean one as a non-root user.
-# Without DATABASE_URL it keeps its embedded PostgreSQL under /app/data (mount a volume there).
-FROM node:20-bookworm-slim AS build
+# Without DATABASE_URL it keeps its embedded PostgreSQL under /app/data (mount a volume there). Node 24, an
+# LTS line the suite runs on in CI (package.json "engines").
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +9,7 @@ COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000 DATA_DIR=/app/data
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -216,7 +216,7 @@ try {
 }
 
 /** CPU time the process has used so far, in ms (utime + stime of /proc/PID/stat). */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;

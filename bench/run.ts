@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -17,7 +18,7 @@ import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
 import { growthTable, readGrowth, runGrowth } from './growth';
 import { benchEvents } from './events';
-import { anchorTable, runAnchors } from './anchors';
+import { anchorTable, cpuMs, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
 import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
@@ -68,6 +69,9 @@ const { values: opts } = parseArgs({
     // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
     'chain-transfers': { type: 'string', default: '100000' },
     'lag-samples': { type: 'string', default: '100' },
+    // The cost of traces: the workloads (--only) against this build with traces off and on (exporting
+    // OTLP to a receiver in the bench) and the --baseline build, side by side in interleaved rounds.
+    tracing: { type: 'boolean', default: false },
     /** The growth section instead of the workloads: every documented list, sort and filter, pages 1 and 10, one at a time (bench/growth.ts). */
     growth: { type: 'boolean', default: false },
     'growth-requests': { type: 'string', default: '30' },
@@ -663,7 +667,9 @@ async function main(): Promise<void> {
         await anchors(env, url, settings);
         return;
       }
-      if (opts.baseline) {
+      if (opts.tracing) {
+        rows.push(...(await tracingPasses(env)));
+      } else if (opts.baseline) {
         // The same database, the baseline build (e.g. a worktree of main with its dist built) and this one
         // back to back, `--passes` times; the import is skipped (it would change the data between passes).
         for (let i = 1; i <= Number(opts.passes); i += 1) {
@@ -674,8 +680,8 @@ async function main(): Promise<void> {
         rows.push(...(await pass(env, adminKey, sweepKeys, '.', '', !opts['skip-import'])));
       }
     }
-    // Against a baseline the chain row runs only when --only names it (each run is a backfill of its own).
-    if (opts.baseline ? only?.test('CHAIN') : !only || only.test('CHAIN')) {
+    // Against a baseline the chain row runs only when --only names it (each run is a backfill of its own); never with --tracing.
+    if (!opts.tracing && (opts.baseline ? only?.test('CHAIN') : !only || only.test('CHAIN'))) {
       if (!process.env.DATABASE_URL) log('the chain row (a backfill into PostgreSQL) needs DATABASE_URL: skipped on the embedded database');
       else if (!opts.baseline) rows.push(await chainRow('.', ''));
       else {
@@ -691,6 +697,100 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\n${settings}\n\n${table(rows)}\n`);
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), rows }, null, 2));
+}
+
+/** An OTLP/HTTP receiver on loopback, as a collector beside the gateway would be: it takes each export and counts it. */
+async function startTraceReceiver(): Promise<{ url: string; exports: () => number; bytes: () => number; close: () => void }> {
+  let exports = 0;
+  let bytes = 0;
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => {
+      exports += 1;
+      // An empty ExportTraceServiceResponse: everything accepted.
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${port}`, exports: () => exports, bytes: () => bytes, close: () => server.close() };
+}
+
+/**
+ * --tracing (PostgreSQL): the workloads (--only) against this build with traces off (no OTEL_* variable)
+ * and on (OTLP over HTTP, protobuf, every request sampled, to a receiver in the bench), and with
+ * --baseline against that build too, all running at once and driven in interleaved rounds (the order
+ * turning each round), so that a machine whose load changes weighs on each alike. A row: req/s (median
+ * of the rounds) and the server's CPU ms per request (its utime + stime over the requests of all
+ * rounds), the figure least moved by other load; the note compares both with traces off.
+ */
+async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
+  if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
+  const receiver = await startTraceReceiver();
+  const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
+  // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.
+  const own = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')) as [string, string][]);
+  const pool = Number(opts.pool);
+  const servers = [
+    { name: 'traces off', ...(await startServer({ ...env, ...clean }, pool)) },
+    { name: 'traces on', ...(await startServer({ ...env, ...own, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' }, pool)) },
+    ...(opts.baseline ? [{ name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) }] : []),
+  ];
+  const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
+  const rows: Row[] = [];
+  try {
+    for (const w of workloads().filter((x) => !only || only.test(x.name))) {
+      const { sql, bytes } = await probe(servers[0].base, w);
+      const options = {
+        method: w.method,
+        headers: { ...(w.headers ?? LEGACY_HEADERS), ...(w.encoding ? { 'accept-encoding': w.encoding } : {}) },
+        body: w.body,
+        connections: Number(opts.connections),
+      };
+      for (const server of servers) await autocannon({ ...options, url: server.base + w.path, duration: Number(opts.warmup) });
+      const runs = servers.map(() => ({ perSec: [] as number[], requests: 0, cpu: 0, errors: 0, latency: [] as autocannon.Result['latency'][] }));
+      const rounds = Number(opts.rounds) * Number(opts.passes);
+      for (let round = 0; round < rounds; round += 1) {
+        log(`running ${w.name} (${w.door}), traces off / on${opts.baseline ? ' / baseline' : ''}, round ${round + 1} of ${rounds}`);
+        for (let k = 0; k < servers.length; k += 1) {
+          const i = (k + round) % servers.length;
+          const before = cpuMs(servers[i].child.pid!);
+          const result = await autocannon({ ...options, url: servers[i].base + w.path, duration: Number(opts.duration) });
+          runs[i].cpu += cpuMs(servers[i].child.pid!) - before;
+          runs[i].requests += result.requests.total;
+          runs[i].perSec.push(result.requests.average);
+          runs[i].errors += result.errors + result.non2xx + result.timeouts;
+          runs[i].latency.push(result.latency);
+        }
+      }
+      const cpuPerRequest = runs.map((r) => (r.requests ? r.cpu / r.requests : 0));
+      const perSec = runs.map((r) => median(r.perSec));
+      servers.forEach((server, i) => {
+        const latency = runs[i].latency.sort((a, b) => a.p50 - b.p50)[Math.floor(runs[i].latency.length / 2)];
+        const against = i === 0 ? '' : `; against traces off: ${((perSec[i] / perSec[0] - 1) * 100).toFixed(1)}% req/s, ${((cpuPerRequest[i] / cpuPerRequest[0] - 1) * 100).toFixed(1)}% CPU/req`;
+        rows.push({
+          workload: w.name,
+          door: `${w.door} [${server.name}]`,
+          reqPerSec: Math.round(perSec[i]),
+          p50Ms: latency.p50,
+          p99Ms: latency.p99,
+          errors: runs[i].errors,
+          peakRssMb: peakRssMb(server.child.pid!),
+          sqlPerRequest: sql,
+          bytesPerResponse: bytes,
+          note: `${cpuPerRequest[i].toFixed(2)} CPU ms/req${against}`,
+        });
+      });
+    }
+    log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
+  } finally {
+    for (const { child } of servers) {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    }
+    receiver.close();
+  }
+  return rows;
 }
 
 /**

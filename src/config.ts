@@ -178,7 +178,7 @@ export interface Config {
   largeQuerySlots: number;
   largeQueryItems: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  /** NODE_ENV=production: introspection, the Sandbox page and field suggestions are off (docs/graphql-protections.md). */
+  /** NODE_ENV=production: introspection, the Sandbox page, the local GraphiQL and field suggestions are off (docs/graphql-protections.md). */
   production: boolean;
   /** Browser origins allowed to send an API key (to write); every origin may read. */
   corsOrigins: string[];

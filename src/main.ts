@@ -1,3 +1,5 @@
+// First: when traces are configured, their instrumentations must be in place before http, pg and ioredis load.
+import './tracing';
 import 'reflect-metadata';
 import { once } from 'node:events';
 import http from 'node:http';
@@ -7,6 +9,7 @@ import { createApp } from './app';
 import { loadConfig } from './config';
 import { databaseOf, registerServer } from './common/running-servers';
 import { logger } from './common/logger';
+import { stopTracing } from './common/tracing';
 import { openDatabase } from './db/database';
 import { seedDemoIfEmpty } from './tools/demo-seed';
 import { addConfiguredCurrencies } from './modules/currency/currency.service';
@@ -101,6 +104,7 @@ async function serve(): Promise<void> {
     await stop(left(grace / 8));
     if (inFlight.size) logger.warn('requests still running at shutdown', { inFlight: inFlight.size });
     await db.close(left(grace / 16));
+    await stopTracing(left(0));
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

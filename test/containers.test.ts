@@ -63,3 +63,17 @@ test('when the Dockerfile is read, then it builds in stages, installs production
   const envNames = [...dockerfile.matchAll(/^ENV (.*)$/gm)].flatMap((m) => [...m[1].matchAll(/([A-Z_]+)=/g)].map((n) => n[1]));
   expect(envNames.filter((n) => n !== 'NODE_ENV' && !known.has(n))).toEqual([]);
 });
+
+test('when the Dockerfile and CI are read, then the image and the extra test runs are Node LTS lines that package.json engines names', () => {
+  const engines: string = JSON.parse(read('package.json')).engines.node;
+  const named = [...engines.matchAll(/\^(\d+)\./g)].map((m) => Number(m[1]));
+  const images = [...read('Dockerfile').matchAll(/^FROM node:(\d+)-bookworm-slim/gm)].map((m) => Number(m[1]));
+  expect(images).toHaveLength(2);
+  const ciLines = read('.ci/run').match(/^LTS_NODES=\$\{LTS_NODES:-([\d ]+)\}$/m)?.[1].split(' ').map(Number);
+  expect(ciLines).toEqual([24, 26]);
+  // Each line is even (LTS) and from 24 on (Node 20 ended on 2026-04-30; it stays named only as the machine's Node CI also runs).
+  for (const major of [...images, ...ciLines!]) {
+    expect(named).toContain(major);
+    expect(major % 2 === 0 && major >= 24).toBe(true);
+  }
+});

@@ -7,7 +7,6 @@ import { constants as zlibConstants } from 'node:zlib';
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
-import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { DataSource } from 'typeorm';
 import { AppError, BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../common/errors';
@@ -35,6 +34,7 @@ import { callerForKey, keyFromHeaders } from '../modules/apikey/api-key.service'
 import { sendRestError } from './rest/errors';
 import { restRouter } from './rest/v1/router';
 import { apiDocsRouter } from './rest/v1/docs';
+import { explorerRouter, sandboxWithLocalFallback } from './http/explorer';
 import { methodNotAllowed, requireBodyType } from './rest/v1/http-rules';
 import { routes } from './rest/v1/routes';
 import { corsMiddleware } from './http/cors';
@@ -258,7 +258,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     allowBatchedHttpRequests: false,
     csrfPrevention: true,
     plugins: [
-      production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      production ? ApolloServerPluginLandingPageDisabled() : sandboxWithLocalFallback(),
       // We send no cache hints; the default cache-control plugin would wrap every field resolver to look for them.
       ApolloServerPluginCacheControlDisabled(),
       {
@@ -363,6 +363,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   // The description of /v1 and its reference page: static documents, outside the rate limit.
   app.use(apiDocsRouter(schema));
+  // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
+  if (!production) app.use(explorerRouter());
   if (rateLimit) app.use(['/graphql', '/v1'], rateLimit.middleware);
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), contextOptions).requireCaller()));
   const lean: LeanDeps = { known: compiledOperations, schema, largeQueries, newContext: (scope, apiKey) => createContext(ds, scope, apiKey, contextOptions), trust };

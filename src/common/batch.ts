@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import { Any, DataSource, EntityTarget, FindOptionsWhere, ObjectLiteral } from 'typeorm';
 import { loaderBatchSize } from './metrics';
 import { Params, selectColumns } from './sql';
 
@@ -74,7 +74,18 @@ export function byKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K)
   return keys.map((key) => map.get(key) ?? null);
 }
 
-/** A loader of rows by primary key: one `WHERE id = ANY(...)` per tick, results in key order, null when absent. */
+/** A loader of entities by primary key through their repository: one `WHERE id = ANY(...)` per tick, in key order, null when absent. */
+export function entitiesById<T extends { id: string }>(ds: DataSource, entity: EntityTarget<T>): PeekLoader<string, T | null> {
+  const repository = ds.getRepository(entity);
+  return new PeekLoader<string, T | null>(
+    observed(`${repository.metadata.tableName}ById`, async (ids) => byKey(ids, await repository.findBy({ id: Any([...ids]) } as FindOptionsWhere<T>), (row) => row.id)),
+  );
+}
+
+/**
+ * A loader of plain rows by primary key (raw SQL over the entity's columns, no hydration): one
+ * `WHERE id = ANY(...)` per tick, results in key order, null when absent. The hot read models' (assets, collections).
+ */
 export function rowsById<T extends ObjectLiteral>(
   ds: DataSource,
   entity: EntityTarget<T>,

@@ -70,9 +70,12 @@ const UUID_NONE = '00000000-0000-4000-8000-000000000000';
 const MAX_DEPTH = 6;
 /** Roots a plan answers come more often than the others. */
 const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers', 'searchAssets', 'searchCollections'];
-/** A search's words: names of the rich market's collections and assets, prefixes, typos, and queries refused. */
+/** A price range's ends (minPrice, maxPrice): prices around the data's, 0, and ones that are no price (a 400). */
+const PRICE_BOUNDS = ['0', '0.25', '0.5', '1', 1.5, '3', '3.000000000000000007', 10, '-1', 'x'];
+
 /** A list's `currency` filter: symbols in any case, addresses (the native one, Ethereum's USDC), and one no chain has. */
 const CURRENCY_FILTERS = ['ETH', 'usdc', 'WETH', 'POL', '0x0000000000000000000000000000000000000000', '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', 'DOGE'];
+/** A search's words: names of the rich market's collections and assets, prefixes, typos, and queries refused. */
 const SEARCH_QUERIES = ['art', 'Art of Alice', 'art of alice #2', 'of bob', 'bob', 'ar', 'polygn things', 'The rare one', '#3', '%', '', ' ', 'x'.repeat(101)];
 
 function literal(value: unknown): string {
@@ -249,6 +252,9 @@ export class DocumentGenerator {
         return r.chance(0.85) && p.eventIds.length ? r.pick(p.eventIds) : r.pick(['0', 'x']);
       case 'currency':
         return r.pick(CURRENCY_FILTERS);
+      case 'minPrice':
+      case 'maxPrice':
+        return r.pick(PRICE_BOUNDS);
       case 'assetId':
         return r.pick([...p.assetIds, UUID_NONE]);
       case 'webhookId':
@@ -339,12 +345,14 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         collection_id: [...p.collectionIds, ...p.contracts],
         kind: ['item', 'collection', 'trait', 'nope'],
         currency: CURRENCY_FILTERS,
+        min_price: PRICE_BOUNDS,
+        max_price: PRICE_BOUNDS,
       },
     ],
     [`/v1/offers/${r.pick([...p.offerIds, UUID_NONE, 'x'])}`, {}],
     [
       '/v1/orders',
-      { order_by: orderBy('OrderOrderBy'), chain_id: ['1', '137'], token_address: p.contracts, token_id: p.tokenIds, collection_id: p.collectionIds, owner_id: p.owners, status: ['completed', 'nope'], currency: CURRENCY_FILTERS },
+      { order_by: orderBy('OrderOrderBy'), chain_id: ['1', '137'], token_address: p.contracts, token_id: p.tokenIds, collection_id: p.collectionIds, owner_id: p.owners, status: ['completed', 'nope'], currency: CURRENCY_FILTERS, min_price: PRICE_BOUNDS, max_price: PRICE_BOUNDS },
     ],
     [`/v1/orders/${r.pick([...p.orderIds, UUID_NONE])}`, {}],
     ['/v1/events', { after: [...p.eventIds, 'x'], types: EVENT_TYPES, collection_id: [...p.collectionIds, ...p.contracts], asset_id: p.assetIds, limit: [1, 5, 1000, 1001, 0] }],

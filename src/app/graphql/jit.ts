@@ -8,6 +8,7 @@ import { coerceVariables } from './variables';
 import { checkVariables } from '../../common/limits';
 import { StatementTimeoutError, UnavailableError, ValidationError } from '../../common/errors';
 import { logger } from '../../common/logger';
+import { traceOperation } from '../../common/tracing';
 import type { SqlPlan } from './sql-plan';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
@@ -24,6 +25,22 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
  * (no `data`), then the operation takes its turn at the gate if it is large, and runs compiled when `compiled` is given, else through graphql-js.
  */
 export async function runOperation(
+  schema: GraphQLSchema,
+  largeQueries: QueryGate,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  context: Context,
+  compiled?: CompiledQuery,
+  plan?: SqlPlan,
+): Promise<ExecutionResult> {
+  // Every road runs its operation here: this is the operation's span (off: the call itself).
+  return traceOperation(operation.operation, operation.name?.value, context.scope, () =>
+    runUntraced(schema, largeQueries, document, operation, variables, context, compiled, plan),
+  );
+}
+
+async function runUntraced(
   schema: GraphQLSchema,
   largeQueries: QueryGate,
   document: DocumentNode,
@@ -146,6 +163,9 @@ export function jitGateway(schema: GraphQLSchema, largeQueries: QueryGate, known
     async load() {
       return {
         executor: async (request) => {
+          // No operation of the document answers to operationName (or several and none named): graphql-js's
+          // own refusal, which Apollo turns into a 400 (an explorer may send the name of an operation just deleted).
+          if (!request.operation) return (await execute({ schema, document: request.document, operationName: request.request.operationName })) as never;
           const { compiled, result } = run(request.document, request.operation, request.request.variables ?? {}, request.context as Context);
           const answer = await result;
           // Validated by Apollo and compiled: later requests with this text may take the lean path (lean.ts).

@@ -1,6 +1,7 @@
 import { NextFunction, Request, Response } from 'express';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
+import { nameRequestSpan, requestSpan } from '../../common/tracing';
 
 /** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
@@ -19,9 +20,11 @@ function operationLabel(name: string | undefined): string {
 
 const pathOf = (req: Request) => (req.originalUrl ?? req.url).split('?')[0];
 const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
+/** The explorer's page and files (http/explorer.ts) are pages, not GraphQL requests. */
+const isExplorer = (path: string) => path.startsWith('/graphql/explorer');
 
 function doorOf(path: string): Door {
-  if (path.startsWith('/graphql')) return 'graphql';
+  if (path.startsWith('/graphql') && !isExplorer(path)) return 'graphql';
   return path.startsWith('/v1/') && !isDocs(path) ? 'rest' : 'other';
 }
 
@@ -29,6 +32,7 @@ function doorOf(path: string): Door {
 function routeOf(req: Request, door: Door, path: string): string {
   if (door === 'graphql') return operationLabel(req.scope?.operation);
   if (door === 'rest') return req.scope?.route ?? '(unmatched)';
+  if (isExplorer(path)) return '/graphql/explorer';
   return OWN_PATHS.has(path) ? path : path.startsWith('/v1/docs') ? '/v1/docs' : '(unmatched)';
 }
 
@@ -53,11 +57,15 @@ export function observeRequests(options: ObserveOptions) {
 
 /** Writes the request's log line and metrics when its response has been sent; `started`: performance.now() at its start. */
 export function observeRequest(req: Request, res: Response, options: ObserveOptions, started: number): void {
+  // The request's trace (OTEL_*): its id goes into the log line, its span is named after the route.
+  const span = requestSpan();
   res.on('finish', () => {
     const durationMs = performance.now() - started;
     const path = pathOf(req);
     const door = doorOf(path);
     const route = routeOf(req, door, path);
+    const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? req.scope?.route : undefined;
+    if (span && spanRoute) nameRequestSpan(span, req.method, spanRoute);
     const sqlStatements = req.scope?.sqlStatements;
     if (options.metrics) {
       httpRequests.inc({ door, route, status: res.statusCode });
@@ -76,6 +84,7 @@ export function observeRequest(req: Request, res: Response, options: ObserveOpti
       status: res.statusCode,
       durationMs: Math.round(durationMs * 10) / 10,
       sqlStatements,
+      traceId: span?.spanContext().traceId,
     };
     if (slow) logger.warn('slow request', fields);
     else logger.info('request', fields);

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { PeekLoader, rowsById } from '../../common/batch';
+import { entitiesById, PeekLoader } from '../../common/batch';
 import { Category } from './category.entity';
 import { Tag } from './tag.entity';
 
@@ -11,5 +11,5 @@ declare module '../../common/request/context' {
 }
 
 export function createCatalogLoaders(ds: DataSource) {
-  return { categoryById: rowsById(ds, Category, 'text'), tagById: rowsById(ds, Tag, 'text') };
+  return { categoryById: entitiesById(ds, Category), tagById: entitiesById(ds, Tag) };
 }

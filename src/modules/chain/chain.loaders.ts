@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { PeekLoader, rowsById } from '../../common/batch';
+import { entitiesById, PeekLoader } from '../../common/batch';
 import { Chain } from './chain.entity';
 
 declare module '../../common/request/context' {
@@ -9,5 +9,5 @@ declare module '../../common/request/context' {
 }
 
 export function createChainLoaders(ds: DataSource) {
-  return { chainById: rowsById(ds, Chain, 'text') };
+  return { chainById: entitiesById(ds, Chain) };
 }

@@ -87,7 +87,7 @@ export class Collection {
   @Column({ name: 'instagram_username', type: 'varchar', length: 100, nullable: true })
   instagramUsername: string | null;
 
-  @Column({ name: 'fees', type: 'jsonb', default: () => "'[]'::jsonb" })
+  @Column({ name: 'fees', type: 'jsonb', default: () => "'[]'" })
   royaltyFees: StoredFee[];
 
   @Field(() => CollectionStatus)

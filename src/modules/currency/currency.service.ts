@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { Chain } from '../chain/chain.entity';
 import type { Context } from '../../common/request/context';
 import type { CurrencySetting } from '../../config';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
@@ -63,15 +64,21 @@ export function checkPriceDecimals(problems: Problems, field: string, price: str
 export async function addConfiguredCurrencies(ds: DataSource, settings: readonly CurrencySetting[]): Promise<void> {
   for (const s of settings) {
     const described = `CURRENCIES: ${s.chainId}:${s.symbol}:${s.address}:${s.decimals}`;
-    const [chain] = await ds.query('SELECT id FROM chains WHERE id = $1', [s.chainId]);
-    if (!chain) throw new Error(`${described}: no chain ${s.chainId} (see the chains query)`);
-    const [clash] = await ds.query('SELECT address FROM currencies WHERE chain_id = $1 AND upper(symbol) = upper($2) AND address <> $3', [s.chainId, s.symbol, s.address]);
+    if (!(await ds.getRepository(Chain).existsBy({ id: s.chainId }))) throw new Error(`${described}: no chain ${s.chainId} (see the chains query)`);
+    const currencies = ds.getRepository(Currency);
+    const clash = await currencies
+      .createQueryBuilder('c')
+      .where('c.chainId = :chainId AND upper(c.symbol) = upper(:symbol) AND c.address <> :address', s)
+      .getOne();
     if (clash) throw new Error(`${described}: chain ${s.chainId} has ${s.symbol} at ${clash.address} already`);
-    await ds.query(
-      'INSERT INTO currencies (chain_id, address, symbol, decimals) VALUES ($1, $2, $3, $4) ON CONFLICT (chain_id, address) DO NOTHING',
-      [s.chainId, s.address, s.symbol, s.decimals],
-    );
-    const [stored] = await ds.query('SELECT symbol, decimals FROM currencies WHERE chain_id = $1 AND address = $2', [s.chainId, s.address]);
+    // ON CONFLICT (chain_id, address) DO NOTHING: a token already there is kept as it is.
+    await currencies
+      .createQueryBuilder()
+      .insert()
+      .values({ chainId: s.chainId, address: s.address, symbol: s.symbol, decimals: s.decimals })
+      .orUpdate([], ['chain_id', 'address'])
+      .execute();
+    const stored = await currencies.findOneByOrFail({ chainId: s.chainId, address: s.address });
     if (stored.symbol !== s.symbol || Number(stored.decimals) !== s.decimals) {
       throw new Error(`${described}: the token is configured already as ${stored.symbol} with ${stored.decimals} decimals`);
     }

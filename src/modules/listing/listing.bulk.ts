@@ -2,11 +2,14 @@ import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { AppError, ForbiddenError, ItemProblem, ItemsError, itemProblems, ValidationError } from '../../common/errors';
 import { updateReturning } from '../../common/sql';
+import { AssetStatus } from '../asset/asset.entity';
+import { setAssetsStatus } from '../asset/asset.status';
 import { findCollectionByRef } from '../collection/collection.service';
 import { EventLog, EventType, withEvents } from '../event/event.log';
 import { lockAssets } from './auction';
 import { checkListing, CheckedListing, insertListings } from './listing.service';
-import { isActiveListingSql, listingsByIds } from './listing.sql';
+import { isActiveListingSql } from './listing.sql';
+import { listingsByIds } from './listing.read';
 import { CancelledByMaker, CreatedListings, CreateListingInput, MAX_BULK_LISTINGS } from './listing.types';
 import type { EntityManager } from 'typeorm';
 
@@ -109,7 +112,7 @@ const LISTINGS_CANCEL: MakerCancel = {
   cancel: `UPDATE listings l SET status = 'cancelled', updated_at = $2 WHERE l.id = ANY($1::uuid[]) AND ${isActiveListingSql('l', '$2')}
            RETURNING l.id, l.asset_id AS "assetId"`,
   after: async (m, cancelled, now) => {
-    if (cancelled.length) await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = ANY($1::uuid[])`, [cancelled.map((c) => c.assetId), now]);
+    if (cancelled.length) await setAssetsStatus(m, cancelled.flatMap((c) => (c.assetId ? [c.assetId] : [])), AssetStatus.UNLISTED, now);
   },
 };
 

@@ -4,7 +4,8 @@ import { byKey, observed, pagesByParent, PeekLoader } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
-import { activeListingsByAssets, floorListingSql, listingColumns, listingsByIds } from './listing.sql';
+import { floorListingSql } from './listing.sql';
+import { activeListingsByAssets, listingColumns, listingsByIds } from './listing.read';
 import { listingListQuery } from './listing.service';
 import { Listing, ListingListArgs } from './listing.types';
 

@@ -8,11 +8,14 @@ import { ADDRESS, UUID, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { compareDecimals } from '../../common/decimal';
 import { checkSignature } from '../../common/eip712';
-import { Asset } from '../asset/asset.entity';
+import { Asset, AssetStatus } from '../asset/asset.entity';
+import { setAssetsStatus } from '../asset/asset.status';
 import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
-import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, UpdateListingInput } from './listing.types';
-import { activeListingsByAssets, currentPriceSql, listingColumns, listingsByIds, listingStatusSql } from './listing.sql';
+import { ListingRecord } from './listing.entity';
+import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
+import { currentPriceSql, listingStatusSql } from './listing.sql';
+import { activeListingsByAssets, listingColumns, listingsByIds } from './listing.read';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
@@ -257,7 +260,7 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
     });
   }
   if (outcomes.every((o) => typeof o === 'string')) {
-    await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [[...firstOf.keys()], now]);
+    await setAssetsStatus(m, [...firstOf.keys()], AssetStatus.LISTED, now);
     for (const id of outcomes as string[]) events.add('listing.created', 'listing', id);
   }
   return outcomes as (string | AppError)[];
@@ -343,13 +346,11 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
   const now = clock.now();
   await withEvents(ctx.ds, async (m, events) => {
     await lockAsset(m, events, asset.id, now);
-    const [changed] = await updateReturning(
-      m,
-      `UPDATE listings SET status = 'cancelled', updated_at = $2 WHERE id = $1 AND status = 'active' RETURNING id`,
-      [listing.id, now],
-    );
-    if (!changed) throw new ConflictError('the listing was sold or cancelled meanwhile');
-    await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = $1`, [asset.id, now]);
+    const { affected } = await m
+      .getRepository(ListingRecord)
+      .update({ id: listing.id, status: ListingStatus.ACTIVE }, { status: ListingStatus.CANCELLED, updatedAt: now });
+    if (!affected) throw new ConflictError('the listing was sold or cancelled meanwhile');
+    await setAssetsStatus(m, [asset.id], AssetStatus.UNLISTED, now);
     events.add('listing.cancelled', 'listing', listing.id);
   });
   return readListing(ctx, listing.id);
@@ -416,7 +417,7 @@ export async function inactivatableListings(m: EntityManager, assetIds: readonly
 export async function inactivateListings(m: EntityManager, listings: readonly InactivatableListing[], now: Date): Promise<void> {
   if (!listings.length) return;
   await m.query(`UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [listings.map((l) => l.id), now]);
-  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = ANY($1::uuid[])`, [[...new Set(listings.map((l) => l.assetId))], now]);
+  await setAssetsStatus(m, [...new Set(listings.map((l) => l.assetId))], AssetStatus.UNLISTED, now);
 }
 
 /**
@@ -443,6 +444,6 @@ export async function reactivateListings(
     [assetId, listingIds, owner, now],
   );
   if (!active.length) return;
-  await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [assetId, now]);
+  await setAssetsStatus(m, [assetId], AssetStatus.LISTED, now);
   for (const { id } of active) events.add('listing.reactivated', 'listing', id, { reason: 'the transfer that made it inactive was undone by a reorg', ...extra });
 }

@@ -1,7 +1,6 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Params } from '../../common/sql';
 import { isNativeSql } from '../currency/currency.entity';
-import { Listing } from './listing.types';
 
 /** Microseconds from `from` to `to`, as an exact integer (numeric). */
 const micros = (from: string, to: string) => `round(EXTRACT(EPOCH FROM (${to} - ${from})) * 1000000)`;
@@ -53,35 +52,6 @@ export function floorListingSql(collectionId: string, now: string, columns: stri
     ORDER BY ${currentPriceSql('l', now)} ASC, l.id LIMIT 1`;
 }
 
-export function listingColumns(now: string): string {
-  return `l.id, l.asset_id AS "assetId", l.collection_id AS "collectionId", l.seller, l.order_type AS "orderType",
-    ${listingStatusSql('l', now)} AS status, l.inactive_reason AS "inactiveReason",
-    l.start_price::text AS "startPrice", l.accept_price::text AS "acceptPrice", ${currentPriceSql('l', now)}::text AS "currentPrice",
-    l.listing_time AS "listingTime", l.closing_date AS "closingDate", l.maker_fees AS "makerFees", l.signature, l.currency AS "currencyAddress",
-    a.name, a.token_address AS "tokenAddress", a.token_id::text AS "tokenId", a.chain_id AS "chainId",
-    l.created_at AS "createdAt", l.updated_at AS "updatedAt"`;
-}
-
-/** Listings by id, with their computed figures. */
-export async function listingsByIds(db: DataSource | EntityManager, ids: readonly string[], now: Date): Promise<Listing[]> {
-  const p = new Params();
-  const nowParam = p.add(now);
-  return db.query(
-    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id WHERE l.id = ANY(${p.add(ids)}::uuid[])`,
-    p.values,
-  );
-}
-
-/** The active listing of each asset, if it has one now. */
-export async function activeListingsByAssets(db: DataSource | EntityManager, assetIds: readonly string[], now: Date): Promise<Listing[]> {
-  const p = new Params();
-  const nowParam = p.add(now);
-  return db.query(
-    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id
-     WHERE l.asset_id = ANY(${p.add(assetIds)}::uuid[]) AND ${isActiveListingSql('l', nowParam)}`,
-    p.values,
-  );
-}
 
 /** The prices an offer on the asset meets, from its active listing now (none without one). */
 export interface ListingTerms {

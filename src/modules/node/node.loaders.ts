@@ -20,7 +20,7 @@ import { StatisticsRecord } from '../statistics/statistics.types';
 import { Webhook } from '../webhook/webhook.types';
 import { Trait, TraitKey, traitsByKeys } from '../asset/asset.traits';
 import { eventsAt } from '../event/event.service';
-import { listingsByIds } from '../listing/listing.sql';
+import { listingsByIds } from '../listing/listing.read';
 import { webhooksByIds } from '../webhook/webhook.service';
 import { Keys, parseKey } from './node.keys';
 

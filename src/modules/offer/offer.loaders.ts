@@ -3,8 +3,9 @@ import { DataSource } from 'typeorm';
 import { byKey, observed, pagesByParent } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
-import { Params } from '../../common/sql';
-import { assetOffersSql, offerColumns, offersByIds, offerStatusSql } from './offer.sql';
+import { offersByIds } from './offer.sql';
+import { assetOffersSql, OFFER_READ, offerStatusSql } from './offer.read';
+import { selectList, sqlScope } from '../../common/read-model';
 import { offerListQuery, OfferSource } from './offer.service';
 import { NestedOfferArgs, Offer, OfferPageArgs } from './offer.types';
 import { isNativeSql } from '../currency/currency.entity';
@@ -46,7 +47,7 @@ const BIDS: OfferSource = {
 
 /** Pages of offers of many parents, one statement per batch (offerListQuery over `source`). */
 function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, source: OfferSource, parent: { column: string; sqlType: 'uuid' | 'text' }) {
-  return pagesByParent<A, Page<Offer>>(name, (args, ids) => fetchPagesByParent<Offer>(ds, offerListQuery(args, new Params(), source), { ...parent, ids }));
+  return pagesByParent<A, Page<Offer>>(name, (args, ids) => fetchPagesByParent<Offer>(ds, offerListQuery(args, sqlScope(), source), { ...parent, ids }));
 }
 
 /**
@@ -54,11 +55,12 @@ function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, sourc
  * started, in the native currency (as the statistics), the highest price (the earliest of equal ones, as an auction's winning bid). One statement.
  */
 async function topCollectionOffers(ds: DataSource, collectionIds: readonly string[]): Promise<Offer[]> {
-  const p = new Params();
-  const now = p.add(clock.now());
+  const s = sqlScope();
+  const { p } = s;
+  const now = s.now();
   return ds.query(
     `SELECT x.* FROM unnest(${p.add(collectionIds)}::uuid[]) AS c(id)
-     CROSS JOIN LATERAL (SELECT ${offerColumns(now)} FROM offers o
+     CROSS JOIN LATERAL (SELECT ${selectList(OFFER_READ, s)} FROM offers o
        WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${isNativeSql('o')} AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz
        ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x`,
     p.values,
@@ -72,14 +74,15 @@ async function topCollectionOffers(ds: DataSource, collectionIds: readonly strin
  * One statement.
  */
 async function topAssetOffers(ds: DataSource, assetIds: readonly string[]): Promise<Array<Offer & { forAssetId: string }>> {
-  const p = new Params();
-  const now = p.add(clock.now());
+  const s = sqlScope();
+  const { p } = s;
+  const now = s.now();
   const traitsCarried = `NOT EXISTS (SELECT 1 FROM jsonb_array_elements(o.traits) want(v) WHERE NOT EXISTS (
        SELECT 1 FROM asset_traits at JOIN jsonb_array_elements(o.traits) alt(v) ON alt.v->>'trait_type' = at.trait_type AND alt.v->>'value' = at.value
        WHERE at.asset_id = a.id AND at.trait_type = want.v->>'trait_type'))`;
   return ds.query(
     `SELECT x.*, a.id AS "forAssetId" FROM assets a
-     CROSS JOIN LATERAL (SELECT ${offerColumns(now)} FROM offers o
+     CROSS JOIN LATERAL (SELECT ${selectList(OFFER_READ, s)} FROM offers o
        WHERE (${assetOffersSql('o', 'a')} OR (o.kind = 'trait' AND o.collection_id = a.collection_id AND ${traitsCarried}))
          AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz AND o.taker <> a.owner
        ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x
@@ -95,7 +98,7 @@ export function createOfferLoaders(ds: DataSource) {
     offerPagesByAsset: offerPages<NestedOfferArgs>(
       ds,
       'offerPagesByAsset',
-      { from: `offers o JOIN assets pa ON ${assetOffersSql('o', 'pa')}`, where: [] },
+      { from: `offers o JOIN assets pa ON ${OFFER_READ.pagesOf['Asset.offers']('o', 'pa')}`, where: [] },
       { column: 'pa.id', sqlType: 'uuid' },
     ),
     offerPagesByCollection: offerPages<NestedOfferArgs>(ds, 'offerPagesByCollection', offers, { column: 'o.collection_id', sqlType: 'uuid' }),

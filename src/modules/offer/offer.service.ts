@@ -18,16 +18,14 @@ import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
 import { completeSales, selfTrade } from '../order/sale';
-import { checkCurrencyFilter, checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
-import { offerColumns, offersByIds, offerStatusSql } from './offer.sql';
+import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { offersByIds } from './offer.sql';
+import { OFFER_READ } from './offer.read';
+import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
-/** The sorts of offers over their row `o` (SQL plans read them too). */
-export const OFFER_SORTS: Record<OfferOrderBy, SortKey> = {
-  [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },
-  [OfferOrderBy.PRICE]: { expression: 'o.price', sqlType: 'numeric' },
-  [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz' },
-};
+/** The sorts of offers over their row `o`. */
+export const OFFER_SORTS = OFFER_READ.sorts as Record<OfferOrderBy, SortKey>;
 
 /** What a list of offers is: `from` (offers `o`, joined to whatever names their parent), and conditions on them. */
 export interface OfferSource {
@@ -36,33 +34,26 @@ export interface OfferSource {
 }
 
 /**
- * The list of offers with the filters every offer list takes (status as read now, kind), over `source`:
- * the root list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
+ * The list of offers with the filters every offer list takes (offer.read.ts), over `source`: the root
+ * list's and each relation's (an asset's, a collection's, an account's, an auction's bids).
  */
-export function offerListQuery(
-  args: OfferPageArgs & { kind?: OfferKind | null; currency?: string | null },
-  p = new Params(),
-  source: OfferSource = { from: 'offers o', where: [] },
-): ListQuery {
-  const now = p.add(clock.now());
-  const where = [...source.where];
-  if (args.status != null) where.push(`${offerStatusSql('o', now)} = ${p.add(args.status)}`);
-  if (args.kind != null) where.push(`o.kind = ${p.add(args.kind)}`);
-  if (args.currency != null) where.push(currencyFilterSql(p, 'o.currency', 'o.chain_id', args.currency));
-  return { from: source.from, columns: offerColumns(now), idExpression: 'o.id', where, params: p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
+export function offerListQuery(args: OfferPageArgs, s = sqlScope(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
+  checkFilters(OFFER_READ.filters, args);
+  const columns = selectList(OFFER_READ, s);
+  const where = [...source.where, ...filterConditions(OFFER_READ.filters, s, 'o', args)];
+  return { from: source.from, columns, idExpression: 'o.id', where, params: s.p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Page<Offer>> {
+  checkFilters([...OFFER_READ.rootFilters, ...OFFER_READ.filters], args);
   await checkCurrencyFilter(ctx, args.currency);
-  const p = new Params();
+  const s = sqlScope();
   const where: string[] = [];
-  const chain = await chainCondition(ctx, p, 'o.chain_id', args.chainId);
+  const chain = await chainCondition(ctx, s.p, 'o.chain_id', args.chainId);
   if (chain) where.push(chain);
-  if (args.tokenAddress != null) where.push(`o.token_address = ${p.add(args.tokenAddress)}`);
-  if (args.tokenId != null) where.push(`o.token_id = ${p.add(args.tokenId)}::numeric`);
-  if (args.ownerId != null) where.push(`o.taker = ${p.add(args.ownerId)}`);
-  if (args.collectionId != null) where.push(`o.collection_id = ${p.add((await findCollectionByRef(ctx, args.collectionId)).id)}`);
-  return fetchPage<Offer>(ctx.ds, offerListQuery(args, p, { from: 'offers o', where }));
+  const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
+  where.push(...filterConditions(OFFER_READ.rootFilters, s, 'o', { ...args, collectionId }));
+  return fetchPage<Offer>(ctx.ds, offerListQuery(args, s, { from: 'offers o', where }));
 }
 
 export async function getOffer(ctx: Context, id: string): Promise<Offer> {

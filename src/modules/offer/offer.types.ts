@@ -131,6 +131,12 @@ export class OfferPageArgs extends PageArgs {
 
   @Field(() => OfferStatus, { nullable: true })
   status?: OfferStatus | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at least this (in their own currency: see currency)' })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at most this (in their own currency: see currency)' })
+  maxPrice?: string | null;
 }
 
 /** The arguments of an asset's, a collection's or an account's offers. */
@@ -168,6 +174,12 @@ export class OfferListArgs extends TokenListArgs {
     description: "Only offers in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given",
   })
   currency?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at least this (in their own currency: see currency)' })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at most this (in their own currency: see currency)' })
+  maxPrice?: string | null;
 }
 
 @InputType()

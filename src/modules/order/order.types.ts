@@ -105,6 +105,12 @@ export class NestedOrderArgs extends PageArgs {
 
   @Field(() => String, { nullable: true, description: "Only sales in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given" })
   currency?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at least this (in their own currency: see currency)' })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at most this (in their own currency: see currency)' })
+  maxPrice?: string | null;
 }
 
 @ArgsType()
@@ -123,4 +129,10 @@ export class OrderListArgs extends TokenListArgs {
 
   @Field(() => String, { nullable: true, description: "Only sales in this currency: its address or symbol (each chain's own, as USDC). Sorting by price compares amounts of one currency only when given" })
   currency?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at least this (in their own currency: see currency)' })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: 'Only those priced at most this (in their own currency: see currency)' })
+  maxPrice?: string | null;
 }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { ConflictError } from '../../common/errors';
 import { updateReturning } from '../../common/sql';
+import { AssetStatus } from '../asset/asset.entity';
+import { setAssetsStatus } from '../asset/asset.status';
 import type { EventLog } from '../event/event.log';
 import { OfferKind } from '../offer/offer.types';
 import type { Offer } from '../offer/offer.types';
@@ -275,7 +277,7 @@ async function reserveSales(m: EntityManager, batch: readonly Selling[], now: Da
   }
   const units = await reserveOfferUnits(m, batch, now);
   const heldListings = await closeListings(m, batch, now, 'pending');
-  await m.query(`UPDATE assets SET status = 'unlisted', updated_at = $2 WHERE id = ANY($1::uuid[])`, [batch.map((s) => s.asset.id), now]);
+  await setAssetsStatus(m, batch.map((s) => s.asset.id), AssetStatus.UNLISTED, now);
   const deadline = new Date(now.getTime() + settlement.deadlineSeconds * 1000);
   await insertOrders(
     m,

@@ -1,6 +1,8 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { PendingSettlements, settlementsCompleted, settlementsFailed, settlementsReopened } from '../../common/metrics';
 import { updateReturning } from '../../common/sql';
+import { AssetStatus } from '../asset/asset.entity';
+import { setAssetsStatus } from '../asset/asset.status';
 import type { EventLog } from '../event/event.log';
 import { endOtherOffers, offerFilled, saleCurrency } from './sale';
 import { settlement } from './settlement.settings';
@@ -137,7 +139,7 @@ async function releaseListing(m: EntityManager, events: EventLog, listingId: str
   );
   if (!released) return;
   if (released.status === 'active') {
-    await m.query(`UPDATE assets SET status = 'listed', updated_at = $2 WHERE id = $1`, [released.assetId, now]);
+    await setAssetsStatus(m, [released.assetId], AssetStatus.LISTED, now);
     events.add('listing.reactivated', 'listing', listingId, why);
   } else if (released.status === 'inactive') {
     events.add('listing.inactivated', 'listing', listingId, why);

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { Any, DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
 import { fetchPage, Page, PageArgs, SortKey } from '../../common/pagination';
@@ -9,7 +9,9 @@ import { unknownEventTypes } from '../event/event.log';
 import { positionOf } from '../event/event.service';
 import { newSecret } from './webhook.signing';
 import { checkHost, hostOf, TargetRefusedError } from './webhook.target';
-import { CreateWebhookInput, Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryArgs } from './webhook.types';
+import { Asset } from '../asset/asset.entity';
+import { WebhookDeliveryRecord, WebhookRecord } from './webhook.entity';
+import { CreateWebhookInput, Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryArgs, WebhookDeliveryStatus } from './webhook.types';
 
 const MAX_URL = 2048;
 /** Webhooks one API key may have: each costs the workers a look at every new event. */
@@ -19,6 +21,24 @@ const POSITION = /^(0|[1-9][0-9]{0,17})$/;
 const COLUMNS = `w.id, w.url, w.event_types AS "eventTypes", w.collection_id AS "collectionId", w.asset_id AS "assetId",
   w.status, w.disabled_reason AS "disabledReason", w.disabled_at AS "disabledAt", w."cursor"::text AS "cursor",
   NULL::text AS secret, w.created_at AS "createdAt", w.updated_at AS "updatedAt"`;
+
+/** A stored webhook as the API shows it: never its secret (createWebhook alone returns that). */
+function webhookOf(record: WebhookRecord): Webhook {
+  return {
+    id: record.id,
+    url: record.url,
+    eventTypes: record.eventTypes,
+    collectionId: record.collectionId,
+    assetId: record.assetId,
+    status: record.status,
+    disabledReason: record.disabledReason,
+    disabledAt: record.disabledAt,
+    cursor: record.cursor,
+    secret: null,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
 
 const BY_CREATED: SortKey = { expression: 't.created_at', sqlType: 'timestamptz' };
 
@@ -48,7 +68,7 @@ export async function createWebhook(ctx: Context, input: CreateWebhookInput): Pr
   if (badAssetId) problems.add('assetId', `must be an asset id (UUID), got ${JSON.stringify(input.assetId)}`);
   // An unknown event type or a malformed asset id is a 400 (as in the events query, which takes the same filter), naming every problem.
   if (unknownTypes || badAssetId) problems.throwIfAnyMalformed();
-  const [{ n }] = await ctx.ds.query('SELECT count(*)::int AS n FROM webhooks WHERE api_key_id = $1', [caller.keyId]);
+  const n = await ctx.ds.getRepository(WebhookRecord).countBy({ apiKeyId: caller.keyId });
   if (n >= MAX_WEBHOOKS_PER_KEY) problems.add('webhooks', `this API key has ${n} webhooks, the most it may have (${MAX_WEBHOOKS_PER_KEY}); delete one first`);
   problems.throwIfAny();
   let privateTarget = false;
@@ -60,12 +80,10 @@ export async function createWebhook(ctx: Context, input: CreateWebhookInput): Pr
   }
   const collectionId = input.collectionId != null ? (await findCollectionByRef(ctx, input.collectionId)).id : null;
   const assetId = input.assetId != null ? input.assetId.toLowerCase() : null;
-  if (assetId) {
-    const [asset] = await ctx.ds.query('SELECT 1 FROM assets WHERE id = $1', [assetId]);
-    if (!asset) throw new NotFoundError(`no asset with id ${assetId}`);
-  }
+  if (assetId && !(await ctx.ds.getRepository(Asset).existsBy({ id: assetId }))) throw new NotFoundError(`no asset with id ${assetId}`);
   const secret = newSecret();
   // Deliveries start after the last event committed now: the endpoint receives what happens from here on.
+  // Raw SQL: the cursor is read from event_sequence in the same statement.
   const [row] = await ctx.ds.query(
     `INSERT INTO webhooks AS w (api_key_id, url, event_types, collection_id, asset_id, secret, private_target, "cursor")
      SELECT $1, $2, $3::text[], $4, $5, $6, $7, s.last FROM event_sequence s
@@ -91,11 +109,12 @@ export async function listWebhooks(ctx: Context, args: PageArgs): Promise<Page<W
 }
 
 /** Webhooks by id, whoever's they are, each with the id of the API key it belongs to (a Node lookup checks it). */
-export function webhooksByIds(ds: DataSource, ids: readonly string[]): Promise<(Webhook & { apiKeyId: string })[]> {
-  return ds.query(`SELECT ${COLUMNS}, w.api_key_id AS "apiKeyId" FROM webhooks w WHERE w.id = ANY($1::uuid[])`, [ids]);
+export async function webhooksByIds(ds: DataSource, ids: readonly string[]): Promise<(Webhook & { apiKeyId: string })[]> {
+  const records = await ds.getRepository(WebhookRecord).findBy({ id: Any([...ids]) });
+  return records.map((record) => ({ ...webhookOf(record), apiKeyId: record.apiKeyId }));
 }
 
-/** The caller's webhook; another key's is as absent as one that never was (404). */
+/** A statement on the caller's webhook that returns its columns (raw SQL: one statement, DELETE or UPDATE ... RETURNING); 404 when it finds none. */
 async function ownWebhookQuery(ctx: Context, id: string, statement: (where: string) => string): Promise<Webhook> {
   const caller = await ctx.requireCaller();
   if (!UUID.test(id)) throw new NotFoundError(`no webhook with id ${id}`);
@@ -106,8 +125,12 @@ async function ownWebhookQuery(ctx: Context, id: string, statement: (where: stri
   return row;
 }
 
-export function getWebhook(ctx: Context, id: string): Promise<Webhook> {
-  return ownWebhookQuery(ctx, id, (where) => `SELECT ${COLUMNS} FROM webhooks w WHERE ${where}`);
+/** The caller's webhook; another key's is as absent as one that never was (404). */
+export async function getWebhook(ctx: Context, id: string): Promise<Webhook> {
+  const caller = await ctx.requireCaller();
+  const found = UUID.test(id) ? await ctx.ds.getRepository(WebhookRecord).findOneBy({ id: id.toLowerCase(), apiKeyId: caller.keyId }) : null;
+  if (!found) throw new NotFoundError(`no webhook with id ${id}`);
+  return webhookOf(found);
 }
 
 export function deleteWebhook(ctx: Context, id: string): Promise<Webhook> {
@@ -146,13 +169,12 @@ export async function replayWebhook(ctx: Context, id: string, given: string): Pr
   }
   const webhook = await getWebhook(ctx, id);
   await ctx.ds.transaction(async (m) => {
-    await m.query(`UPDATE webhook_deliveries SET status = 'cancelled', completed_at = now(), next_attempt_at = NULL WHERE webhook_id = $1 AND status = 'pending'`, [
-      webhook.id,
-    ]);
-    await m.query(
-      `UPDATE webhooks SET "cursor" = $2, next_attempt_at = now(), lease_token = NULL, lease_until = NULL, updated_at = now() WHERE id = $1`,
-      [webhook.id, after],
-    );
+    await m
+      .getRepository(WebhookDeliveryRecord)
+      .update({ webhookId: webhook.id, status: WebhookDeliveryStatus.PENDING }, { status: WebhookDeliveryStatus.CANCELLED, completedAt: () => 'now()', nextAttemptAt: null });
+    await m
+      .getRepository(WebhookRecord)
+      .update({ id: webhook.id }, { cursor: after, nextAttemptAt: () => 'now()', leaseToken: null, leaseUntil: null, updatedAt: () => 'now()' });
   });
   return getWebhook(ctx, id);
 }

@@ -7,6 +7,7 @@ import type { WebhookSettings } from '../../config';
 import { jsonWithExactNumbers, withExactTwins } from '../../common/decimal';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
+import { traceTask } from '../../common/tracing';
 import { HEADERS, signature } from './webhook.signing';
 import { checkedLookup, hostOf, isInternalAddress } from './webhook.target';
 
@@ -197,7 +198,10 @@ export class WebhookWorker {
         );
         return;
       }
-      const delivered = await this.deliver(webhook, token, event);
+      // A trace per attempt (OTEL_*): its statements and its POST, which carries the trace's traceparent.
+      const delivered = await traceTask('webhook delivery', { 'webhook.id': webhook.id, 'webhook.event_id': event.id, 'webhook.event_type': event.type }, () =>
+        this.deliver(webhook, token, event),
+      );
       if (!delivered) return;
       cursor = event.id;
     }

@@ -1,8 +1,7 @@
 import { EntityMetadata } from 'typeorm';
 import { getNamedType, getNullableType, GraphQLEnumType, GraphQLField, isEnumType, isListType } from 'graphql';
-import { currentPriceSql, listingStatusSql } from '../../../modules/listing/listing.sql';
-import { offerStatusSql } from '../../../modules/offer/offer.sql';
-import { Build, enumPart, isoSql, nowOf, Part, plain, Render, serialized } from './parts';
+import { fieldSql, ReadModel } from '../../../common/read-model';
+import { Build, enumPart, isoSql, Part, plain, Render, scopeOf, serialized } from './parts';
 
 /**
  * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a listing's fields (the
@@ -54,120 +53,41 @@ export function columnRender(metadata: EntityMetadata, field: GraphQLField<unkno
 }
 
 /**
- * Listing is not an entity: its fields are listing.sql.ts's listingColumns, in SQL over the listing's row
- * (`l`) and its asset's (`a`, the asset the listing is nested in).
+ * A leaf declared by a read model (common/read-model.ts), as its service reads it: `<name>Decimal` is the
+ * exact twin of a decimal field `<name>`; `joined` names the aliases of the rows joined to the noun's (a
+ * listing's asset). Undefined for a field it does not declare or the service alone reads (relations are
+ * objects.ts's).
  */
-export function listingRender(field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
-  const asset = (b: Build, l: string) => b.assetOf.get(l)!;
+export function readFieldPart(
+  model: ReadModel,
+  field: GraphQLField<unknown, unknown>,
+  key: string,
+  joined?: (b: Build, row: string) => Record<string, string>,
+): Part | undefined {
+  const twin = field.name.endsWith('Decimal') ? field.name.slice(0, -'Decimal'.length) : undefined;
+  const declared = Object.hasOwn(model.fields, field.name)
+    ? model.fields[field.name]
+    : twin && Object.hasOwn(model.fields, twin) && model.fields[twin].kind === 'decimal'
+      ? model.fields[twin]
+      : undefined;
+  if (!declared || declared.serviceOnly) return undefined;
+  const sql: Render = (b, row) => fieldSql(declared, row, { ...scopeOf(b), joined: joined?.(b, row) });
   const type = getNamedType(field.type);
-  const value = plain;
-  switch (field.name) {
-    case 'id':
-      return value((_b, l) => `${l}.id::text`);
-    case 'assetId':
-      return value((_b, l) => `${l}.asset_id::text`);
-    case 'seller':
-      return value((_b, l) => `${l}.seller`);
-    case 'signature':
-      return value((_b, l) => `${l}.signature`);
-    case 'inactiveReason':
-      return value((_b, l) => `${l}.inactive_reason`);
-    case 'orderType':
-      return isEnumType(type) ? enumPart(type, (_b, l) => `${l}.order_type`) : undefined;
-    case 'status':
-      return isEnumType(type) ? enumPart(type, (b, l) => listingStatusSql(l, nowOf(b))) : undefined;
-    case 'startPrice':
-    case 'startPriceDecimal':
-      return serialized(field, key, (_b, l) => `${l}.start_price`);
-    case 'acceptPrice':
-    case 'acceptPriceDecimal':
-      return serialized(field, key, (_b, l) => `${l}.accept_price`);
-    case 'currentPrice':
-    case 'currentPriceDecimal':
-      return serialized(field, key, (b, l) => `(${currentPriceSql(l, nowOf(b))})`);
-    case 'listingTime':
-      return value((_b, l) => isoSql(`${l}.listing_time`));
-    case 'closingDate':
-      return value((_b, l) => isoSql(`${l}.closing_date`));
-    case 'createdAt':
-      return value((_b, l) => isoSql(`${l}.created_at`));
-    case 'updatedAt':
-      return value((_b, l) => isoSql(`${l}.updated_at`));
-    case 'name':
-      return value((b, l) => `${asset(b, l)}.name`);
-    case 'tokenAddress':
-      return value((b, l) => `${asset(b, l)}.token_address`);
-    case 'tokenId':
-      return value((b, l) => `${asset(b, l)}.token_id::text`);
-    default:
-      return undefined;
+  switch (declared.kind) {
+    case 'value':
+      return plain(sql);
+    case 'text':
+      return plain((b, row) => `${sql(b, row)}::text`);
+    case 'float':
+      return plain((b, row) => `${sql(b, row)}::float8`);
+    case 'timestamp':
+      return plain((b, row) => isoSql(sql(b, row)!));
+    case 'decimal':
+      return serialized(field, key, sql);
+    case 'enum':
+      return isEnumType(type) ? enumPart(type, sql) : undefined;
   }
 }
-
-/** The SQL of a field of a row that is text, an id or a number written as text in the response. */
-const asText = (column: string): Render => (_b, row) => `${row}.${column}::text`;
-const asIs = (column: string): Render => (_b, row) => `${row}.${column}`;
-const asIso = (column: string): Render => (_b, row) => isoSql(`${row}.${column}`);
-
-/**
- * A leaf of Order or Offer, which are not entities: the columns of order.service.ts's ORDER_COLUMNS over
- * the order's row, and of offer.sql.ts's offerColumns over the offer's (its status by offerStatusSql at
- * the statement's `now`). Undefined for any other field (relations are objects.ts's; an offer's traits
- * are not planned).
- */
-export function tradeRender(typeName: 'Order' | 'Offer', field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
-  const type = getNamedType(field.type);
-  const byName: Record<string, Render> = typeName === 'Order' ? ORDER_LEAVES : OFFER_LEAVES;
-  switch (field.name) {
-    case 'price':
-    case 'priceDecimal':
-      return serialized(field, key, (_b, row) => `${row}.price`);
-    case 'status':
-      if (!isEnumType(type)) return undefined;
-      return enumPart(type, typeName === 'Order' ? asIs('status') : (b, o) => offerStatusSql(o, nowOf(b)));
-    case 'kind':
-      return typeName === 'Offer' && isEnumType(type) ? enumPart(type, asIs('kind')) : undefined;
-  }
-  const render = Object.hasOwn(byName, field.name) ? byName[field.name] : undefined;
-  return render && plain(render);
-}
-
-const ORDER_LEAVES: Record<string, Render> = {
-  id: asText('id'),
-  offerId: asText('offer_id'),
-  listingId: asText('listing_id'),
-  assetId: asText('asset_id'),
-  collectionId: asText('collection_id'),
-  chainId: asIs('chain_id'),
-  tokenAddress: asIs('token_address'),
-  tokenId: asText('token_id'),
-  seller: asIs('seller'),
-  buyer: asIs('buyer'),
-  unit: asIs('unit'),
-  createdAt: asIso('created_at'),
-  updatedAt: asIso('updated_at'),
-  settlementDeadline: asIso('settlement_deadline'),
-  settlementTransactionHash: asIs('settlement_tx_hash'),
-  settlementBlockNumber: (_b, row) => `${row}.settlement_block_number::float8`,
-};
-
-const OFFER_LEAVES: Record<string, Render> = {
-  id: asText('id'),
-  quantity: asIs('quantity'),
-  filled: asIs('filled'),
-  reserved: asIs('reserved'),
-  assetId: asText('asset_id'),
-  collectionId: asText('collection_id'),
-  chainId: asIs('chain_id'),
-  tokenAddress: asIs('token_address'),
-  tokenId: asText('token_id'),
-  taker: asIs('taker'),
-  signature: asIs('signature'),
-  startTime: asIso('start_time'),
-  endTime: asIso('end_time'),
-  createdAt: asIso('created_at'),
-  updatedAt: asIso('updated_at'),
-};
 
 /** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
 export const assetCountSql = (collectionId: string) => `COALESCE((SELECT x.assets FROM collection_asset_counts x WHERE x.collection_id = ${collectionId}), 0)`;

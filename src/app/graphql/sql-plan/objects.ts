@@ -8,8 +8,11 @@ import { Currency } from '../../../modules/currency/currency.entity';
 import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
-import { OFFER_SORTS } from '../../../modules/offer/offer.service';
-import { assetOffersSql, offerStatusSql } from '../../../modules/offer/offer.sql';
+import { LISTING_READ } from '../../../modules/listing/listing.read';
+import { OFFER_READ } from '../../../modules/offer/offer.read';
+import { ORDER_READ } from '../../../modules/order/order.read';
+import { filterProblems, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
+import { UUID } from '../../../common/validate';
 import { argumentReader } from '../variables';
 import {
   base64urlSql,
@@ -31,13 +34,22 @@ import {
   plain,
   Render,
   rowJson,
+  scopeOf,
   Shape,
   sharedValue,
   VALUE,
   wrapped,
 } from './parts';
-import { assetCountSql, columnPart, FEE_SQL, listingRender, tradeRender, TRAIT_SQL, TRAIT_TEXT } from './leaves';
+import { assetCountSql, columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
+
+/** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
+export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ, LISTING_READ];
+/** The rows joined to a model's row, as a plan has them: a listing's asset is the asset it is read in. */
+const JOINED: Partial<Record<Planned, (b: Build, row: string) => Record<string, string>>> = { Listing: (b, l) => ({ asset: b.assetOf.get(l)! }) };
+const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
+/** The read model of each page nested in a parent (`Parent.field`). */
+const NESTED_PAGES = new Map(READ_MODELS.flatMap((model) => Object.keys(model.pagesOf).map((at) => [at, model] as const)));
 
 /**
  * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain, Category or Currency as one row's
@@ -100,7 +112,8 @@ export class ObjectPlanner {
 
   private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
     if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
-    if (field.name === 'offers' && typeName === 'Asset') return this.assetOffers(field, node);
+    const nested = NESTED_PAGES.get(`${typeName}.${field.name}`);
+    if (nested) return this.modelPage(nested, `${typeName}.${field.name}`, field, node);
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
     if (node.arguments?.length || field.args.length) return undefined;
     const leaf = !node.selectionSet;
@@ -151,16 +164,10 @@ export class ObjectPlanner {
       case 'Listing.currency':
         // Its asset's chain, as Listing.chain.
         return this.currency(node, (b, l) => `${b.assetOf.get(l) ?? l}.chain_id`);
-      case 'Order.currency':
-      case 'Offer.currency':
-        return this.currency(node, (_b, row) => `${row}.chain_id`);
-      case 'Order.asset':
-      case 'Offer.asset':
-        // An order's asset; an item offer's (null for collection and trait offers, whose asset_id is null).
-        return this.byId('Asset', 'assets', node, (_b, row) => `${row}.asset_id`);
     }
-    if (typeName === 'Listing') return leaf ? listingRender(field, key) : undefined;
-    if (typeName === 'Order' || typeName === 'Offer') return leaf ? tradeRender(typeName, field, key) : undefined;
+    const model = MODEL_OF.get(typeName);
+    if (model && Object.hasOwn(model.relations, field.name)) return this.relation(model.relations[field.name], node);
+    if (model) return leaf ? readFieldPart(model, field, key, JOINED[typeName]) : undefined;
     if (field.resolve || !leaf) return undefined;
     return columnPart(this.entities[typeName]!, field);
   }
@@ -230,15 +237,21 @@ export class ObjectPlanner {
     });
   }
 
-  /** The currency of a row's prices: the currencies row of its chain (`chain`) and its `currency` address, as currencyOf reads it. */
-  private currency(node: FieldNode, chain: Render): Part | undefined {
+  /** The currency of a row's prices: the currencies row of its chain (`chain`) and its `address` column, as currencyOf reads it. */
+  private currency(node: FieldNode, chain: Render, address = 'currency'): Part | undefined {
     const object = this.object('Currency', node.selectionSet);
     if (!object) return undefined;
     return wrapped(object, (json) => (b, row) => {
       const x = nextAlias(b);
       const sql = json(b, x);
-      return sql && `(SELECT ${sql} FROM currencies ${x} WHERE ${x}.chain_id = ${chain(b, row)} AND ${x}.address = ${row}.currency)`;
+      return sql && `(SELECT ${sql} FROM currencies ${x} WHERE ${x}.chain_id = ${chain(b, row)} AND ${x}.address = ${row}.${address})`;
     });
+  }
+
+  /** A relation a read model declares. */
+  private relation(relation: ReadRelation, node: FieldNode): Part | undefined {
+    if (relation.kind === 'currency') return this.currency(node, (_b, row) => `${row}.${relation.chain}`, relation.address);
+    return this.byId(relation.type as Planned, relation.table, node, (_b, row) => `${row}.${relation.key}`);
   }
 
   /**
@@ -350,18 +363,18 @@ export class ObjectPlanner {
   }
 
   /**
-   * Nested `asset.offers(status, kind, currency, limit, orderBy, direction)`: the first page, in the asset's
-   * own row, of the offers offer.loaders.ts's offerPagesByAsset reads (assetOffersSql), filtered as its
-   * offerListQuery filters them (the status as read now). A `currency` is the resolvers' (they check it).
+   * A read model's page nested in its parent (`at`, e.g. Asset.offers): the first page, in the parent's
+   * own row, of the rows its `pagesOf` joins to it, filtered by its `filters` as its service filters them.
    */
-  private assetOffers(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    return this.nestedPage(field, node, 'OfferPage', 'Offer', [...PAGE_ARGUMENTS, 'status', 'kind', 'currency'], (b, row, args) => {
-      const sort = OFFER_SORTS[args.orderBy as keyof typeof OFFER_SORTS];
-      if (!sort || !plannedPage(args) || args.currency != null) return undefined;
+  private modelPage(model: ReadModel, at: string, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
+    const names = [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)];
+    return this.nestedPage(field, node, `${model.type}Page`, model.type as Planned, names, (b, row, args) => {
+      const sort = model.sorts[args.orderBy as string];
+      if (!sort || !plannedPage(args)) return undefined;
       const o = nextAlias(b);
-      const where = [assetOffersSql(o, row)];
-      offerFilters(b, args, o, where);
-      return { table: 'offers', alias: o, where, sort: realias(sort, 't', 'o'), args };
+      const filtered = plannedFilters(b, model.filters, args, o);
+      if (!filtered || filtered.checkEmpty) return undefined;
+      return { table: model.table, alias: o, where: [model.pagesOf[at](o, row), ...filtered.where], sort: realias(sort, 't', model.alias), args };
     });
   }
 
@@ -399,8 +412,28 @@ export class ObjectPlanner {
   }
 }
 
-/** The status (as read now) and kind filters of offers `o`, as offer.service.ts's offerListQuery reads them. */
-export function offerFilters(b: Build, args: Record<string, unknown>, o: string, where: string[]): void {
-  if (args.status != null) where.push(`${offerStatusSql(o, nowOf(b))} = ${b.p.add(args.status)}`);
-  if (args.kind != null) where.push(`${o}.kind = ${b.p.add(args.kind)}`);
+/**
+ * The conditions of a read model's `filters` for the request's arguments over rows `a`, or undefined when
+ * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a collection by
+ * its address. Given a collection's id, an empty page must be checked (`checkEmpty`, `exists`): the
+ * resolvers answer an unknown collection with an error. `id` adds its parameter when it is used.
+ */
+export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string) {
+  if (filterProblems(filters, args).length) return undefined;
+  const s = scopeOf(b);
+  const where: string[] = [];
+  let collectionId: string | undefined;
+  for (const filter of filters) {
+    const value = args[filter.arg];
+    if (value == null) continue;
+    if (filter.plan === 'aside') return undefined;
+    if (filter.plan === 'collection') {
+      if (typeof value !== 'string' || !UUID.test(value)) return undefined;
+      collectionId = value.toLowerCase();
+      where.push(filter.where!(s, a, collectionId));
+    } else where.push(filter.where!(s, a, value));
+  }
+  if (collectionId === undefined) return { where, checkEmpty: false, id: () => '', exists: undefined };
+  const id = () => `${b.p.add(collectionId)}::uuid`;
+  return { where, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
 }

@@ -2,6 +2,7 @@ import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql
 import { MAX_LIMIT, SortKey } from '../../../common/pagination';
 import { Params } from '../../../common/sql';
 import { clock } from '../../../common/clock';
+import type { SqlScope } from '../../../common/read-model';
 
 /**
  * The vocabulary of SQL plans (see index.ts): a planned part of the response is a Shape (how the value
@@ -29,6 +30,9 @@ export interface Build {
 }
 
 export const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
+
+/** The request's statement as a read model writes SQL in it (common/read-model.ts). */
+export const scopeOf = (b: Build): SqlScope => ({ p: b.p, now: () => nowOf(b) });
 
 /** A SQL expression for one value of the response, given the alias of the row it belongs to; undefined: step aside. */
 export type Render = (b: Build, row: string) => string | undefined;

@@ -1,16 +1,14 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
-import { UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
-import { OFFER_SORTS } from '../../../modules/offer/offer.service';
-import { ORDER_SORTS } from '../../../modules/order/order.service';
+import type { ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
-import { ObjectPlanner, offerFilters } from './objects';
+import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
 import type { RowsForm, StreamRow } from './page';
 
 /**
@@ -32,18 +30,21 @@ export interface Root {
   rows?: (b: Build) => RowsForm | undefined;
 }
 
+/** The root lists of read models, by field name. */
+const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model) => [model.list!, model]));
+
 /**
- * The arguments each planned root reads (each root's `where` below, and pages' own): any other argument
- * of the field means no plan (readsEveryArgument). A root reads an argument by turning it into SQL or by
- * stepping aside when it is given (a chain filter, a status of assets, traits).
+ * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's list,
+ * its declared filters): any other argument of the field means no plan (readsEveryArgument). A root reads
+ * an argument by turning it into SQL or by stepping aside when it is given (a chain filter, a status of
+ * assets, traits).
  */
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
+  ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
   asset: ['tokenAddress', 'tokenId', 'chainId'],
   collection: ['address', 'chainId', 'includeAssets'],
   assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
-  orders: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'currency'],
-  offers: [...PAGE_ARGUMENTS, 'chainId', 'collectionId', 'tokenAddress', 'tokenId', 'ownerId', 'status', 'kind', 'currency'],
   searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
@@ -66,8 +67,7 @@ export class Planner extends ObjectPlanner {
       else if (name === 'collection') root = this.collectionRoot(field, node);
       else if (name === 'assets') root = this.assetsRoot(field, node);
       else if (name === 'collections') root = this.collectionsRoot(field, node);
-      else if (name === 'orders') root = this.ordersRoot(field, node);
-      else if (name === 'offers') root = this.offersRoot(field, node);
+      else if (MODEL_LISTS.has(name)) root = this.modelListRoot(MODEL_LISTS.get(name)!, field, node);
       else if (name === 'searchAssets') root = this.searchAssetsRoot(field, node);
       else if (name === 'searchCollections') root = this.searchCollectionsRoot(field, node);
       if (!root) return undefined;
@@ -254,31 +254,10 @@ export class Planner extends ObjectPlanner {
     return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
   }
 
-  /** `orders(...)`: as order.service.ts's listOrders filters them; a `currency` is the resolvers' (they check it). */
-  private ordersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.listRoot(field, node, { page: 'OrderPage', item: 'Order', table: 'orders', sorts: ORDER_SORTS, sortTable: 'r' }, (b, args, a) => {
-      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
-      if (!filter) return undefined;
-      tokenFilters(b, args, a, filter.where);
-      if (args.ownerId != null) {
-        const owner = b.p.add(args.ownerId);
-        filter.where.push(`(${a}.seller = ${owner} OR ${a}.buyer = ${owner})`);
-      }
-      if (args.status != null) filter.where.push(`${a}.status = ${b.p.add(args.status)}`);
-      return filter;
-    });
-  }
-
-  /** `offers(...)`: as offer.service.ts's listOffers filters them (the status as read now); a `currency` is the resolvers' (they check it). */
-  private offersRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.listRoot(field, node, { page: 'OfferPage', item: 'Offer', table: 'offers', sorts: OFFER_SORTS, sortTable: 'o' }, (b, args, a) => {
-      const filter = args.chainId == null && args.currency == null && collectionFilter(b, args, a);
-      if (!filter) return undefined;
-      tokenFilters(b, args, a, filter.where);
-      if (args.ownerId != null) filter.where.push(`${a}.taker = ${b.p.add(args.ownerId)}`);
-      offerFilters(b, args, a, filter.where);
-      return filter;
-    });
+  /** A read model's root list, filtered by its declared filters as its service filters them. */
+  private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts: model.sorts, sortTable: model.alias };
+    return this.listRoot(field, node, types, (b, args, a) => plannedFilters(b, listFilters(model), args, a));
   }
 
   private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
@@ -312,25 +291,13 @@ function collectionFilters(b: Build, args: Record<string, unknown>, a: string): 
   return { where };
 }
 
-/**
- * A list's `collectionId` filter (rows of `a` whose collection_id is it), or undefined when the resolver
- * must answer (a contract address instead of an id: the resolver looks the collection up). The resolver
- * answers an empty page of a collection that exists and an error for one that does not: given an id, the
- * page is checked for emptiness (`checkEmpty`, `exists`). `id` adds its parameter when it is used.
- */
-function collectionFilter(b: Build, args: Record<string, unknown>, a: string) {
-  const where: string[] = [];
-  const given = args.collectionId;
-  if (given == null) return { where, checkEmpty: false, id: () => '', exists: undefined };
-  if (typeof given !== 'string' || !UUID.test(given)) return undefined;
-  const collectionId = given.toLowerCase();
-  where.push(`${a}.collection_id = ${b.p.add(collectionId)}`);
-  const id = () => `${b.p.add(collectionId)}::uuid`;
-  return { where, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
+/** A read model's root list's filters. */
+function listFilters(model: ReadModel): ReadFilter[] {
+  return [...model.filters, ...model.rootFilters];
 }
 
-/** The token filters of offers and orders (common/token-args.ts's tokenAddress and tokenId). */
-function tokenFilters(b: Build, args: Record<string, unknown>, a: string, where: string[]): void {
-  if (args.tokenAddress != null) where.push(`${a}.token_address = ${b.p.add(args.tokenAddress)}`);
-  if (args.tokenId != null) where.push(`${a}.token_id = ${b.p.add(args.tokenId)}::numeric`);
-}
+/** An asset's collection by its id (a contract address: the resolvers look the collection up). */
+const ASSET_COLLECTION: ReadFilter = { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, a, id: string) => `${a}.collection_id = ${s.p.add(id)}` };
+
+/** A list's `collectionId` filter over `a` (see plannedFilters). */
+const collectionFilter = (b: Build, args: Record<string, unknown>, a: string) => plannedFilters(b, [ASSET_COLLECTION], args, a);

@@ -1,4 +1,26 @@
-import { ASSET, ASSET_WITH_TRAITS, CATEGORY, CHAIN, COLLECTION, DEPTH, HISTORY, LISTING, OFFER, ORDER, PAGE_ARGS, PAGE_VARS, SERIES, STATISTICS, SWEEP, TAG, WEBHOOK, WEBHOOK_DELIVERY } from './shapes';
+import { OFFER_READ } from '../../../modules/offer/offer.read';
+import { ORDER_READ } from '../../../modules/order/order.read';
+import {
+  ASSET,
+  ASSET_WITH_TRAITS,
+  CATEGORY,
+  CHAIN,
+  COLLECTION,
+  DEPTH,
+  HISTORY,
+  LISTING,
+  listFilters,
+  OFFER,
+  ORDER,
+  PAGE_ARGS,
+  PAGE_VARS,
+  SERIES,
+  STATISTICS,
+  SWEEP,
+  TAG,
+  WEBHOOK,
+  WEBHOOK_DELIVERY,
+} from './shapes';
 
 /**
  * The /v1 route table: each documented path runs one GraphQL operation against the same schema as
@@ -51,6 +73,10 @@ const TRAITS = `traits { trait_type: traitType value count rarity }`;
 /** `assets` is always present: the page with include_assets=true, null otherwise (the resolver decides). */
 const collectionWithAssets = `${COLLECTION}
   assets(limit: $assets_limit) { cursor remaining result { ${ASSET} } }`;
+
+/** The lists whose filters their read models declare. */
+const OFFERS = listFilters(OFFER_READ);
+const ORDERS = listFilters(ORDER_READ);
 
 export const routes: RouteSpec[] = [
   {
@@ -252,13 +278,9 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/offers',
-    summary:
-      'List offers, filtered by chain_id, token_address, token_id, owner_id (the taker), status, collection_id, kind or currency ' +
-      "(address or symbol: sorting by price compares amounts of one currency only when it is given)",
-    operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $owner_id: Address, $status: OfferStatus, $collection_id: String, $kind: OfferKind, $currency: String) {
-      offers(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id, ownerId: $owner_id,
-          status: $status, collectionId: $collection_id, kind: $kind, currency: $currency) { cursor remaining result { ${OFFER} } } }`,
+    summary: `List offers, filtered by ${OFFERS.words}`,
+    operation: `query (${PAGE_VARS}, $order_by: OfferOrderBy, ${OFFERS.vars}) {
+      offers(${PAGE_ARGS}, ${OFFERS.args}) { cursor remaining result { ${OFFER} } } }`,
   },
   {
     method: 'post',
@@ -316,13 +338,9 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/orders',
-    summary:
-      'List sales (orders: completed, pending on chain, failed), filtered by chain_id, token_address, token_id, collection_id, owner_id (seller or buyer), ' +
-      'status or currency (address or symbol: sorting by price compares amounts of one currency only when it is given)',
-    operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, $chain_id: String, $token_address: Address, $token_id: TokenId,
-        $collection_id: String, $owner_id: Address, $status: OrderStatus, $currency: String) {
-      orders(${PAGE_ARGS}, chainId: $chain_id, tokenAddress: $token_address, tokenId: $token_id,
-          collectionId: $collection_id, ownerId: $owner_id, status: $status, currency: $currency) { cursor remaining result { ${ORDER} } } }`,
+    summary: `List sales (orders: completed, pending on chain, failed), filtered by ${ORDERS.words}`,
+    operation: `query (${PAGE_VARS}, $order_by: OrderOrderBy, ${ORDERS.vars}) {
+      orders(${PAGE_ARGS}, ${ORDERS.args}) { cursor remaining result { ${ORDER} } } }`,
   },
   {
     method: 'get',

@@ -1,3 +1,4 @@
+import { ReadModel, restName } from '../../../common/read-model';
 /**
  * GraphQL selections that give the documented REST shapes (interface.md section 2): aliases turn the
  * GraphQL field names into the snake_case names legacy clients read.
@@ -91,6 +92,20 @@ export const COLLECTION = `
 
 export const PAGE_ARGS = `limit: $limit, page: $page, orderBy: $order_by, direction: $direction`;
 export const PAGE_VARS = `$limit: Int, $page: String, $direction: SortDirection`;
+
+/**
+ * A read model's root list filters (common/read-model.ts) as a /v1 list route takes them, each a query
+ * parameter of its REST name: the variables, the list field's arguments, and the summary's words.
+ */
+export function listFilters(model: ReadModel) {
+  const filters = [...model.rootFilters, ...model.filters];
+  const words = filters.map((f) => `${restName(f)}${f.note ? ` (${f.note})` : ''}`);
+  return {
+    vars: filters.map((f) => `$${restName(f)}: ${f.type}`).join(', '),
+    args: filters.map((f) => `${f.arg}: $${restName(f)}`).join(', '),
+    words: `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`,
+  };
+}
 
 export const OFFER = `
   id

@@ -1,0 +1,178 @@
+import { clock } from './clock';
+import { compareDecimals } from './decimal';
+import { FieldProblem, Problems } from './errors';
+import type { SortKey } from './pagination';
+import { Params } from './sql';
+
+/**
+ * A noun's read model, declared once in its module (modules/<noun>/<noun>.read.ts) and read by two
+ * readers: its service and loaders, which build their statements from it, and the SQL plans
+ * (app/graphql/sql-plan), which compile a selection to one statement. A rule stated here is stated for
+ * both; there is no second copy to keep equal.
+ */
+
+/**
+ * Where a read model's SQL is written: the statement's parameters, its moment (a parameter added on first
+ * use), and the aliases of the rows joined to the noun's row (a listing's asset: `joined.asset`).
+ */
+export interface SqlScope {
+  p: Params;
+  now: () => string;
+  joined?: Record<string, string>;
+}
+
+/** A scope over `p` whose moment is `at` (default: the clock's now when first used). */
+export function sqlScope(p: Params = new Params(), at?: Date, joined?: Record<string, string>): SqlScope {
+  let now: string | undefined;
+  return { p, now: () => (now ??= p.add(at ?? clock.now())), joined };
+}
+
+/**
+ * How a field's SQL value becomes its GraphQL value. The service reads the rows pg returns; the plans write
+ * the response's JSON in SQL:
+ * - `value`: as stored (text, integers, JSON);
+ * - `text`: as text (uuids, token ids);
+ * - `float`: a double (float8);
+ * - `timestamp`: a Date for the service, Date#toISOString's text in plans (stored to the millisecond);
+ * - `decimal`: an exact decimal as text, serialized by its GraphQL type (Price, Decimal);
+ * - `enum`: a stored enum value, written by its GraphQL name in plans.
+ */
+export type FieldKind = 'value' | 'text' | 'float' | 'timestamp' | 'decimal' | 'enum';
+
+export interface ReadField {
+  /** Its SQL over the noun's row `row`: a column name (of the joined row `on`, when given), or an expression. */
+  sql: string | ((row: string, s: SqlScope) => string);
+  on?: string;
+  kind: FieldKind;
+  /** Read by the service only: plans do not write it (the field is not planned). */
+  serviceOnly?: true;
+}
+
+/**
+ * A filter: a list argument (GraphQL `arg` of GraphQL type `type`, REST `rest`, by default its snake_case;
+ * `note` what REST's route summary says of it) and the condition on
+ * the noun's row for a given value (absent: the service writes it, after a look-up). `plan` says how SQL
+ * plans read it: `sql` by its condition; `aside` when given the resolvers answer (they look something up
+ * first: a chain, a currency); `collection` a collection's id or contract address, whose condition takes
+ * the collection's id: plans read an id (the resolvers answer an unknown one with an error, so an empty
+ * page is checked) and step aside for an address. `check` states what a value must be; a value with a
+ * problem is the resolvers' error (a 400 naming the field), and plans step aside for it.
+ */
+export interface ReadFilter {
+  arg: string;
+  type: string;
+  rest?: string;
+  note?: string;
+  where?: (s: SqlScope, row: string, value: any) => string;
+  plan: 'sql' | 'aside' | 'collection';
+  check?: (value: any, args: Record<string, any>) => string | undefined;
+}
+
+/** How rows of another noun reached from this one are read (the planner follows them inside its statement). */
+export type ReadRelation =
+  /** The row of `table` whose id is this row's `key` column (null when none). */
+  | { kind: 'byId'; type: string; table: string; key: string }
+  /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
+  | { kind: 'currency'; chain: string; address: string };
+
+export interface ReadModel {
+  /** The GraphQL type it reads; its pages are `<type>Page`. */
+  type: string;
+  /** Its root list field (Query.orders), whose arguments are PageArgs', `filters` and `rootFilters`; none: not a root list plans read. */
+  list?: string;
+  table: string;
+  /** The row's alias in the statements the service writes (and in `sorts`' expressions). */
+  alias: string;
+  /** Its fields by GraphQL name (and the service's row property names), in the order the service selects them. */
+  fields: Record<string, ReadField>;
+  /** The filters of every list of the noun (the root list's and each nested one's). */
+  filters: ReadFilter[];
+  /** The root list's own filters, besides `filters`. */
+  rootFilters: ReadFilter[];
+  /** The sorts by `orderBy` value, over `alias`. */
+  sorts: Record<string, SortKey>;
+  relations: Record<string, ReadRelation>;
+  /**
+   * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
+   * row `parent`. Plans read these pages' first page inside the parent's row, with `filters`.
+   */
+  pagesOf: Record<string, (row: string, parent: string) => string>;
+}
+
+/** A field's SQL expression over `row`. */
+export const fieldSql = (field: ReadField, row: string, s: SqlScope): string =>
+  typeof field.sql === 'string' ? `${field.on ? s.joined![field.on] : row}.${field.sql}` : field.sql(row, s);
+
+/** The service's select list: every field of the model as the row property of its name. */
+export function selectList(model: ReadModel, s: SqlScope, row = model.alias): string {
+  return Object.entries(model.fields)
+    .map(([name, field]) => {
+      const sql = fieldSql(field, row, s);
+      const value = field.kind === 'text' || field.kind === 'decimal' ? `${sql}::text` : field.kind === 'float' ? `${sql}::float8` : sql;
+      return `${value} AS "${name}"`;
+    })
+    .join(', ');
+}
+
+/** The REST query parameter of a filter. */
+export const restName = (filter: ReadFilter): string => filter.rest ?? filter.arg.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The problems of the given filter values, by argument name. */
+export function filterProblems(filters: readonly ReadFilter[], args: object): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const filter of filters) {
+    const value = (args as Record<string, unknown>)[filter.arg];
+    const message = value == null || !filter.check ? undefined : filter.check(value, args as Record<string, unknown>);
+    if (message) problems.push({ field: filter.arg, message });
+  }
+  return problems;
+}
+
+/** Throws a 400 naming every filter whose value has a problem. */
+export function checkFilters(filters: readonly ReadFilter[], args: object): void {
+  const problems = new Problems();
+  for (const problem of filterProblems(filters, args)) problems.add(problem.field, problem.message);
+  problems.throwIfAnyMalformed();
+}
+
+/** The conditions of the given filters that have one, for the values given (null or absent: no condition). */
+export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): string[] {
+  const where: string[] = [];
+  for (const filter of filters) {
+    const value = (args as Record<string, unknown>)[filter.arg];
+    if (value != null && filter.where) where.push(filter.where(s, row, value));
+  }
+  return where;
+}
+
+/** A filter on a column equal to the value (`cast`: the SQL type the parameter is read as). */
+export const equalsFilter = (arg: string, type: string, column: string, cast = '', note?: string): ReadFilter => ({
+  arg,
+  type,
+  note,
+  plan: 'sql',
+  where: (s, row, value) => `${row}.${column} = ${s.p.add(value)}${cast && `::${cast}`}`,
+});
+
+const atLeastZero = (price: string) => (compareDecimals(price, '0') < 0 ? `must be a price of at least 0, got ${price}` : undefined);
+
+/**
+ * `minPrice` and `maxPrice` (REST `min_price`, `max_price`): rows whose price (`price` over the row) is
+ * within the range, both ends included. A negative end, or a maximum below the minimum, is a 400.
+ */
+export function priceRangeFilters(price: (row: string, s: SqlScope) => string): ReadFilter[] {
+  return [
+    { arg: 'minPrice', type: 'Price', plan: 'sql', check: atLeastZero, where: (s, row, min: string) => `${price(row, s)} >= ${s.p.add(min)}::numeric` },
+    {
+      arg: 'maxPrice',
+      type: 'Price',
+      plan: 'sql',
+      check: (max: string, args) =>
+        atLeastZero(max) ??
+        (typeof args.minPrice === 'string' && !atLeastZero(args.minPrice) && compareDecimals(args.minPrice, max) > 0
+          ? `must not be below the minimum price (${args.minPrice}), got ${max}`
+          : undefined),
+      where: (s, row, max: string) => `${price(row, s)} <= ${s.p.add(max)}::numeric`,
+    },
+  ];
+}

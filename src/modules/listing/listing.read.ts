@@ -1,0 +1,71 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { ReadModel, selectList } from '../../common/read-model';
+import { Params } from '../../common/sql';
+import { currentPriceSql, isActiveListingSql, listingStatusSql } from './listing.sql';
+import { Listing } from './listing.types';
+
+/**
+ * How listings are read: by listing.service.ts and its loaders, and by the SQL plans (a listing inside its
+ * asset). A listing is read with its asset, joined as `asset` (the name, token and chain are the asset's).
+ * Its lists' filters and sorts (by current price, which depends on the moment) are listing.service.ts's:
+ * plans do not read lists of listings.
+ */
+export const LISTING_READ: ReadModel = {
+  type: 'Listing',
+  table: 'listings',
+  alias: 'l',
+  fields: {
+    id: { sql: 'id', kind: 'text' },
+    assetId: { sql: 'asset_id', kind: 'text' },
+    collectionId: { sql: 'collection_id', kind: 'text', serviceOnly: true },
+    seller: { sql: 'seller', kind: 'value' },
+    orderType: { sql: 'order_type', kind: 'enum' },
+    status: { sql: (l, s) => listingStatusSql(l, s.now()), kind: 'enum' },
+    inactiveReason: { sql: 'inactive_reason', kind: 'value' },
+    startPrice: { sql: 'start_price', kind: 'decimal' },
+    acceptPrice: { sql: 'accept_price', kind: 'decimal' },
+    currentPrice: { sql: (l, s) => `(${currentPriceSql(l, s.now())})`, kind: 'decimal' },
+    listingTime: { sql: 'listing_time', kind: 'timestamp' },
+    closingDate: { sql: 'closing_date', kind: 'timestamp' },
+    makerFees: { sql: 'maker_fees', kind: 'value', serviceOnly: true },
+    signature: { sql: 'signature', kind: 'value' },
+    currencyAddress: { sql: 'currency', kind: 'value', serviceOnly: true },
+    name: { sql: 'name', on: 'asset', kind: 'value' },
+    tokenAddress: { sql: 'token_address', on: 'asset', kind: 'value' },
+    tokenId: { sql: 'token_id', on: 'asset', kind: 'text' },
+    chainId: { sql: 'chain_id', on: 'asset', kind: 'value', serviceOnly: true },
+    createdAt: { sql: 'created_at', kind: 'timestamp' },
+    updatedAt: { sql: 'updated_at', kind: 'timestamp' },
+  },
+  filters: [],
+  rootFilters: [],
+  sorts: {},
+  relations: {},
+  pagesOf: {},
+};
+
+/** A listing's columns (LISTING_READ) over `listings l` joined to its asset `a`, at the moment `now` (a parameter). */
+export function listingColumns(now: string): string {
+  return selectList(LISTING_READ, { p: new Params(), now: () => now, joined: { asset: 'a' } });
+}
+
+/** Listings by id, with their computed figures. */
+export async function listingsByIds(db: DataSource | EntityManager, ids: readonly string[], now: Date): Promise<Listing[]> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  return db.query(
+    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id WHERE l.id = ANY(${p.add(ids)}::uuid[])`,
+    p.values,
+  );
+}
+
+/** The active listing of each asset, if it has one now. */
+export async function activeListingsByAssets(db: DataSource | EntityManager, assetIds: readonly string[], now: Date): Promise<Listing[]> {
+  const p = new Params();
+  const nowParam = p.add(now);
+  return db.query(
+    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id
+     WHERE l.asset_id = ANY(${p.add(assetIds)}::uuid[]) AND ${isActiveListingSql('l', nowParam)}`,
+    p.values,
+  );
+}

@@ -1,0 +1,77 @@
+import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { currencyFilterSql } from '../currency/currency.service';
+import { OfferOrderBy } from './offer.types';
+
+/** An offer's status at `now`: `expired` once its end has passed. */
+export function offerStatusSql(o: string, now: string): string {
+  return `(CASE WHEN ${o}.status = 'active' AND ${o}.end_time <= ${now}::timestamptz THEN 'expired' ELSE ${o}.status END)`;
+}
+
+/** The offers that can buy asset `a` (Asset.offers): its item offers, and the collection offers of its collection. */
+export function assetOffersSql(o: string, a: string): string {
+  return `(${o}.asset_id = ${a}.id OR (${o}.kind = 'collection' AND ${o}.collection_id = ${a}.collection_id))`;
+}
+
+/** How offers are read: by offer.service.ts and its loaders, and by the SQL plans. */
+export const OFFER_READ: ReadModel = {
+  type: 'Offer',
+  list: 'offers',
+  table: 'offers',
+  alias: 'o',
+  fields: {
+    id: { sql: 'id', kind: 'text' },
+    kind: { sql: 'kind', kind: 'enum' },
+    quantity: { sql: 'quantity', kind: 'value' },
+    filled: { sql: 'filled', kind: 'value' },
+    reserved: { sql: 'reserved', kind: 'value' },
+    assetId: { sql: 'asset_id', kind: 'text' },
+    collectionId: { sql: 'collection_id', kind: 'text' },
+    chainId: { sql: 'chain_id', kind: 'value' },
+    tokenAddress: { sql: 'token_address', kind: 'value' },
+    tokenId: { sql: 'token_id', kind: 'text' },
+    taker: { sql: 'taker', kind: 'value' },
+    price: { sql: 'price', kind: 'decimal' },
+    currencyAddress: { sql: 'currency', kind: 'value', serviceOnly: true },
+    startTime: { sql: 'start_time', kind: 'timestamp' },
+    endTime: { sql: 'end_time', kind: 'timestamp' },
+    status: { sql: (o, s) => offerStatusSql(o, s.now()), kind: 'enum' },
+    createdAt: { sql: 'created_at', kind: 'timestamp' },
+    updatedAt: { sql: 'updated_at', kind: 'timestamp' },
+    signature: { sql: 'signature', kind: 'value' },
+    traits: {
+      sql: (o) => `(SELECT coalesce(jsonb_agg(jsonb_build_object('traitType', t.v->>'trait_type', 'value', t.v->>'value') ORDER BY t.i), '[]'::jsonb)
+     FROM jsonb_array_elements(coalesce(${o}.traits, '[]'::jsonb)) WITH ORDINALITY t(v, i))`,
+      kind: 'value',
+      serviceOnly: true,
+    },
+  },
+  filters: [
+    { arg: 'status', type: 'OfferStatus', plan: 'sql', where: (s, o, status: string) => `${offerStatusSql(o, s.now())} = ${s.p.add(status)}` },
+    equalsFilter('kind', 'OfferKind', 'kind'),
+    // The resolvers check that the currency exists first.
+    { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, o, given: string) => currencyFilterSql(s.p, `${o}.currency`, `${o}.chain_id`, given) },
+    ...priceRangeFilters((row) => `${row}.price`),
+  ],
+  rootFilters: [
+    // The resolvers check that the chain exists (offer.service.ts writes its condition).
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    equalsFilter('tokenAddress', 'Address', 'token_address'),
+    equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
+    equalsFilter('ownerId', 'Address', 'taker', '', 'the taker'),
+    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, o, id: string) => `${o}.collection_id = ${s.p.add(id)}` },
+  ],
+  sorts: {
+    [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },
+    [OfferOrderBy.PRICE]: { expression: 'o.price', sqlType: 'numeric' },
+    [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz' },
+  },
+  relations: {
+    // An item offer's asset (null for collection and trait offers, whose asset_id is null).
+    asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
+    currency: { kind: 'currency', chain: 'chain_id', address: 'currency' },
+  },
+  pagesOf: {
+    // The offers that can buy the asset: its item offers and its collection's collection offers.
+    'Asset.offers': assetOffersSql,
+  },
+};

@@ -1,0 +1,64 @@
+import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { currencyFilterSql } from '../currency/currency.service';
+import { OrderOrderBy } from './order.types';
+
+/** How orders are read: by order.service.ts and its loaders, and by the SQL plans. */
+export const ORDER_READ: ReadModel = {
+  type: 'Order',
+  list: 'orders',
+  table: 'orders',
+  alias: 'r',
+  fields: {
+    id: { sql: 'id', kind: 'text' },
+    offerId: { sql: 'offer_id', kind: 'text' },
+    listingId: { sql: 'listing_id', kind: 'text' },
+    assetId: { sql: 'asset_id', kind: 'text' },
+    collectionId: { sql: 'collection_id', kind: 'text' },
+    chainId: { sql: 'chain_id', kind: 'value' },
+    tokenAddress: { sql: 'token_address', kind: 'value' },
+    tokenId: { sql: 'token_id', kind: 'text' },
+    price: { sql: 'price', kind: 'decimal' },
+    currencyAddress: { sql: 'currency', kind: 'value', serviceOnly: true },
+    seller: { sql: 'seller', kind: 'value' },
+    buyer: { sql: 'buyer', kind: 'value' },
+    status: { sql: 'status', kind: 'enum' },
+    unit: { sql: 'unit', kind: 'value' },
+    createdAt: { sql: 'created_at', kind: 'timestamp' },
+    updatedAt: { sql: 'updated_at', kind: 'timestamp' },
+    settlementDeadline: { sql: 'settlement_deadline', kind: 'timestamp' },
+    settlementTransactionHash: { sql: 'settlement_tx_hash', kind: 'value' },
+    settlementBlockNumber: { sql: 'settlement_block_number', kind: 'float' },
+  },
+  filters: [
+    equalsFilter('status', 'OrderStatus', 'status'),
+    // The resolvers check that the currency exists first.
+    { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, r, given: string) => currencyFilterSql(s.p, `${r}.currency`, `${r}.chain_id`, given) },
+    ...priceRangeFilters((row) => `${row}.price`),
+  ],
+  rootFilters: [
+    // The resolvers check that the chain exists (order.service.ts writes its condition).
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, r, id: string) => `${r}.collection_id = ${s.p.add(id)}` },
+    equalsFilter('tokenAddress', 'Address', 'token_address'),
+    equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
+    {
+      arg: 'ownerId',
+      type: 'Address',
+      note: 'seller or buyer',
+      plan: 'sql',
+      where: (s, r, owner: string) => {
+        const o = s.p.add(owner);
+        return `(${r}.seller = ${o} OR ${r}.buyer = ${o})`;
+      },
+    },
+  ],
+  sorts: {
+    [OrderOrderBy.CREATED_AT]: { expression: 'r.created_at', sqlType: 'timestamptz' },
+    [OrderOrderBy.PRICE]: { expression: 'r.price', sqlType: 'numeric' },
+  },
+  relations: {
+    asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
+    currency: { kind: 'currency', chain: 'chain_id', address: 'currency' },
+  },
+  pagesOf: {},
+};
