@@ -4,15 +4,15 @@ import { startServer, TestServer } from './setup/server';
 
 /**
  * A token minted on chain has its tokenURI document queued once the follower has read the URI (issue #41
- * item 1). The tests' contract answers https://nft.test/token/<id>, a name that never resolves (.test is
- * reserved), so the fetch ends failed, saying why, after its attempts.
+ * item 1). The server runs no fetch worker: test files share the run's database, and a worker here would
+ * take the rows of test/metadata.test.ts (which fetches them) with its own settings.
  */
 const CHAIN_ID = 31337;
 let node: ChainNode;
 let api: TestServer;
 
 const metadata: MetadataSettings = {
-  fetch: true,
+  fetch: false,
   allowPrivate: false,
   ipfsGateway: 'https://ipfs.io/ipfs/',
   arweaveGateway: 'https://arweave.net/',
@@ -38,7 +38,7 @@ afterAll(async () => {
   await node?.close();
 });
 
-test('when a token is minted on chain, then its tokenURI document is fetched, and a host that never resolves ends failed saying so', async () => {
+test('when a token is minted on chain, then its tokenURI document is queued and the asset shows it pending', async () => {
   const admin = await api.key({ admin: true });
   const contract = await node.deploy();
   await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: String(CHAIN_ID) }, admin.key);
@@ -46,12 +46,13 @@ test('when a token is minted on chain, then its tokenURI document is fetched, an
 
   const asset = await until(
     () => api.rest('GET', `/v1/assets/${contract}/3?chain_id=${CHAIN_ID}`),
-    (r) => r.status === 200 && r.body.metadata_status === 'failed',
-    'the metadata fetch to end',
+    (r) => r.status === 200 && r.body.metadata_status !== null,
+    'the metadata fetch to be queued',
     15_000,
   );
-  expect(asset.body.metadata.token_uri).toBe('https://nft.test/token/3');
-  expect(asset.body.metadata_error).toMatch(/the host nft\.test does not resolve .*\(after 2 attempts\)/);
-  const [row] = await api.ds.query(`SELECT source_url, attempts FROM asset_metadata_queue WHERE asset_id = $1`, [asset.body.id]);
-  expect(row).toEqual({ source_url: 'https://nft.test/token/3', attempts: 2 });
+  expect(asset.body.metadata).toEqual({ token_uri: 'https://nft.test/token/3' });
+  // A worker of another test file sharing the database may already be trying it (nft.test never resolves).
+  expect(['pending', 'failed']).toContain(asset.body.metadata_status);
+  const [row] = await api.ds.query(`SELECT source_url, host_key FROM asset_metadata_queue WHERE asset_id = $1`, [asset.body.id]);
+  expect(row).toEqual({ source_url: 'https://nft.test/token/3', host_key: 'nft.test' });
 });
