@@ -1,6 +1,7 @@
 /**
  * The layers of src/, one way only (README "Architecture"):
  *   main, tools -> app (HTTP, Apollo, REST) -> modules/<noun> -> common + db + config
+ * and inside app/: entry (index.ts, entry/) -> rest -> graphql -> http (docs/architecture.md).
  * `npm run lint` runs this check; CI fails on a violation.
  */
 module.exports = {
@@ -39,6 +40,27 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/db/' },
       to: { path: '^src/(app/|modules/(?!.*\\.entity\\.ts$))' },
+    },
+    {
+      name: 'app-http-knows-no-door',
+      comment: 'app/http/ is what both doors share (CORS, metrics, rate limit, response writing): it knows neither GraphQL nor REST nor the entry.',
+      severity: 'error',
+      from: { path: '^src/app/http/' },
+      to: { path: '^src/app/(graphql|rest|entry)/|^src/app/index\\.ts$' },
+    },
+    {
+      name: 'app-graphql-knows-no-rest-or-entry',
+      comment: 'REST is a caller of the GraphQL executor, and the entry a caller of both: app/graphql/ reaches neither.',
+      severity: 'error',
+      from: { path: '^src/app/graphql/' },
+      to: { path: '^src/app/(rest|entry)/|^src/app/index\\.ts$' },
+    },
+    {
+      name: 'app-rest-knows-no-entry',
+      comment: 'The entry (app/entry/, app/index.ts) calls REST; REST does not reach back.',
+      severity: 'error',
+      from: { path: '^src/app/rest/' },
+      to: { path: '^src/app/entry/|^src/app/index\\.ts$' },
     },
   ],
   options: {

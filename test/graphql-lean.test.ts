@@ -4,7 +4,7 @@ import { saveAsset, saveCollection } from './factories/marketplace';
 
 /**
  * A query document that Apollo has validated and graphql-jit compiled runs without Apollo's pipeline
- * from its third use on (src/app/graphql/lean.ts). The client must not be able to tell: these tests send
+ * from its third use on (src/app/graphql/known.ts, src/app/entry/door.ts). The client must not be able to tell: these tests send
  * the same document many times and hold every answer to the first ones.
  */
 let server: TestServer;

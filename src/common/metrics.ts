@@ -28,8 +28,15 @@ export const httpDuration = new Histogram({
 
 export const requestRoads = new Counter({
   name: 'gateway_request_roads_total',
-  help: 'GraphQL and REST requests by the road they took: entry (lean: the door in front of express; express: a known query inside express; apollo: Apollo\'s pipeline or the REST router) and executor (plan: one SQL statement; compiled: graphql-jit; graphql-js)',
+  help: 'GraphQL and REST requests by the road they took: entry (lean: a known query or a REST GET answered at the door in front of express; express: a known query inside express; apollo: Apollo\'s pipeline, called by the door or by express, or the REST router in express) and executor (plan: one SQL statement; compiled: graphql-jit; graphql-js)',
   labelNames: ['door', 'entry', 'executor'] as const,
+  registers: [metricsRegistry],
+});
+
+export const operationsRun = new Counter({
+  name: 'gateway_operations_run_total',
+  help: 'Operations run by the executor (GraphQL and REST alike), each once per request whatever its outcome, by what answered it (plan, compiled, graphql-js; refused: its variables were refused before anything ran)',
+  labelNames: ['executor'] as const,
   registers: [metricsRegistry],
 });
 

@@ -49,9 +49,7 @@ export function timedOutFor(scope: RequestScope | undefined, sql: string, cause:
     error: (driverErrorOf(cause)?.message as string | undefined) ?? String(cause),
   });
   statementsCancelled.inc();
-  const error = new StatementTimeoutError();
-  if (scope) scope.timedOut = error;
-  return error;
+  return new StatementTimeoutError();
 }
 
 /**
@@ -163,8 +161,6 @@ function guardRunner(runner: PgQueryRunner): QueryRunner {
     const retried = tries > 1;
     const inTransaction = runner.isTransactionActive;
     const hadConnection = runner.databaseConnection !== undefined;
-    const carried = scopeOf(runner)?.failWith;
-    if (carried) throw carried;
     try {
       if (released && brokenBy !== undefined) throw brokenBy;
       return (await (query as (...a: unknown[]) => Promise<unknown>).call(runner, sql, parameters, structured)) as never;

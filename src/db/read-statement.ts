@@ -93,7 +93,6 @@ export interface ReadOptions {
 export async function readStatement<Row = Record<string, unknown>>(context: StatementContext, sql: string, values: unknown[], options: ReadOptions = {}): Promise<Row[]> {
   const { rootDs: root, scope } = context;
   const pool = (root.driver as unknown as { master?: Pool }).master;
-  if (scope?.failWith) throw scope.failWith;
   if (!pool || readRouterOf(root)) return context.ds.query(sql, values);
   countScopedStatement(scope);
   const slowMs = root.options.maxQueryExecutionTime;

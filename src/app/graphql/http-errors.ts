@@ -24,19 +24,21 @@ export function graphqlHttpErrors(req: Request, res: Response, next: NextFunctio
     }
   }
   const send = res.send.bind(res);
-  res.send = (body?: unknown) => {
-    if (res.statusCode >= 400 && typeof body === 'string' && body.startsWith('{"errors"') && !body.includes('"requestId"')) {
-      try {
-        const parsed = JSON.parse(body) as { errors?: { extensions?: Record<string, unknown> }[] };
-        for (const error of parsed.errors ?? []) error.extensions = { ...error.extensions, requestId: req.requestId };
-        body = JSON.stringify(parsed);
-      } catch {
-        // not JSON after all: sent as it is
-      }
-    }
-    return send(body);
-  };
+  res.send = (body?: unknown) => send(typeof body === 'string' ? withRequestIds(res.statusCode, body, req.requestId) : body);
   next();
+}
+
+/** An error body Apollo wrote itself (no request id in it: empty body, CSRF block, batching, a GET without query), with the request id. */
+export function withRequestIds(status: number, body: string, requestId: string): string {
+  if (status < 400 || !body.startsWith('{"errors"') || body.includes('"requestId"')) return body;
+  try {
+    const parsed = JSON.parse(body) as { errors?: { extensions?: Record<string, unknown> }[] };
+    for (const error of parsed.errors ?? []) error.extensions = { ...error.extensions, requestId };
+    return JSON.stringify(parsed);
+  } catch {
+    // not JSON after all: sent as it is
+    return body;
+  }
 }
 
 /**

@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, Response } from 'express';
+import type { RequestScope } from '../../common/request/scope';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
 import { nameRequestSpan, requestSpan } from '../../common/tracing';
@@ -18,7 +20,7 @@ function operationLabel(name: string | undefined): string {
   return name;
 }
 
-const pathOf = (req: Request) => (req.originalUrl ?? req.url).split('?')[0];
+const pathOf = (req: IncomingMessage & { originalUrl?: string }) => (req.originalUrl ?? req.url ?? '').split('?')[0];
 const isDocs = (path: string) => OWN_PATHS.has(path) || path.startsWith('/v1/docs');
 /** The explorer's page and files (http/explorer.ts) are pages, not GraphQL requests. */
 const isExplorer = (path: string) => path.startsWith('/graphql/explorer');
@@ -29,9 +31,9 @@ function doorOf(path: string): Door {
 }
 
 /** The route label: GraphQL's operation name, REST's route path, or one of the server's own paths. */
-function routeOf(req: Request, door: Door, path: string): string {
-  if (door === 'graphql') return operationLabel(req.scope?.operation);
-  if (door === 'rest') return req.scope?.route ?? '(unmatched)';
+function routeOf(scope: RequestScope | undefined, door: Door, path: string): string {
+  if (door === 'graphql') return operationLabel(scope?.operation);
+  if (door === 'rest') return scope?.route ?? '(unmatched)';
   if (isExplorer(path)) return '/graphql/explorer';
   return OWN_PATHS.has(path) ? path : path.startsWith('/v1/docs') ? '/v1/docs' : '(unmatched)';
 }
@@ -50,34 +52,41 @@ export interface ObserveOptions {
  */
 export function observeRequests(options: ObserveOptions) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    observeRequest(req, res, options, performance.now());
+    observeRequest(req, res, options, performance.now(), () => ({ requestId: req.requestId, scope: req.scope }));
     next();
   };
 }
 
-/** Writes the request's log line and metrics when its response has been sent; `started`: performance.now() at its start. */
-export function observeRequest(req: Request, res: Response, options: ObserveOptions, started: number): void {
+/** Who a request was, once answered: its id and its scope (none when refused before it opened one). */
+export type Exchange = () => { requestId: string; scope?: RequestScope };
+
+/**
+ * Writes the request's log line and metrics when its response has been sent; `started`: performance.now()
+ * at its start; `exchange`: read then.
+ */
+export function observeRequest(req: IncomingMessage, res: ServerResponse, options: ObserveOptions, started: number, exchange: Exchange): void {
   // The request's trace (OTEL_*): its id goes into the log line, its span is named after the route.
   const span = requestSpan();
   res.on('finish', () => {
     const durationMs = performance.now() - started;
+    const { requestId, scope } = exchange();
     const path = pathOf(req);
     const door = doorOf(path);
-    const route = routeOf(req, door, path);
-    const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? req.scope?.route : undefined;
-    if (span && spanRoute) nameRequestSpan(span, req.method, spanRoute);
-    const sqlStatements = req.scope?.sqlStatements;
+    const route = routeOf(scope, door, path);
+    const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? scope?.route : undefined;
+    if (span && spanRoute) nameRequestSpan(span, req.method ?? 'GET', spanRoute);
+    const sqlStatements = scope?.sqlStatements;
     if (options.metrics) {
       httpRequests.inc({ door, route, status: res.statusCode });
       httpDuration.observe({ door, route }, durationMs / 1000);
       if (sqlStatements !== undefined) sqlStatementsPerRequest.observe({ door }, sqlStatements);
-      const executor = req.scope?.executor;
-      if (executor) requestRoads.inc({ door, entry: req.scope.entry ?? (door === 'rest' ? 'express' : 'apollo'), executor });
+      const executor = scope?.executor;
+      if (executor) requestRoads.inc({ door, entry: scope.entry ?? (door === 'rest' ? 'express' : 'apollo'), executor });
     }
     const slow = durationMs >= options.slowRequestMs;
     if (!slow && !logger.enabled('info')) return;
     const fields = {
-      requestId: req.requestId,
+      requestId,
       door,
       method: req.method,
       route,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
@@ -13,13 +13,10 @@ import { BucketStore, memoryBuckets, redisBuckets, TakeResult } from './token-bu
 export interface RateLimit {
   middleware: RequestHandler;
   /**
-   * Takes the request's token (the lean door, lean.ts): true when the request may go on. The answer is
-   * kept on the request: the middleware, should express answer it after all, sends its headers (or the
-   * 429) without taking a second token; `headers` gives them to the door's own answer.
+   * Takes the request's token (the lean door, entry/door.ts, and the middleware): its headers and, when
+   * refused, its 429. At once (no promise) from a store in memory, unless a key must be looked up.
    */
-  take(req: IncomingMessage): boolean | Promise<boolean>;
-  /** The RateLimit headers of a request whose token `take` took, added to `head` as name, value pairs. */
-  headers(req: IncomingMessage, head: string[]): void;
+  take(req: IncomingMessage): RateTicket | Promise<RateTicket>;
   /**
    * Takes the token of a WebSocket upgrade (which counts as a request of its client): null when it may go
    * on, else the refusal's message and the headers of its 429 (Retry-After, RateLimit-*).
@@ -33,8 +30,12 @@ export interface RateLimit {
   close(): Promise<void>;
 }
 
-/** A request whose token the lean door already took, and what taking it said. */
-const TAKEN = Symbol('rateLimitTaken');
+/** What taking a request's token said: the headers its answer carries, and the 429 it is refused with, if it is. */
+export interface RateTicket {
+  /** RateLimit-Limit, -Remaining, -Reset (and Retry-After when refused), as name, value pairs; none when the store cannot be reached. */
+  headers: string[];
+  refused?: RateLimitedError;
+}
 /** `who`: whose requests the bucket counts, for the 429's message. */
 type Taken = { limit: number; who: string; result: TakeResult | null };
 
@@ -83,12 +84,6 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
   const pushHeaders = (head: string[], limit: number, result: TakeResult) => {
     head.push('RateLimit-Limit', String(limit), 'RateLimit-Remaining', String(result.remaining), 'RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
   };
-  const setHeaders = (res: ServerResponse, limit: number, result: TakeResult) => {
-    const head: string[] = [];
-    pushHeaders(head, limit, result);
-    for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
-  };
-  const takenBy = (req: IncomingMessage) => (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN];
 
   /** The bucket of a request without a key: its client's address, the same for every request of a connection. */
   const ipBucket = (req: IncomingMessage & { ip?: string }): string => {
@@ -147,42 +142,34 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
     });
   };
 
-  const answer = (req: Request, res: Response, next: NextFunction, taken: Taken) => {
+  /** A request's ticket from its token: its headers, and its refusal when the bucket is empty (fail open without a store). */
+  const ticketOf = (taken: Taken): RateTicket => {
     const { limit, result } = taken;
-    if (!result) return next();
-    setHeaders(res, limit, result);
-    if (result.allowed) return next();
+    if (!result) return { headers: [] };
+    const headers: string[] = [];
+    pushHeaders(headers, limit, result);
+    if (result.allowed) return { headers };
     const { wait, error } = refusal({ ...taken, result });
-    res.setHeader('Retry-After', String(wait));
-    sendMiddlewareError(req, res, error);
+    headers.push('Retry-After', String(wait));
+    return { headers, refused: error };
+  };
+  const take = (req: IncomingMessage): RateTicket | Promise<RateTicket> => andThen(takeToken(req), ticketOf);
+
+  const answer = (req: Request, res: Response, next: NextFunction, ticket: RateTicket) => {
+    for (let i = 0; i < ticket.headers.length; i += 2) res.setHeader(ticket.headers[i], ticket.headers[i + 1]);
+    if (!ticket.refused) return next();
+    sendMiddlewareError(req, res, ticket.refused);
   };
 
   const middleware = (req: Request, res: Response, next: NextFunction) => {
-    const taken = takenBy(req);
-    if (taken) return answer(req, res, next, taken);
-    const took = takeToken(req);
-    if (took instanceof Promise) void took.then((t) => answer(req, res, next, t));
-    else answer(req, res, next, took);
-  };
-
-  /** What take() does with the token: remembered on the request; whether the request may go on. */
-  const keep = (req: IncomingMessage, taken: Taken): boolean => {
-    // Should express answer the request after all, the middleware uses this token instead of another.
-    (req as IncomingMessage & { [TAKEN]?: Taken })[TAKEN] = taken;
-    return !taken.result || taken.result.allowed;
+    const ticket = take(req);
+    if (ticket instanceof Promise) void ticket.then((t) => answer(req, res, next, t));
+    else answer(req, res, next, ticket);
   };
 
   return {
     middleware,
-    take(req) {
-      const took = takeToken(req);
-      return took instanceof Promise ? took.then((taken) => keep(req, taken)) : keep(req, took);
-    },
-    headers(req, head) {
-      const taken = takenBy(req);
-      if (!taken?.result?.allowed) return;
-      pushHeaders(head, taken.limit, taken.result);
-    },
+    take,
     async takeUpgrade(req) {
       const taken = await takeToken(req);
       if (!taken.result || taken.result.allowed) return null;

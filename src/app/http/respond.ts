@@ -1,9 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Request, Response } from 'express';
+import type { GraphQLError } from 'graphql';
 import { AppError, httpStatusOf } from '../../common/errors';
+import type { ResponseText } from './chunked-text';
+
+/**
+ * A request's answer, decided whole before a byte is written: the road that ran the request builds it
+ * (data or errors alike) and whichever writer holds the response (the lean door on node:http, or
+ * express) writes it. `headers`: name, value pairs beyond those every answer gets (the request id,
+ * CORS, the statement count, type, ETag and length).
+ */
+export interface HttpAnswer {
+  status: number;
+  headers: string[];
+  body: ResponseText;
+  /** The content type, when not the one the request negotiated (GraphQL) or JSON (REST). */
+  type?: string;
+  /** A refusal before anything ran (a 429, a body that is not JSON): no statement count, as express's middlewares send none. */
+  uncounted?: boolean;
+}
 
 /** An error's body in the shape of the door at `path`: GraphQL's `{"errors": [...]}` on /graphql, REST's elsewhere. */
-function errorBodyOf(path: string, requestId: string | undefined, error: AppError): unknown {
+export function errorBodyOf(path: string, requestId: string | undefined, error: GraphQLError): unknown {
   const code = String(error.extensions.code);
   const details = (error.extensions.details as unknown[]) ?? [];
   return path.startsWith('/graphql')

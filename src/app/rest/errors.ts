@@ -3,6 +3,7 @@ import { GraphQLSchema } from 'graphql';
 import { BadRequestError, FieldProblem, httpStatusOf } from '../../common/errors';
 import { retryAfterFor, toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
+import type { HttpAnswer } from '../http/respond';
 
 
 /**
@@ -27,7 +28,22 @@ export function sendRestError(
   words: (text: string) => string = (text) => text,
 ): void {
   const { requestId, scope } = res.req;
-  const client = toClientError(schema, error, requestError, requestId, res.app.get('env') === 'production');
+  const answer = restErrorAnswer(schema, error, requestError, requestId, res.app.get('env') === 'production', words);
+  if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
+  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
+  res.status(answer.status).type('json').send(answer.body);
+}
+
+/** sendRestError's status, headers and body, for whichever writer holds the response (express or the lean door). */
+export function restErrorAnswer(
+  schema: GraphQLSchema,
+  error: unknown,
+  requestError: boolean,
+  requestId: string | undefined,
+  production: boolean,
+  words: (text: string) => string = (text) => text,
+): HttpAnswer {
+  const client = toClientError(schema, error, requestError, requestId, production);
   const worded = error instanceof RestRequestError;
   // REST fields are the body's and the parameters' own names: `total_supply`, not `input.totalSupply`.
   const details = worded
@@ -46,11 +62,11 @@ export function sendRestError(
     : client.code === 'VALIDATION_FAILED' && details.length && client.message === describe(client.details)
       ? describe(details)
       : words(restFieldNames(client.message));
-  if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
-  res.set(retryAfterFor(client.code, client.retryAfter));
-  res.status(httpStatusOf[client.code] ?? 500).json({
-    error: { code: client.code, message: fieldMessage, details, request_id: requestId },
-  });
+  return {
+    status: httpStatusOf[client.code] ?? 500,
+    headers: Object.entries(retryAfterFor(client.code, client.retryAfter)).flat(),
+    body: JSON.stringify({ error: { code: client.code, message: fieldMessage, details, request_id: requestId } }),
+  };
 }
 
 /**

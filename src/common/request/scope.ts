@@ -20,14 +20,6 @@ export interface RequestScope {
    */
   entry?: 'lean' | 'express';
   executor?: 'plan' | 'compiled' | 'graphql-js';
-  /** The TIMEOUT a statement of this request met (db/faults.ts), if any. */
-  timedOut?: Error;
-  /**
-   * A TIMEOUT the lean door met for this request before it handed it to express, which answers it:
-   * every statement express would run for it fails with this error at once, so that the database does
-   * not pay the timeout a second time (db/faults.ts, db/read-statement.ts).
-   */
-  failWith?: Error;
 }
 
 /**

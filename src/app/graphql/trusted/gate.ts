@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AppError } from '../../../common/errors';
 import { sendMiddlewareError } from '../../http/respond';
 import { persistedHashOf } from '../http-request';
-import { unregisteredIdOf } from '../lean';
 import type { TrustedDocuments } from './trusted-documents';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,29 +34,45 @@ function extensionsOfGet(params: URLSearchParams): unknown {
  */
 export function trustedDocumentsGate(trust: TrustedDocuments, persisted: (hash: string) => Promise<string | undefined>): RequestHandler {
   const decide = async (req: Request, res: Response, next: NextFunction) => {
-    const isGet = req.method === 'GET';
     const q = req.url.indexOf('?');
-    const params = isGet ? new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)) : undefined;
-    const body: unknown = req.body;
-    if (!params && !isPlainObject(body)) return next();
-    const query = params ? params.get('query') ?? undefined : (body as Record<string, unknown>).query;
-    const extensions = params ? extensionsOfGet(params) : (body as Record<string, unknown>).extensions;
-    const hash = persistedHashOf(extensions) ?? undefined;
-    const verdict = await trust.judge(query, hash, { persisted, unregistered: unregisteredIdOf(req) });
+    const verdict = await trustedRequest(trust, persisted, { method: req.method, search: q === -1 ? '' : req.url.slice(q), body: req.body });
     if ('refuse' in verdict) return sendMiddlewareError(req, res, verdict.refuse);
-    if (verdict.run === 'as-sent') return next();
-    const rest = withoutPersistedQuery(extensions);
-    if (params) {
-      params.set('query', verdict.body);
-      if (rest) params.set('extensions', JSON.stringify(rest));
-      else params.delete('extensions');
-      req.url = `${req.url.slice(0, q)}?${params.toString()}`;
-    } else {
-      // Apollo refuses an `extensions` key whose value is not an object: none is left when nothing else was in it.
-      const { extensions: _sent, ...others } = body as Record<string, unknown>;
-      req.body = { ...others, query: verdict.body, ...(rest ? { extensions: rest } : {}) };
-    }
+    if (verdict.search !== undefined) req.url = `${req.url.slice(0, q === -1 ? undefined : q)}${verdict.search}`;
+    if (verdict.body !== undefined) req.body = verdict.body;
     next();
   };
   return (req, res, next) => void decide(req, res, next).catch(next);
+}
+
+/**
+ * The trusted-documents check of one request (its method, its URL's search, `?...` or '', and its
+ * parsed body): refused, or to run as sent, or with the registered text in place of its id (the new
+ * search of a GET, the new body of a POST). `unregistered`: an id the caller already found no document
+ * has (no second look).
+ */
+export async function trustedRequest(
+  trust: TrustedDocuments,
+  persisted: (hash: string) => Promise<string | undefined>,
+  request: { method: string; search: string; body?: unknown },
+  unregistered?: string,
+): Promise<{ refuse: AppError } | { search?: string; body?: unknown }> {
+  const params = request.method === 'GET' ? new URLSearchParams(request.search) : undefined;
+  const body = request.body;
+  if (!params && !isPlainObject(body)) return {};
+  const query = params ? params.get('query') ?? undefined : (body as Record<string, unknown>).query;
+  const extensions = params ? extensionsOfGet(params) : (body as Record<string, unknown>).extensions;
+  const hash = persistedHashOf(extensions) ?? undefined;
+  const verdict = await trust.judge(query, hash, { persisted, unregistered });
+  if ('refuse' in verdict) return verdict;
+  if (verdict.run === 'as-sent') return {};
+  const rest = withoutPersistedQuery(extensions);
+  if (params) {
+    params.set('query', verdict.body);
+    if (rest) params.set('extensions', JSON.stringify(rest));
+    else params.delete('extensions');
+    return { search: `?${params.toString()}` };
+  }
+  // Apollo refuses an `extensions` key whose value is not an object: none is left when nothing else was in it.
+  const { extensions: _sent, ...others } = body as Record<string, unknown>;
+  return { body: { ...others, query: verdict.body, ...(rest ? { extensions: rest } : {}) } };
 }

@@ -5,8 +5,9 @@ import { NotTrustedError } from '../../../common/errors';
 import { logger } from '../../../common/logger';
 import { findDocument, RegisteredDocument } from '../../../modules/trusted-document/trusted-document.service';
 import { queryHashOf } from '../http-request';
-import { compileOperation, KnownOperation } from '../jit';
-import type { DocumentTrust, Known } from '../lean';
+import { compileOperation } from '../execute';
+import type { KnownOperation } from '../jit';
+import type { DocumentTrust, Known } from '../known';
 import { documentRules, MAX_TOKENS } from '../protections';
 import { DOCUMENT_ID, operationOf } from './manifest';
 

@@ -25,17 +25,19 @@ import { DECIMAL_TWINS, exactNumber, jsonWithExactNumbers, withExactTwins } from
 import { AppError, BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
-import { compileOperation, runOperation } from '../../graphql/jit';
+import { compileOperation, runOperation } from '../../graphql/execute';
 import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
-import { joined, type ResponseText } from '../../http/chunked-text';
+import { joined } from '../../http/chunked-text';
 import { snakeToCamel } from '../../../common/names';
 import { ContextOptions, createContext } from '../../context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
-import { requestErrors, RestRequestError, sendRestError } from '../errors';
+import { requestErrors, restErrorAnswer, RestRequestError, sendRestError } from '../errors';
+import type { HttpAnswer } from '../../http/respond';
 import { RouteSpec, routes, variablePlaces, VariablePlace } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
 import { RestWords, restWords } from './words';
+import { pathMatcher } from './path-match';
 
 /** Plans an operation (sql-plan/index.ts's planOperation with the app's schema and database). */
 type Planner = (operation: OperationDefinitionNode, options: { restText: boolean }) => SqlPlan | undefined;
@@ -274,35 +276,10 @@ export interface RestRoutes {
   /** The GET route a path is for, with its parameters; undefined when none is (or express's matching may differ). */
   matchGet(path: string): { route: string; params: Record<string, string> } | undefined;
   /**
-   * The answer of a GET route without an API key: the body, or undefined when the route's answer is an
-   * error (express then answers the request as always). `scope` counts its statements.
+   * The answer of a GET route without an API key, errors included, as express's handler writes it (the
+   * statement count, type and length are the writer's). `scope` counts its statements.
    */
-  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<ResponseText | undefined>;
-}
-
-/** A GET route's path as a matcher: `:name` segments are parameters (decoded), everything else literal. */
-function pathMatcher(path: string): (candidate: string) => Record<string, string> | undefined {
-  const names: string[] = [];
-  const pattern = path
-    .split('/')
-    .map((segment) => {
-      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(segment.slice(1));
-      return '([^/]+)';
-    })
-    .join('/');
-  const regex = new RegExp(`^${pattern}$`);
-  return (candidate) => {
-    const found = regex.exec(candidate);
-    if (!found) return undefined;
-    const params: Record<string, string> = {};
-    try {
-      names.forEach((name, i) => (params[name] = decodeURIComponent(found[i + 1])));
-    } catch {
-      return undefined;
-    }
-    return params;
-  };
+  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<HttpAnswer>;
 }
 
 export function restRouter(
@@ -311,6 +288,7 @@ export function restRouter(
   inFlight: InFlight,
   largeQueries: QueryGate,
   contextOptions: ContextOptions,
+  production: boolean,
   plans?: Planner,
 ): RestRoutes {
   const readRouter = readRouterOf(ds);
@@ -334,6 +312,11 @@ export function restRouter(
     return { data, body: jsonWithExactNumbers(root) };
   }
 
+  /** The error a route's failed operation is answered with: without `data` (a bad parameter) the request's own. */
+  function errorOf(route: CompiledRoute, outcome: { errors: readonly GraphQLError[]; requestError: boolean }, values: Record<string, unknown>, body: unknown): unknown {
+    return outcome.requestError ? requestError(schema, route, outcome.errors, values, body) : outcome.errors[0];
+  }
+
   for (const spec of routes) {
     const route = compileRoute(schema, spec, plans);
     if (spec.method === 'get') {
@@ -354,10 +337,8 @@ export function restRouter(
           variableValues = variablesOf(route, req as RestInput);
         }
         const outcome = await execute(route, variableValues, keyFromHeaders(req.headers), scope);
-        // Without `data` (a bad parameter) the error is the request's.
         if (outcome.errors) {
-          const error = outcome.requestError ? requestError(schema, route, outcome.errors, variableValues, upload ? upload.fields : req.body) : outcome.errors[0];
-          sendRestError(res, schema, error, outcome.requestError, route.words.text);
+          sendRestError(res, schema, errorOf(route, outcome, variableValues, upload ? upload.fields : req.body), outcome.requestError, route.words.text);
           return;
         }
         const data = outcome.data;
@@ -387,9 +368,14 @@ export function restRouter(
     async answerGet(path, params, query, scope) {
       const route = compiledGets.get(path)!;
       scope.route = path;
-      const outcome = await execute(route, variablesOf(route, { params, query }), undefined, scope);
-      if (outcome.errors) return undefined;
-      return outcome.body;
+      try {
+        const variableValues = variablesOf(route, { params, query });
+        const outcome = await execute(route, variableValues, undefined, scope);
+        if (!outcome.errors) return { status: 200, headers: [], body: outcome.body };
+        return restErrorAnswer(schema, errorOf(route, outcome, variableValues, undefined), outcome.requestError, scope.requestId, production, route.words.text);
+      } catch (err) {
+        return restErrorAnswer(schema, err, false, scope.requestId, production, route.words.text);
+      }
     },
   };
 }

@@ -7,7 +7,7 @@ import { BadRequestError, ConflictError, httpStatusOf, UnauthenticatedError, Val
 import { logger } from '../../common/logger';
 import { callerForKey, digestOf, keyFromHeaders, UNKNOWN_KEY } from '../../modules/apikey/api-key.service';
 import { MAX_TOKENS } from '../graphql/protections';
-import { sendMiddlewareError } from './respond';
+import { sendMiddlewareError } from '../http/respond';
 
 const HEADER = 'Idempotency-Key';
 /** A first attempt still unfinished after this long is taken to have died with its process: a retry may take it over. */

@@ -1,0 +1,274 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
+import { GraphQLError } from 'graphql';
+import { BadRequestError, httpStatusOf } from '../../common/errors';
+import type { InFlight } from '../../common/in-flight';
+import { logger } from '../../common/logger';
+import { processCounters, type RequestScope } from '../../common/request/scope';
+import { keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { internalMessage } from '../graphql/format-error';
+import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from '../graphql/http-request';
+import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
+import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
+import { observeRequest, ObserveOptions } from '../http/observe';
+import type { RateLimit, RateTicket } from '../http/rate-limit';
+import { errorBodyOf, sendErrorAndClose, type HttpAnswer } from '../http/respond';
+
+/** A GraphQL request over HTTP as Apollo reads it: method, headers, the URL's search and the parsed body. */
+export interface GraphqlHttp {
+  method: 'GET' | 'POST';
+  headers: IncomingHttpHeaders;
+  search: string;
+  body?: unknown;
+}
+
+/** The GraphQL road as the door sees it (graphql/known.ts, graphql/by-apollo.ts). */
+export interface GraphqlRoad {
+  /**
+   * A known operation, run, with its answer (errors included); undefined, before anything ran, when the
+   * request is not one. `noted.unregistered`: set to an id no registered document has, when it looked one up.
+   */
+  answerKnown(request: GraphQLHttpRequest, apiKey: string | undefined, scope: RequestScope, noted: { unregistered?: string }): Promise<HttpAnswer | undefined>;
+  /** Any other GraphQL request, through Apollo's pipeline (after the trusted-documents check). */
+  answerByApollo(request: GraphqlHttp, scope: RequestScope, unregistered?: string): Promise<HttpAnswer>;
+}
+
+/** The REST road as the door sees it (rest/v1/router.ts): the GET routes of /v1 and their answers, errors included. */
+export interface RestRoad {
+  /** The GET route a path is for, with its parameters; undefined when none is (or express's matching may differ). */
+  matchGet(path: string): { route: string; params: Record<string, string> } | undefined;
+  answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<HttpAnswer>;
+}
+
+/** The express middlewares whose work the lean door does itself for the requests it answers. */
+export interface LeanDoorDeps {
+  graphql: GraphqlRoad;
+  /** The GET routes of /v1. */
+  rest: RestRoad;
+  inFlight: InFlight;
+  rateLimit?: RateLimit;
+  observe: ObserveOptions;
+  /**
+   * The compression middleware express runs, and its threshold: the door calls it on a response of that
+   * size or more, and answers a smaller one as it would (a `Vary: Accept-Encoding` header, nothing compressed).
+   */
+  compression?: { middleware: (req: IncomingMessage, res: ServerResponse, next: () => void) => void; threshold: number };
+  /** The request id: the client's when it is a plain token, else a new one. */
+  requestIdOf: (req: IncomingMessage) => string;
+  /** The browser origins that may send an API key (CORS_ORIGINS): their requests get their own CORS headers, from express. */
+  trustedOrigins: ReadonlySet<string>;
+}
+
+/** A response body this large is written after its head, not joined to it (see respond). */
+const SEPARATE_HEAD = 64 * 1024;
+/** Bodies the door reads itself; larger ones (and any without a length) go through express. */
+const MAX_DOOR_BODY = 64 * 1024;
+const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
+
+/** One request the door took: its id, when it started, and the content type of a GraphQL answer (REST's is JSON). */
+interface Taken {
+  requestId: string;
+  started: number;
+  responseType: string;
+  /** RateLimit headers of its token. */
+  rateHeaders: string[];
+}
+
+/** An error the door answers before anything ran (a 429, a body that is not JSON): no statement count, as express's middlewares. */
+function refusalAnswer(path: string, requestId: string, error: GraphQLError, headers: string[] = [], withDetails = true): HttpAnswer {
+  const body = errorBodyOf(path, requestId, error) as { errors?: { extensions: Record<string, unknown> }[] };
+  if (!withDetails) for (const e of body.errors ?? []) delete e.extensions.details;
+  return { status: httpStatusOf[String(error.extensions.code)] ?? 500, headers, body: JSON.stringify(body), type: APPLICATION_JSON, uncounted: true };
+}
+
+/**
+ * In front of express, on node:http, the requests that make most of the traffic are answered without
+ * express's per-request work (its router, request and response objects, and a dozen middlewares that each
+ * look at such a request and pass it on), which cost more CPU than a small query itself:
+ * - POST /graphql with a JSON body of up to 64 KB, and GET /graphql of a query: a known query runs at
+ *   once (graphql/known.ts), anything else through Apollo's pipeline (graphql/by-apollo.ts);
+ * - GET of a /v1 route (rest/v1/router.ts), without a body or conditional headers;
+ * none with an Idempotency-Key, an x-min-lsn or an encoded body, and a /v1 GET without an API key. What
+ * those middlewares do for such a request, the door does too, with the same code: the request id, the
+ * rate limit's token and headers (and its 429), the log line and metrics, CORS headers, compression,
+ * in-flight tracking, the statement count, the same status, body, ETag and headers. The door decides
+ * whether a request is its own before it does anything with it; once it has, it answers it whatever
+ * happens, errors included (each road answers its own), so that express gets only requests untouched.
+ */
+export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: ServerResponse) => void) {
+
+  /** Sends an answer as express's res.send would, after the middlewares' part. */
+  const respond = (req: IncomingMessage, res: ServerResponse, taken: Taken, scope: RequestScope | undefined, answer: HttpAnswer) => {
+    const text = answer.body;
+    if (scope) processCounters.requests += 1;
+    observeRequest(req, res, deps.observe, taken.started, () => ({ requestId: taken.requestId, scope }));
+    const length = byteLengthOf(text);
+    // The middleware compresses a body of its threshold or more for a client that accepts an encoding.
+    // Otherwise all it does is `Vary: Accept-Encoding` (a request without Accept-Encoding gets its
+    // default, identity), which the door sets itself below: the middleware wraps the response's methods
+    // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
+    const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
+    // The headers express's middlewares and res.send write, with their names' case: the request id, nosniff, the
+    // rate limit, CORS (the door answers requests without an Origin), then res.send's type, statement
+    // count, weak ETag of the body and its length. A string body is written as it is: a
+    // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
+    // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
+    const head: string[] = ['x-request-id', taken.requestId, 'X-Content-Type-Options', 'nosniff'];
+    // An answer for an API key is the key's own: no cache keeps it.
+    if (hasApiKey(req)) head.push('Cache-Control', 'no-store');
+    for (const part of taken.rateHeaders) head.push(part);
+    for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
+    for (const part of answer.headers) head.push(part);
+    head.push('Content-Type', answer.type ?? taken.responseType);
+    if (scope && !answer.uncounted) head.push('x-sql-statements', String(scope.sqlStatements));
+    head.push('ETag', weakEtagOf(text, length), 'Content-Length', String(length));
+    if (mayCompress) {
+      // Compression decides the head when it is written (it may drop the length and add an encoding).
+      deps.compression!.middleware(req, res, () => {});
+      res.statusCode = answer.status;
+      for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
+      // A body in pieces in one write to the compressor: brotli fed the pieces one by one held 329 MB of
+      // peak RSS at 32 connections for REST W1, against 189 MB given the whole body (it sizes its window by
+      // what it is given).
+      return void res.end(bytesOf(text, length));
+    }
+    // What the compression middleware does when it cannot compress (see above).
+    if (deps.compression) head.push('Vary', 'Accept-Encoding');
+    // In one call: setHeader per header stores each as its own pair under a lower-cased name first.
+    res.writeHead(answer.status, head);
+    // Node writes the head and a string body in one write by joining them into a new string, which for
+    // a large body (418 KB) is a copy V8 must allocate, and collect, on every request: such a head goes
+    // out on its own first.
+    if (length >= SEPARATE_HEAD) res.flushHeaders();
+    if (typeof text === 'string') return void res.end(text, 'utf8');
+    // A body in pieces (a streamed REST text plan) is written piece by piece, never joined (chunked-text.ts).
+    for (const piece of text) res.write(piece);
+    res.end();
+  };
+
+  /**
+   * Runs `answer` as the request's work, in flight, and writes what it answers, errors included: an
+   * operation that ran is never handed on to be run again. The request leaves the in-flight count once
+   * its answer is written.
+   */
+  const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> => {
+    const scope: RequestScope = { requestId: taken.requestId, sqlStatements: 0, entry: 'lean' };
+    deps.inFlight.enter();
+    const finish = (answered: HttpAnswer) => {
+      try {
+        respond(req, res, taken, scope, answered);
+      } finally {
+        deps.inFlight.leave();
+      }
+    };
+    // Every road answers its own failures; one that escapes them is a fault of the door's own.
+    const failed = (err: unknown) => {
+      logger.error('unexpected error', { requestId: scope.requestId, error: (err as Error)?.message, stack: (err as Error)?.stack });
+      finish({ status: 500, headers: [], body: JSON.stringify(errorBodyOf(req.url ?? '', scope.requestId, new GraphQLError(internalMessage(scope.requestId), { extensions: { code: 'INTERNAL' } }))) });
+    };
+    let work: Promise<HttpAnswer>;
+    try {
+      work = answer(scope);
+    } catch (err) {
+      work = Promise.reject(err);
+    }
+    return work.then(finish, failed);
+  };
+
+  /**
+   * Opens the request as express's first middlewares would: its id, then its rate-limit token; a
+   * refused one is answered here (429). `go` runs when the request may go on; at once when the limiter
+   * answers at once (its buckets are in memory).
+   */
+  const open = (req: IncomingMessage, res: ServerResponse, responseType: string, go: (taken: Taken) => Promise<void>): void => {
+    const taken: Taken = { requestId: deps.requestIdOf(req), started: performance.now(), responseType, rateHeaders: [] };
+    const admitted = (ticket: RateTicket | undefined): Promise<void> => {
+      if (ticket) taken.rateHeaders = ticket.refused ? [] : ticket.headers;
+      if (ticket?.refused) return Promise.resolve(respond(req, res, taken, undefined, refusalAnswer(req.url ?? '', taken.requestId, ticket.refused, ticket.headers)));
+      return go(taken);
+    };
+    const ticket = deps.rateLimit?.take(req);
+    void (ticket instanceof Promise ? ticket.then(admitted) : admitted(ticket)).catch(() => {
+      if (!res.headersSent) res.destroy();
+    });
+  };
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const h = req.headers;
+    // An Origin that is not trusted gets the headers a request without one gets (CORS: any origin reads);
+    // a trusted one (CORS_ORIGINS) gets its own, from express.
+    if (h.origin !== undefined && deps.trustedOrigins.has(h.origin)) return pass(req, res);
+    if (h['idempotency-key'] !== undefined || h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (req.method === 'GET' && url.startsWith('/v1/')) {
+      if (h['access-token'] !== undefined || h.authorization !== undefined) return pass(req, res);
+      if (h['content-length'] !== undefined || h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) return pass(req, res);
+      const match = deps.rest.matchGet(path);
+      if (!match) return pass(req, res);
+      const query = q === -1 ? {} : parseQueryString(url.slice(q + 1));
+      return open(req, res, APPLICATION_JSON, (taken) => serve(req, res, taken, (scope) => deps.rest.answerGet(match.route, match.params, query, scope)));
+    }
+    if (path !== '/graphql') return pass(req, res);
+    const type = responseTypeFor(h.accept);
+    if (!type) return pass(req, res);
+    const apiKey = keyFromHeaders(h);
+    if (req.method === 'GET') {
+      // A query by GET (Apollo Client's useGETForQueries, persisted queries by hash): as Apollo takes it.
+      const contentType = h['content-type'];
+      if (q === -1 || h['content-length'] !== undefined || getPrefersHtml(h.accept) || !passesCsrf(h)) return pass(req, res);
+      if (contentType !== undefined && !contentType.startsWith('application/json')) return pass(req, res);
+      const read = readGetParams(url.slice(q + 1));
+      if (!read) return pass(req, res);
+      const http: GraphqlHttp = { method: 'GET', headers: h, search: url.slice(q) };
+      return open(req, res, type, (taken) => serve(req, res, taken, (scope) => graphqlAnswer(read, http, scope)));
+    }
+    if (req.method !== 'POST') return pass(req, res);
+    const length = Number(h['content-length']);
+    if (!JSON_TYPE.test(h['content-type'] ?? '') || !Number.isInteger(length) || length < 1 || length > MAX_DOOR_BODY) return pass(req, res);
+    open(req, res, type, async (taken) => {
+      const raw = await readBody(req, length);
+      // A body cut short: its client is gone, or never sent what it announced.
+      if (raw === undefined) return void sendErrorAndClose(req, res, new BadRequestError('the request body ended before its Content-Length'), { 'x-request-id': taken.requestId });
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+        // express.json is strict: an object or an array.
+        if (typeof body !== 'object' || body === null) throw new SyntaxError('not an object');
+      } catch {
+        // As express's error handler answers express.json's refusal.
+        return respond(req, res, taken, undefined, refusalAnswer(path, taken.requestId, new BadRequestError('the request body is not valid JSON'), [], false));
+      }
+      const http: GraphqlHttp = { method: 'POST', headers: h, search: q === -1 ? '' : url.slice(q), body };
+      const read = readPostBody(body);
+      await serve(req, res, taken, (scope) => graphqlAnswer(read, http, scope));
+    });
+
+    /** A known query's answer, or Apollo's for anything else: the request runs on one of the two, once. */
+    async function graphqlAnswer(read: GraphQLHttpRequest | undefined, http: GraphqlHttp, scope: RequestScope): Promise<HttpAnswer> {
+      const noted: { unregistered?: string } = {};
+      const known = read && (await deps.graphql.answerKnown(read, apiKey, scope, noted));
+      if (known) return known;
+      scope.entry = undefined;
+      return deps.graphql.answerByApollo(http, scope, noted.unregistered);
+    }
+  };
+}
+
+/** Whether the request carries an API key (valid or not). */
+export const hasApiKey = (req: IncomingMessage) => req.headers['access-token'] !== undefined || req.headers.authorization !== undefined;
+
+/** The body of a request that announced `length` bytes, or undefined when it ended otherwise. */
+function readBody(req: IncomingMessage, length: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= length) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size === length ? Buffer.concat(chunks, size).toString('utf8') : undefined));
+    req.on('error', () => resolve(undefined));
+  });
+}

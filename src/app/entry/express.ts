@@ -1,0 +1,229 @@
+import { timingSafeEqual } from 'node:crypto';
+import { constants as zlibConstants } from 'node:zlib';
+import type { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import compression from 'compression';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import { graphqlUploadExpress } from 'graphql-upload-minimal';
+import type { DataSource } from 'typeorm';
+import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../../common/errors';
+import type { InFlight } from '../../common/in-flight';
+import { parseLsn } from '../../common/lsn';
+import { metricsRegistry } from '../../common/metrics';
+import type { Context } from '../../common/request/context';
+import { processCounters, type RequestScope } from '../../common/request/scope';
+import { keyFromHeaders } from '../../modules/apikey/api-key.service';
+import { chainLags } from '../../modules/chain/chain.sync';
+import { MAX_IMPORT_BYTES } from '../../modules/import/csv-rows';
+import { createContext, type ContextOptions } from '../context';
+import { retryAfterFor, toClientError } from '../graphql/format-error';
+import { graphqlHttpErrors, uploadErrorsAreClientErrors } from '../graphql/http-errors';
+import { answerCompiled, type KnownDeps } from '../graphql/known';
+import { trustedDocumentsGate } from '../graphql/trusted/gate';
+import type { TrustedDocuments } from '../graphql/trusted/trusted-documents';
+import { corsMiddleware } from '../http/cors';
+import { explorerRouter } from '../http/explorer';
+import { home } from '../http/home';
+import { observeRequests, type ObserveOptions } from '../http/observe';
+import type { RateLimit } from '../http/rate-limit';
+import { requestIdOf } from '../http/request-id';
+import { sendMiddlewareError } from '../http/respond';
+import { keyBeforeUpload } from '../http/upload-key';
+import { sendRestError } from '../rest/errors';
+import { apiDocsRouter } from '../rest/v1/docs';
+import { methodNotAllowed, requireBodyType } from '../rest/v1/http-rules';
+import { routes } from '../rest/v1/routes';
+import { hasApiKey } from './door';
+import { createIdempotency } from './idempotency';
+import type { AppOptions } from './options';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId: string;
+    /** Set once the body has been read, for /graphql and /v1: the request's SQL statement counter. */
+    scope: RequestScope;
+  }
+}
+
+/** Bodies over 1 KB, for clients that accept it: REST W1 is 411 KB of JSON (the bench shows the trade). */
+export const COMPRESSION_THRESHOLD = 1024;
+
+/** The compression middleware (COMPRESSION=off: none), shared by express and the lean door. */
+export function compressionOf(options: AppOptions): RequestHandler | undefined {
+  if (!(options.compression ?? true)) return undefined;
+  // Brotli at the package's quality (4) with a 512 KB window, not the default 4 MB: the encoder's memory
+  // follows its window, and under 32 connections dozens of REST W1 answers (418 KB, less than the window:
+  // not a byte larger) are compressed at once. Peak RSS under REST W1 br: 270-329 -> 221-227 MB.
+  const brotli = { params: { [zlibConstants.BROTLI_PARAM_LGWIN]: 19 } };
+  return compression({ threshold: COMPRESSION_THRESHOLD, brotli } as compression.CompressionOptions);
+}
+
+/**
+ * Opens the request scope (request id, SQL statement counter) once the body has been read; the request's
+ * context hands it to every statement the request causes (see scopedDataSource).
+ */
+function openScope(req: Request, _res: Response, next: NextFunction): void {
+  processCounters.requests += 1;
+  req.scope = { requestId: req.requestId, sqlStatements: 0 };
+  // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
+  const token = req.headers['x-min-lsn'];
+  if (typeof token === 'string' && token !== '') {
+    const lsn = parseLsn(token);
+    if (lsn === undefined) return next(new BadRequestError(`x-min-lsn must be a WAL position such as 0/16B3748 (from a write's x-min-lsn header), got "${token.slice(0, 40)}"`));
+    req.scope.minLsn = lsn;
+  }
+  next();
+}
+
+/** `Authorization: Bearer <token>` with exactly this token, compared in constant time. */
+function bearerIs(authorization: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? '')?.[1] ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/** What express is given by createApp: the pieces it shares with the lean door. */
+export interface ExpressParts {
+  ds: DataSource;
+  schema: GraphQLSchema;
+  options: AppOptions;
+  production: boolean;
+  contextOptions: ContextOptions;
+  rateLimit?: RateLimit;
+  /** The known queries and how they run (graphql/known.ts). */
+  known: KnownDeps;
+  trust?: TrustedDocuments;
+  /** The automatic persisted queries' text by hash. */
+  persistedText: (hash: string) => Promise<string | undefined>;
+  apollo: ApolloServer<Context>;
+  inFlight: InFlight;
+  /** REST's express router (rest/v1/router.ts). */
+  restRouter: express.Router;
+  observe: ObserveOptions;
+  compress?: RequestHandler;
+}
+
+/**
+ * express, for what the lean door leaves to it (entry/door.ts): the server's own paths, uploads, bodies
+ * over 64 KB, writes of /v1, an Idempotency-Key or x-min-lsn, a trusted browser Origin. Every request it
+ * is given is untouched: it reads, rate-limits and answers it whole.
+ */
+export function createExpressApp(parts: ExpressParts): express.Express {
+  const { ds, schema, options, production } = parts;
+  const app = express();
+  app.disable('x-powered-by');
+  // Express's own setting of the mode, read where an error is answered (sendRestError): no suggestions of names in production.
+  app.set('env', production ? 'production' : 'development');
+  app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    req.requestId = requestIdOf(req);
+    res.setHeader('x-request-id', req.requestId);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // An answer for an API key is the key's own: no cache keeps it (the lean door says the same).
+    if (hasApiKey(req)) res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  app.use(observeRequests(parts.observe));
+  if (parts.compress) app.use(parts.compress);
+  if (parts.observe.metrics) app.get('/metrics', metricsPage(options.metricsToken));
+  app.use(corsMiddleware(options.corsOrigins ?? []));
+  serveOwnPaths(app, ds, options);
+  // The description of /v1 and its reference page: static documents, outside the rate limit.
+  app.use(apiDocsRouter(schema));
+  // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
+  if (!production) app.use(explorerRouter());
+  if (parts.rateLimit) app.use(['/graphql', '/v1'], parts.rateLimit.middleware);
+  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
+  const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);
+  app.use('/graphql', ...graphqlChain(parts, idempotency));
+  app.use(requireBodyType(schema, routes));
+  // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
+  app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
+  app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), openScope, idempotency);
+  app.use(parts.restRouter);
+  app.use(methodNotAllowed(schema, routes));
+  app.use((req, res) => {
+    sendRestError(res, schema, new NotFoundError(`no route ${req.method} ${req.path}; see the README for the API`), false);
+  });
+  app.use(errorHandler(schema, production));
+  return app;
+}
+
+/** GET /metrics, behind METRICS_TOKEN when one is set. */
+function metricsPage(token: string | undefined): RequestHandler {
+  return async (req, res) => {
+    if (token !== undefined && !bearerIs(req.headers.authorization, token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      return sendMiddlewareError(req, res, new UnauthenticatedError('GET /metrics needs the METRICS_TOKEN in Authorization: Bearer'));
+    }
+    res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  };
+}
+
+/** The home page, /healthz and /readyz. */
+function serveOwnPaths(app: express.Express, ds: DataSource, options: AppOptions): void {
+  app.get('/', home);
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      // A chain that lags behind leaves the gateway ready (it answers from what it has applied) and says so;
+      // without chains, one statement tells whether the database answers.
+      const followed = options.chains?.follow.map((c) => c.chainId) ?? [];
+      const chains = followed.length ? await chainLags(ds, followed) : await ds.query('SELECT 1').then(() => []);
+      res.json(followed.length ? { status: 'ready', chains } : { status: 'ready' });
+    } catch {
+      res.status(503).set(retryAfterFor('UNAVAILABLE')).json({ status: 'unavailable', reason: 'the database does not answer' });
+    }
+  });
+}
+
+/** /graphql in express: uploads, the JSON body, the scope, trusted documents, idempotency, then a known query or Apollo. */
+function graphqlChain(parts: ExpressParts, idempotency: RequestHandler): RequestHandler[] {
+  const apollo = expressMiddleware(parts.apollo, {
+    context: async ({ req }) => createContext(parts.ds, req.scope, keyFromHeaders(req.headers), parts.contextOptions),
+  });
+  return [
+    graphqlHttpErrors,
+    // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
+    uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
+    express.json({ limit: parts.options.jsonBodyLimit ?? '1mb' }),
+    openScope,
+    // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
+    ...(parts.trust ? [trustedDocumentsGate(parts.trust, parts.persistedText)] : []),
+    idempotency,
+    (req: Request, res: Response, next: NextFunction) =>
+      parts.inFlight.track(async () => {
+        // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (graphql/known.ts).
+        if (await answerCompiled(req, res, parts.known)) return;
+        return apollo(req, res, next);
+      }),
+  ];
+}
+
+/**
+ * Body parsing (express, graphql-upload) and anything else that fails outside a resolver. Their 4xx
+ * errors are the client's: they keep their status; the client never gets a stack.
+ */
+function errorHandler(schema: GraphQLSchema, production: boolean) {
+  return (err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+    let error: unknown = err;
+    if (err.type === 'entity.parse.failed') error = new BadRequestError('the request body is not valid JSON');
+    else if (err.status === 413) {
+      const max = (err as { limit?: number }).limit;
+      error = new PayloadTooLargeError(max ? `the request body is larger than ${Math.floor(max / 1024)} KB` : err.message);
+    } else if (err.status && err.status >= 400 && err.status < 500) {
+      error = new BadRequestError(`the request cannot be read: ${err.message}`);
+    }
+    if (req.originalUrl.startsWith('/graphql')) {
+      const client = toClientError(schema, error, false, req.requestId, production);
+      res.status(httpStatusOf[client.code] ?? 500).set(retryAfterFor(client.code)).json({
+        errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
+      });
+    } else {
+      sendRestError(res, schema, error, false);
+    }
+  };
+}
