@@ -7,6 +7,8 @@ import path from 'node:path';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { saveCollection } from './factories/marketplace';
 import { runApiKeyCommand } from '../src/tools/apikey';
+import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
+import { createApiKey } from '../src/modules/apikey/api-key.service';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -145,6 +147,39 @@ describe('GraphQL createApiKey and revokeApiKey', () => {
     expect(revoked.body.errors).toBeUndefined();
     expect(revoked.body.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
     expect((await server.rest('POST', '/v1/collections', newCollection(), key)).status).toBe(401);
+  });
+});
+
+describe('who am I: GET /v1/me and viewer', () => {
+  const VIEWER = '{ viewer { address role keyLabel } }';
+
+  test('when a key asks, then both doors answer the address it acts as, its role and its label', async () => {
+    const { key: adminKey } = await server.key({ admin: true });
+    const address = randomAddress();
+    const { key } = await createApiKey(server.ds.manager, { address, role: ApiKeyRole.USER, label: 'ci deploys' });
+
+    const me = await server.rest('GET', '/v1/me', undefined, key);
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ address, role: 'user', key_label: 'ci deploys' });
+    const viewer = await server.gql(VIEWER, {}, key);
+    expect(viewer.body).toEqual({ data: { viewer: { address, role: 'USER', keyLabel: 'ci deploys' } } });
+
+    const admin = await server.rest('GET', '/v1/me', undefined, adminKey);
+    expect(admin.body).toMatchObject({ role: 'admin', key_label: null });
+  });
+
+  test('when no key is given, then GET /v1/me is a 401 and viewer is null; a revoked key is a 401 on both', async () => {
+    const me = await server.rest('GET', '/v1/me');
+    expect(me.status).toBe(401);
+    expect(me.body.error.code).toBe('UNAUTHENTICATED');
+    const viewer = await server.gql(VIEWER);
+    expect(viewer.status).toBe(200);
+    expect(viewer.body).toEqual({ data: { viewer: null } });
+
+    const { key } = await server.key();
+    await server.ds.query('UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [createHash('sha256').update(key).digest('hex')]);
+    expect((await server.rest('GET', '/v1/me', undefined, key)).status).toBe(401);
+    expect((await server.gql(VIEWER, {}, key)).status).toBe(401);
   });
 });
 

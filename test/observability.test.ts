@@ -104,6 +104,32 @@ describe('request logs', () => {
     expect(mine[0].sqlStatements).toBeGreaterThanOrEqual(1);
   });
 
+  test('when a write is a routine duplicate (409) on either door, then it is logged once, at info, with its request id and no SQL text', async () => {
+    const owner = await server.key();
+    const collection = await saveCollection(server, owner.key);
+    const again = { contract_address: collection.contractAddress, chain_id: '1', name: 'Again' };
+    const rest = `dup-rest-${Date.now()}`;
+    const graphql = `dup-graphql-${Date.now()}`;
+    const lines = await logLines(async () => {
+      const res = await server.rest('POST', '/v1/collections', again, owner.key, { 'x-request-id': rest });
+      expect(res.status).toBe(409);
+      await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'access-token': owner.key, 'x-request-id': graphql },
+        body: JSON.stringify({ query: `mutation { createCollection(input: { contractAddress: "${collection.contractAddress}", chainId: "1" }) { id } }` }),
+      });
+    });
+
+    for (const id of [rest, graphql]) {
+      const mine = lines.filter((l) => l.requestId === id);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({ level: 'info', message: 'request' });
+    }
+    expect(lines.find((l) => l.requestId === rest)).toMatchObject({ status: 409 });
+    expect(lines.filter((l) => l.level !== 'info')).toEqual([]);
+    expect(JSON.stringify(lines)).not.toMatch(/INSERT|SELECT|duplicate key/);
+  });
+
   test('when x-request-id is not a plain token, then the server uses an id of its own', async () => {
     const res = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'bad id\twith spaces' } });
 

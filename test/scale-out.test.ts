@@ -197,6 +197,7 @@ let skipReason: string | undefined;
       { route: '/v1/orders/:id', vars: { id: sale.body.id } },
       { route: '/v1/events', vars: { collection_id: collectionId, limit: 50 } },
       { route: '/v1/webhooks', vars: {}, key: owner.key },
+      { route: '/v1/me', vars: {}, key: owner.key },
       { route: '/v1/webhooks/:id', vars: { id: hook.body.id }, key: owner.key },
       { route: '/v1/webhooks/:id/deliveries', vars: { id: hook.body.id }, key: owner.key },
       { route: '/v1/statistics', vars: { period: '24h', order_by: 'volume', limit: 1 } },

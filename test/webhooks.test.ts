@@ -3,6 +3,7 @@ import http, { IncomingHttpHeaders } from 'node:http';
 import { once } from 'node:events';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { WebhookSettings } from '../src/config';
 import { MAX_WEBHOOKS_PER_KEY } from '../src/modules/webhook/webhook.service';
 import { checkedLookup, isInternalAddress } from '../src/modules/webhook/webhook.target';
@@ -20,13 +21,10 @@ const WEBHOOKS: WebhookSettings = {
   pollMs: 50,
 };
 
-/** The function of docs/webhooks.md's Node snippet, exactly as documented (and as docs/market.md repeats it). */
+/** The function of docs/webhooks.md's Node snippet for the legacy headers, exactly as documented. */
 function documentedVerifier(): (rawBody: string | Buffer, headers: IncomingHttpHeaders, secret: string) => Record<string, any> {
-  const snippet = (file: string) =>
-    /<!-- verify-snippet -->\s*```js\n([\s\S]*?)```/.exec(readFileSync(path.resolve(__dirname, '..', file), 'utf8'))?.[1];
-  const code = snippet('docs/webhooks.md');
+  const code = /<!-- verify-snippet -->\s*```js\n([\s\S]*?)```/.exec(readFileSync(path.resolve(__dirname, '..', 'docs/webhooks.md'), 'utf8'))?.[1];
   if (!code) throw new Error('docs/webhooks.md has no verification snippet');
-  if (snippet('docs/market.md') !== code) throw new Error("docs/market.md's verification snippet differs from docs/webhooks.md's");
   return new Function('require', `${code}\nreturn verifyWebhook;`)(require);
 }
 const verifyWebhook = documentedVerifier();
@@ -302,6 +300,56 @@ describe('delivery', () => {
   });
 });
 
+/** The headers of a received request as the standardwebhooks package takes them. */
+const asHeaders = (headers: IncomingHttpHeaders): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
+
+describe('Standard Webhooks', () => {
+  test("when a new webhook's delivery comes, then the standardwebhooks package's own Webhook.verify accepts it with the webhook's secret", async () => {
+    const owner = await a.key();
+    const { collection, update } = await collectionOf(owner.key);
+    const target = await receiver((n) => (n === 1 ? 500 : 200));
+    const created = await register(a, owner.key, { url: target.url, event_types: ['collection.updated'], collection_id: collection.id });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    await update();
+    await target.waitFor(() => target.delivered().length >= 1);
+    const [failed, delivered] = target.received;
+    const event = new Webhook(created.body.secret).verify(delivered.body, asHeaders(delivered.headers)) as Record<string, any>;
+    expect(event).toMatchObject({ id: delivered.eventId, type: 'collection.updated', webhook_id: created.body.id });
+    expect(delivered.headers['webhook-id']).toBe(delivered.eventId);
+    // A retry is the same message: the same webhook-id, signed again at its own time.
+    expect(failed.headers['webhook-id']).toBe(delivered.headers['webhook-id']);
+    expect(delivered.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(() => new Webhook(created.body.secret).verify(delivered.body.replace('change 1', 'change 2'), asHeaders(delivered.headers))).toThrow(
+      WebhookVerificationError,
+    );
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(delivered.body, asHeaders(delivered.headers))).toThrow(
+      WebhookVerificationError,
+    );
+    // The legacy headers still come, as documented, for receivers not yet moved over.
+    expect(verifyWebhook(delivered.body, delivered.headers, created.body.secret)).toMatchObject({ id: delivered.eventId });
+  });
+
+  test('when a webhook has a secret of before the standard form, then its deliveries verify with the standard package given whsec_ + base64 of that secret, and the legacy check still passes', async () => {
+    const owner = await a.key();
+    const { collection, update } = await collectionOf(owner.key);
+    const target = await receiver();
+    const created = await register(a, owner.key, { url: target.url, event_types: ['collection.updated'], collection_id: collection.id });
+    // The form secrets had until now: whsec_ + 43 characters of base64url, which are no standard base64.
+    const older = 'whsec_Q-1x_8l3KcU0b2hGv9zN5yTqW7eRjA4sD6fH0kLmP1o';
+    await a.ds.query('UPDATE webhooks SET secret = $2 WHERE id = $1', [created.body.id, older]);
+
+    await update();
+    await target.waitFor(() => target.delivered().length >= 1);
+    const [delivered] = target.received;
+    const converted = `whsec_${Buffer.from(older, 'utf8').toString('base64')}`;
+    expect(new Webhook(converted).verify(delivered.body, asHeaders(delivered.headers))).toMatchObject({ id: delivered.eventId });
+    expect(new Webhook(older, { format: 'raw' }).verify(delivered.body, asHeaders(delivered.headers))).toMatchObject({ id: delivered.eventId });
+    expect(verifyWebhook(delivered.body, delivered.headers, older)).toMatchObject({ id: delivered.eventId });
+  });
+});
+
 describe('registration', () => {
   test('when the target is on a private, loopback or link-local address and the setting is off, then 422 on url', async () => {
     const owner = await strict.key();
@@ -309,6 +357,7 @@ describe('registration', () => {
       const res = await strict.rest('POST', '/v1/webhooks', { url }, owner.key);
       expect([url, res.status]).toEqual([url, 422]);
       expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+      expect(res.body.error.details[0].message).toContain('WEBHOOK_ALLOW_PRIVATE=on allows them, for development');
     }
     const listed = await strict.rest('GET', '/v1/webhooks', undefined, owner.key);
     expect(listed.body.result).toEqual([]);

@@ -17,6 +17,23 @@ class CountingLogger extends AbstractLogger {
     const scope = (queryRunner?.data as { scope?: { requestId: string } } | undefined)?.scope;
     logger.warn('slow statement', { requestId: scope?.requestId, ms: time, statement: query.replace(/\s+/g, ' ').slice(0, 1000) });
   }
+  /**
+   * A statement that failed. A constraint violation (SQLSTATE class 23: a duplicate, a missing reference)
+   * is the client's doing, answered 409 or 422, and the request's own line records it: nothing here.
+   * Anything else is one warning with the request id and the statement's text (never its parameters).
+   */
+  logQueryError(error: string | Error, query: string, _parameters?: unknown[], queryRunner?: QueryRunner): void {
+    if (!this.isLogEnabledFor('query-error')) return;
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('23')) return;
+    const scope = (queryRunner?.data as { scope?: { requestId: string } } | undefined)?.scope;
+    logger.warn('statement failed', {
+      requestId: scope?.requestId,
+      code,
+      error: error instanceof Error ? error.message : String(error),
+      statement: query.replace(/\s+/g, ' ').slice(0, 1000),
+    });
+  }
   protected writeLog(level: LogLevel, message: LogMessage | LogMessage[]): void {
     const messages = Array.isArray(message) ? message : [message];
     for (const m of messages) {
@@ -42,6 +59,11 @@ export interface DataSourceOptions {
   poolWaitMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
+  /**
+   * TypeORM's own lines about migrations (three of counts, then one per migration): what its CLI shows
+   * (migration:show, migration:revert); default true. The server turns them off and logs one line itself.
+   */
+  logMigrations?: boolean;
 }
 
 /** The data source of a database URL; connection failures become UNAVAILABLE, with safe retries (see faults.ts). */
@@ -58,9 +80,9 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     uuidExtension: 'pgcrypto',
     installExtensions: false,
     poolSize: options.poolSize,
-    logging: ['warn', 'error', 'migration'],
+    logging: options.logMigrations === false ? ['warn', 'error'] : ['warn', 'error', 'migration'],
     maxQueryExecutionTime: options.slowStatementMs || undefined,
-    logger: new CountingLogger(['warn', 'error', 'migration', 'schema']),
+    logger: new CountingLogger(options.logMigrations === false ? ['warn', 'error'] : ['warn', 'error', 'migration', 'schema']),
     // connectionTimeoutMillis bounds both the wait for a free pooled connection and the opening of a new one.
     // statement_timeout is sent in each connection's start-up message, so it holds for every statement on
     // it: TypeORM's, the SQL plans' (read-statement.ts, on the same pool) and the replicas' (their own pools).

@@ -39,11 +39,12 @@ async function cancelRunning(ds: DataSource, url: string): Promise<number> {
  * longer than any request's statement.
  */
 async function migrate(url: string, queryTimeoutMs: number): Promise<void> {
-  const migrator = createDataSource({ url, poolSize: 1, queryTimeoutMs });
+  const migrator = createDataSource({ url, poolSize: 1, queryTimeoutMs, logMigrations: false });
   try {
     await migrator.initialize();
     const applied = await migrator.runMigrations({ transaction: 'each' });
-    for (const m of applied) logger.info('migration applied', { name: m.name });
+    // One line, only when something changed: which migrations this start applied.
+    if (applied.length) logger.info('migrations applied', { count: applied.length, names: applied.map((m) => m.name) });
   } finally {
     if (migrator.isInitialized) await migrator.destroy();
   }

@@ -1,7 +1,13 @@
-import { DataSource, EntityManager } from 'typeorm';
-import { ApiKeyRole } from '../modules/apikey/api-key.entity';
+import { DataSource } from 'typeorm';
+import { createContext } from '../app/context';
+import { ApiKeyRole, Caller, Context, DEFAULT_POLICY } from '../common/request/context';
 import { createApiKey } from '../modules/apikey/api-key.service';
-import { slugify } from '../modules/collection/collection.service';
+import { createAsset } from '../modules/asset/asset.service';
+import { createCollection } from '../modules/collection/collection.service';
+import { createListing } from '../modules/listing/listing.service';
+import { ListingOrderType } from '../modules/listing/listing.types';
+import { acceptOffer, createOffer } from '../modules/offer/offer.service';
+import { buyListing } from '../modules/trade/trade.service';
 
 export const DEMO_ADMIN_ADDRESS = '0x00000000000000000000000000000000000d3a00';
 const DEMO_OWNER = '0x1111111111111111111111111111111111111111';
@@ -12,98 +18,95 @@ const demoCollections = [
   { chain: '137', address: '0x2953399124f0cbb46d2cbacd8a89cf0599974963', name: 'Polygon Pixels', category: 'art', supply: null, royalty: 500 },
   { chain: '8453', address: '0x4200000000000000000000000000000000000abc', name: 'Base Badges', category: 'memberships', supply: 500, royalty: 0 },
 ];
+const BACKGROUNDS = ['blue', 'gold', 'green', 'blue', 'purple'];
+
+/** A week from now: the demo's offers stay open that long. */
+const openWindow = () => ({ startTime: new Date(Date.now() - 60_000), endTime: new Date(Date.now() + 7 * 24 * 3600_000) });
 
 /**
- * On an empty embedded database, a small data set so that Sandbox and the REST examples answer with
- * something: three collections with a few assets each, a market on the first one (a fixed-price, a
- * dutch and an english listing, open offers, a completed sale), and a development admin key (returned once).
- * Lists show the newest first: the market's collection is the newest and its latest tokens are listed, so
- * the README's tour (two collections, two assets each) shows listing prices.
+ * On an empty embedded database, a small market so that Sandbox and the REST examples answer with
+ * something: three collections of five assets with traits, a market on the first one (a fixed-price, a
+ * dutch and an english listing with bids, open offers, a sale by an accepted offer and a sale by buy-now),
+ * and a development admin key (returned once). Everything is written through the services the API's
+ * writes use, as the accounts of the demo, so the demo has what real writes leave: traits and trait
+ * floors, histories, the change feed's events (and a subscription's replay), statistics and charts.
+ * Lists show the newest first: the market's collection is written last and its latest tokens are listed,
+ * so the README's tour (two collections, two assets each) shows listing prices.
  */
 export async function seedDemoIfEmpty(ds: DataSource): Promise<{ key: string } | null> {
   const [{ count }]: { count: string }[] = await ds.query('SELECT count(*) FROM collections');
   if (Number(count) > 0) return null;
-  return ds.transaction(async (m) => {
-    for (const [i, c] of demoCollections.entries()) {
-      const [{ id }]: { id: string }[] = await m.query(
-        `INSERT INTO collections (chain_id, contract_address, owner, total_supply, category_id, name, slug, description, image_url, fees,
-           created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::jsonb, now() - make_interval(hours => 4, mins => $11),
-           now() - make_interval(hours => 4, mins => $11)) RETURNING id`,
-        [
-          c.chain,
-          c.address,
-          DEMO_OWNER,
-          c.supply,
-          c.category,
-          c.name,
-          slugify(c.name),
-          JSON.stringify({ text: `${c.name}: demo collection` }),
-          `https://example.com/demo/${i}.png`,
-          JSON.stringify(c.royalty ? [{ address: DEMO_OWNER, basisPoints: c.royalty }] : []),
-          i,
-        ],
-      );
-      for (let t = 1; t <= 5; t += 1) {
-        await m.query(
-          `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner,
-             created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, now() - make_interval(hours => 3, mins => -$10::int),
-             now() - make_interval(hours => 3, mins => -$10::int))`,
-          [
-            id,
-            c.chain,
-            c.address,
-            t,
-            `${c.name} #${t}`,
-            `Token ${t} of ${c.name}`,
-            `https://example.com/demo/${i}/${t}.png`,
-            JSON.stringify({ attributes: [{ trait_type: 'rarity', value: t === 1 ? 'rare' : 'common' }] }),
-            t % 2 ? DEMO_OWNER : DEMO_ADMIN_ADDRESS,
-            t,
+  const as = (address: string, role = ApiKeyRole.USER): Context =>
+    createContext(ds, { requestId: 'demo-seed', sqlStatements: 0 }, undefined, {
+      actingAs: { address, role, keyId: 'demo-seed' } satisfies Caller,
+      policy: DEFAULT_POLICY,
+    });
+  const owner = as(DEMO_OWNER);
+  const admin = as(DEMO_ADMIN_ADDRESS, ApiKeyRole.ADMIN);
+  const buyer = as(DEMO_BUYER);
+  const marketAssets = new Map<string, string>();
+  for (const [i, c] of [...demoCollections.entries()].reverse()) {
+    await createCollection(owner, {
+      chainId: c.chain,
+      contractAddress: c.address,
+      totalSupply: c.supply,
+      categoryId: c.category,
+      name: c.name,
+      description: { text: `${c.name}: demo collection` },
+      imageUrl: `https://example.com/demo/${i}.png`,
+      fees: c.royalty ? [{ address: DEMO_OWNER, basisPoints: c.royalty }] : [],
+    });
+    for (let t = 1; t <= 5; t += 1) {
+      const asset = await createAsset(admin, {
+        collectionId: c.address,
+        chainId: c.chain,
+        tokenAddress: c.address,
+        tokenId: String(t),
+        name: `${c.name} #${t}`,
+        description: `Token ${t} of ${c.name}`,
+        imageUrl: `https://example.com/demo/${i}/${t}.png`,
+        metadata: {
+          attributes: [
+            { trait_type: 'rarity', value: t === 1 ? 'rare' : 'common' },
+            { trait_type: 'background', value: BACKGROUNDS[t - 1] },
           ],
-        );
-      }
+        },
+        owner: t % 2 ? DEMO_OWNER : DEMO_ADMIN_ADDRESS,
+      });
+      if (i === 0) marketAssets.set(String(t), asset.id);
     }
-    await seedMarket(m, demoCollections[0].address);
-    const { key } = await createApiKey(m, { address: DEMO_ADMIN_ADDRESS, role: ApiKeyRole.ADMIN, label: 'development key (demo data)' });
-    return { key };
-  });
+  }
+  await seedMarket({ owner, admin, buyer }, demoCollections[0], marketAssets);
+  const { key } = await ds.transaction((m) => createApiKey(m, { address: DEMO_ADMIN_ADDRESS, role: ApiKeyRole.ADMIN, label: 'development key (demo data)' }));
+  return { key };
 }
 
-/** Listings, offers and one completed order on the first demo collection, written as the API would leave them. */
-async function seedMarket(m: EntityManager, contract: string): Promise<void> {
-  const assets: { id: string; token_id: string; collection_id: string; chain_id: string }[] = await m.query(
-    'SELECT id, token_id::text, collection_id, chain_id FROM assets WHERE token_address = $1 ORDER BY token_id',
-    [contract],
-  );
-  const byToken = new Map(assets.map((a) => [a.token_id, a]));
-  const listing = (token: string, type: string, start: string, accept: string | null, hours: number | null) =>
-    m.query(
-      `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date)
-       VALUES ($1, $2, $3, $4, $5, $6, now() - interval '1 hour', CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(hours => $7::int) END)`,
-      [byToken.get(token)!.id, byToken.get(token)!.collection_id, DEMO_OWNER, type, start, accept, hours],
-    );
-  await listing('1', 'fixed_price', '1.5', '1.5', null);
-  await listing('3', 'english_auction', '0.5', null, 48);
-  await listing('5', 'dutch_auction', '3', '1', 23);
-  await m.query(`UPDATE assets SET status = 'listed' WHERE token_address = $1 AND token_id IN (1, 3, 5)`, [contract]);
-  const offer = (token: string, taker: string, price: string, status = 'active') =>
-    m.query(
-      `INSERT INTO offers (asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, status)
-       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, now() - interval '2 hours', now() + interval '7 days', $8) RETURNING id`,
-      [byToken.get(token)!.id, byToken.get(token)!.collection_id, byToken.get(token)!.chain_id, contract, token, taker, price, status],
-    );
-  await offer('1', DEMO_ADMIN_ADDRESS, '1.2');
-  await offer('3', DEMO_ADMIN_ADDRESS, '0.8');
-  await offer('3', DEMO_BUYER, '0.9');
-  // A sale already made: the buyer's offer on token 2 was accepted by its owner an hour ago.
-  const [{ id: acceptedOffer }] = await offer('2', DEMO_BUYER, '2.25', 'accepted');
-  const sold = byToken.get('2')!;
-  await m.query(
-    `INSERT INTO orders (offer_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, 2, 2.25, $6, $7, now() - interval '1 hour', now() - interval '1 hour')`,
-    [acceptedOffer, sold.id, sold.collection_id, sold.chain_id, contract, DEMO_ADMIN_ADDRESS, DEMO_BUYER],
-  );
-  await m.query('UPDATE assets SET owner = $2 WHERE id = $1', [sold.id, DEMO_BUYER]);
+/** The market of the first demo collection: listings, bids and offers, and two sales, made as its accounts would make them. */
+async function seedMarket(
+  as: Record<'owner' | 'admin' | 'buyer', Context>,
+  collection: (typeof demoCollections)[number],
+  assetIds: Map<string, string>,
+): Promise<void> {
+  const token = (tokenId: string) => ({ tokenAddress: collection.address, tokenId, chainId: collection.chain });
+  const offer = (ctx: Context, tokenId: string, price: string) => createOffer(ctx, { assetId: assetIds.get(tokenId), price, ...openWindow() });
+
+  // A sale by buy-now: the admin account lists token 4 and the buyer buys it.
+  const sold = await createListing(as.admin, { ...token('4'), orderType: ListingOrderType.FIXED_PRICE, startPrice: '2', acceptPrice: '2' });
+  await buyListing(as.buyer, sold.id, null);
+  // A sale by an accepted offer: the buyer's offer on token 2, accepted by its owner.
+  const accepted = await offer(as.buyer, '2', '2.25');
+  await acceptOffer(as.admin, accepted.id);
+  // The open market: a fixed-price, an english and a dutch listing, with offers and bids.
+  await createListing(as.owner, { ...token('1'), orderType: ListingOrderType.FIXED_PRICE, startPrice: '1.5', acceptPrice: '1.5' });
+  await createListing(as.owner, { ...token('3'), orderType: ListingOrderType.ENGLISH_AUCTION, startPrice: '0.5', expirationTime: { durationSeconds: 48 * 3600 } });
+  await createListing(as.owner, {
+    ...token('5'),
+    orderType: ListingOrderType.DUTCH_AUCTION,
+    startPrice: '3',
+    acceptPrice: '1',
+    expirationTime: { durationSeconds: 23 * 3600 },
+  });
+  await offer(as.admin, '1', '1.2');
+  await offer(as.admin, '3', '0.8');
+  await offer(as.buyer, '3', '0.9');
 }

@@ -295,27 +295,41 @@ describe('POST and PUT /v1/collections answer as GET does', () => {
 });
 
 describe('GET /', () => {
-  const LINKS = ['/graphql', '/v1/docs', '/v1/openapi.json', '/healthz'];
+  const LINKS = ['/graphql', '/graphql/explorer', '/v1/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics'];
 
-  test('when a browser asks, then it gets a small HTML page linking to GraphQL, the REST docs, the OpenAPI description and /healthz', async () => {
+  test('when a browser asks, then it gets a small HTML page linking to every endpoint: GraphQL, its local explorer, the REST docs, the OpenAPI description, health, readiness and metrics', async () => {
     const res = await fetch(`${server.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('vary')).toMatch(/accept/i);
     const html = await res.text();
-    for (const href of LINKS) expect(html).toContain(`href="${href}"`);
+    expect([...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual(LINKS);
   });
 
   test('when any other client asks, then it gets the same links as JSON, and each of them answers', async () => {
     const res = await fetch(`${server.url}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const body = (await res.json()) as { links: Record<string, { href: string }> };
+    const body = (await res.json()) as { links: Record<string, { href: string; about: string }> };
+    expect(Object.keys(body.links)).toEqual(['graphql', 'explorer', 'docs', 'openapi', 'health', 'ready', 'metrics']);
     expect(Object.values(body.links).map((l) => l.href)).toEqual(LINKS);
+    for (const link of Object.values(body.links)) expect(link.about).not.toBe('');
     for (const href of LINKS) {
       const page = await fetch(`${server.url}${href}`, { headers: { accept: 'text/html' } });
       expect({ href, status: page.status }).toEqual({ href, status: 200 });
       await page.arrayBuffer();
     }
   });
+
+  test('when metrics are off, then the page does not offer /metrics: the list is what the server serves', async () => {
+    const quiet = await startServer({ metrics: false });
+    try {
+      const body = (await (await fetch(`${quiet.url}/`)).json()) as { links: Record<string, { href: string }> };
+      expect(Object.values(body.links).map((l) => l.href)).toEqual(LINKS.filter((href) => href !== '/metrics'));
+      expect((await fetch(`${quiet.url}/metrics`)).status).toBe(404);
+    } finally {
+      await quiet.close();
+    }
+  });
 });
+

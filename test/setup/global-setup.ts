@@ -34,7 +34,7 @@ export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; 
     url = embedded.url;
     drop = embedded.stop;
   }
-  const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 30000 });
+  const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 30000, logMigrations: false });
   await ds.initialize();
   await ds.runMigrations({ transaction: 'each' });
   // The local chains of the chain tests (test/chain-*.test.ts, a node each), there from the start: the

@@ -163,7 +163,7 @@ function metricsPage(token: string | undefined): RequestHandler {
 
 /** The home page, /healthz and /readyz. */
 function serveOwnPaths(app: express.Express, ds: DataSource, options: AppOptions): void {
-  app.get('/', home);
+  app.get('/', home(app, routes.map((r) => r.path)));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

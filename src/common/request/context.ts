@@ -14,6 +14,8 @@ export interface Caller {
   address: string;
   role: ApiKeyRole;
   keyId: string;
+  /** The key's label, as given when it was made (null: none; absent: a caller with no key, an operator command). */
+  keyLabel?: string | null;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { Arg, Ctx, Field, ID, Mutation, ObjectType, Resolver } from 'type-graphql';
-import type { Context } from '../../common/request/context';
+import { Arg, Ctx, Field, ID, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import type { Caller, Context } from '../../common/request/context';
 import { isAdmin } from '../../common/request/context';
 import { ForbiddenError } from '../../common/errors';
 import { AddressScalar } from '../../common/scalars';
@@ -15,6 +15,20 @@ export class CreatedApiKey {
   apiKey: ApiKey;
 }
 
+@ObjectType({ simpleResolvers: true, description: 'The account the calling API key acts as' })
+export class Viewer {
+  @Field(() => AddressScalar, { description: "The key's account: the owner of what it creates, the maker of its listings and offers" })
+  address: string;
+
+  @Field(() => ApiKeyRole)
+  role: ApiKeyRole;
+
+  @Field(() => String, { nullable: true, description: 'The label the key was made with' })
+  keyLabel: string | null;
+}
+
+const viewerOf = (caller: Caller): Viewer => ({ address: caller.address, role: caller.role, keyLabel: caller.keyLabel ?? null });
+
 async function requireAdmin(ctx: Context) {
   const caller = await ctx.requireCaller();
   if (!isAdmin(caller)) throw new ForbiddenError('only an admin key may manage API keys');
@@ -23,6 +37,17 @@ async function requireAdmin(ctx: Context) {
 
 @Resolver()
 export class ApiKeyResolver {
+  @Query(() => Viewer, { nullable: true, description: 'The account the API key of the request acts as; null without a key' })
+  async viewer(@Ctx() ctx: Context): Promise<Viewer | null> {
+    const caller = await ctx.caller();
+    return caller && viewerOf(caller);
+  }
+
+  @Query(() => Viewer, { description: 'The account the API key of the request acts as; without a key, UNAUTHENTICATED (GET /v1/me)' })
+  async me(@Ctx() ctx: Context): Promise<Viewer> {
+    return viewerOf(await ctx.requireCaller());
+  }
+
   @Mutation(() => CreatedApiKey, { description: 'Admin only: creates a key for an account' })
   async createApiKey(
     @Arg('address', () => AddressScalar) address: string,

@@ -53,7 +53,7 @@ export const UNKNOWN_KEY = 'the API key is unknown or revoked';
 
 export async function callerForKey(ds: DataSource, key: string): Promise<Caller | null> {
   const found = await ds.getRepository(ApiKey).findOneBy({ keyHash: digestOf(key), revokedAt: IsNull() });
-  return found ? { address: found.address, role: found.role, keyId: found.id } : null;
+  return found ? { address: found.address, role: found.role, keyId: found.id, keyLabel: found.label } : null;
 }
 
 /** The key a request carries: `access-token: <key>` or `Authorization: Bearer <key>`. */

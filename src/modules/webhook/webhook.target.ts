@@ -132,7 +132,7 @@ export async function checkHost(host: string, allowPrivate: boolean): Promise<{ 
   const blocked = addresses.filter((a) => isInternalAddress(a.address));
   if (blocked.length && !allowPrivate) {
     throw new TargetRefusedError(
-      `the host ${host} resolves to a private, loopback or link-local address (${blocked.map((a) => a.address).join(', ')}); such targets are refused`,
+      `the host ${host} resolves to a private, loopback or link-local address (${blocked.map((a) => a.address).join(', ')}); such targets are refused (WEBHOOK_ALLOW_PRIVATE=on allows them, for development)`,
     );
   }
   return { addresses, internal: blocked.length > 0 };

@@ -8,7 +8,7 @@ import { jsonWithExactNumbers, withExactTwins } from '../../common/decimal';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
 import { traceTask } from '../../common/tracing';
-import { HEADERS, signature } from './webhook.signing';
+import { HEADERS, legacySignature, STANDARD_HEADERS, standardSignature } from './webhook.signing';
 import { checkedLookup, hostOf, isInternalAddress } from './webhook.target';
 
 /** How the delivery worker of this process behaves (the WEBHOOK_* settings; `deliver` is the app's to read). */
@@ -263,9 +263,13 @@ export class WebhookWorker {
       {
         'content-type': 'application/json',
         'user-agent': 'nft-marketplace-gateway-webhooks/1',
+        // Standard Webhooks: the message id is the event's, the same on every retry and replay of it.
+        [STANDARD_HEADERS.id]: event.id!,
+        [STANDARD_HEADERS.timestamp]: timestamp,
+        [STANDARD_HEADERS.signature]: standardSignature(webhook.secret, event.id!, timestamp, body),
         [HEADERS.eventId]: event.id!,
         [HEADERS.timestamp]: timestamp,
-        [HEADERS.signature]: signature(webhook.secret, timestamp, body),
+        [HEADERS.signature]: legacySignature(webhook.secret, timestamp, body),
         [HEADERS.webhookId]: webhook.id,
         [HEADERS.deliveryId]: delivery.id,
       },

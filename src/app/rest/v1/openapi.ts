@@ -266,7 +266,7 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
     parameters,
     ...(requestBody ? { requestBody } : {}),
     responses,
-    security: isWrite ? [{ accessToken: [] }, { bearer: [] }] : [{}, { accessToken: [] }, { bearer: [] }],
+    security: isWrite || spec.needsKey ? [{ accessToken: [] }, { bearer: [] }] : [{}, { accessToken: [] }, { bearer: [] }],
   };
 }
 

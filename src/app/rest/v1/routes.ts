@@ -46,6 +46,8 @@ export interface RouteSpec {
   location?: (created: Body) => string;
   /** Answers 201 Created (the routes the legacy interface documents answer 200, creates included). */
   created?: true;
+  /** A read that needs an API key (401 without one), as every write does. */
+  needsKey?: true;
 }
 
 /** Where a route reads a variable from. */
@@ -427,5 +429,12 @@ export const routes: RouteSpec[] = [
     operation: `query (${PAGE_VARS}, $order_by: StatisticsOrderBy, $chain_id: String, $period: StatisticsPeriod, $is_trending: Int) {
       statistics(${PAGE_ARGS}, chainId: $chain_id, period: $period, isTrending: $is_trending) {
         cursor remaining result { ${STATISTICS} } } }`,
+  },
+  {
+    method: 'get',
+    path: '/v1/me',
+    summary: 'The account the API key acts as: its address, role and the key\'s label; 401 without a key',
+    operation: `query { me { address role key_label: keyLabel } }`,
+    needsKey: true,
   },
 ];
