@@ -49,6 +49,7 @@ async function serve(): Promise<void> {
     eventsPollMs: config.eventsPollMs,
     subscriptionsPerConnection: config.subscriptionsPerConnection,
     webhooks: config.webhooks,
+    metadata: config.metadata,
     chains: config.chains,
     settlement: config.settlement,
   });

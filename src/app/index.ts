@@ -3,7 +3,7 @@ import http from 'node:http';
 import type express from 'express';
 import { DataSource } from 'typeorm';
 import { InFlight } from '../common/in-flight';
-import { watchPool, watchSettlements, PoolFigures } from '../common/metrics';
+import { watchMetadataQueue, watchPool, watchSettlements, PoolFigures } from '../common/metrics';
 import { QueryGate } from '../common/query-gate';
 import type { RequestPolicy } from '../common/request/context';
 import { readRouterOf } from '../common/request/scope';
@@ -14,6 +14,8 @@ import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 import { pendingSettlements } from '../modules/order/settlement';
 import { settlement } from '../modules/order/settlement.settings';
 import { WebhookWorker } from '../modules/webhook/webhook.worker';
+import { MetadataWorker } from '../modules/metadata/metadata.worker';
+import { metadataQueueFigures } from '../modules/metadata/metadata.queue';
 import { ContextOptions, createContext } from './context';
 import { createApollo } from './entry/apollo';
 import { leanDoor } from './entry/door';
@@ -57,7 +59,7 @@ export interface App {
 /**
  * The gateway without its listen: the lean door (entry/door.ts) in front of express (entry/express.ts),
  * over one schema, one executor (graphql/execute.ts) and Apollo (entry/apollo.ts); and the work that runs
- * beside the requests (subscriptions, the expiry sweeper, chain followers, webhook delivery).
+ * beside the requests (subscriptions, the expiry sweeper, chain followers, webhook delivery, metadata fetching).
  */
 export async function createApp(ds: DataSource, options: AppOptions = {}): Promise<App> {
   if (options.settlement) settlement.use(options.settlement);
@@ -67,6 +69,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     statisticsMaxAgeMs: options.statisticsMaxAgeMs ?? 0,
     auctionMinIncrementPercent: options.auctionMinIncrementPercent,
     importStatementTimeoutMs: options.importStatementTimeoutMs,
+    metadataRefreshIntervalS: options.metadata?.refreshIntervalS,
   };
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, async (key) => (await callerForKey(ds, key)) !== null) : undefined;
   // Every request's context tells the rate limit what its key's lookup found.
@@ -119,6 +122,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
 
   const unwatchPool = watchPool(() => (ds.driver as unknown as { master?: PoolFigures }).master);
   const unwatchSettlements = watchSettlements(() => pendingSettlements(ds));
+  const unwatchMetadataQueue = watchMetadataQueue(() => metadataQueueFigures(ds));
   const sweeper = options.expirySweeper ? startExpirySweeper(ds) : undefined;
   const chainFollowers = options.chains?.follow.length ? startChainFollowers(ds, options.chains) : undefined;
   const eventWakeup = new EventWakeup(ds, {
@@ -132,6 +136,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   };
   // Delivery runs beside the requests, in this process, for as long as the app does.
   const webhookWorker = options.webhooks?.deliver ? new WebhookWorker(ds, options.webhooks) : undefined;
+  const metadataWorker = options.metadata?.fetch ? new MetadataWorker(ds, options.metadata) : undefined;
 
   return {
     app,
@@ -156,9 +161,10 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     async stop(drainMs = 30_000) {
       await closeSubscriptions(Math.min(1000, drainMs));
       await eventWakeup.stop();
-      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), chainFollowers?.stop()]);
+      await Promise.all([sweeper?.stop(drainMs), inFlight.drained(drainMs), webhookWorker?.stop(drainMs), metadataWorker?.stop(drainMs), chainFollowers?.stop()]);
       unwatchPool();
       unwatchSettlements();
+      unwatchMetadataQueue();
       await apollo.stop();
       await rateLimit?.close();
       await apqCache.close();

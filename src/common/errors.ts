@@ -91,8 +91,10 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 export class RateLimitedError extends AppError {
-  constructor(message: string) {
+  /** `retryAfterS`: when the client may try again (Retry-After on REST, extensions.retryAfter on GraphQL). */
+  constructor(message: string, retryAfterS?: number) {
     super('RATE_LIMITED', message);
+    if (retryAfterS !== undefined) this.extensions.retryAfter = retryAfterS;
   }
 }
 export class ValidationError extends AppError {

@@ -241,3 +241,58 @@ new Gauge({
     this.set(!figures ? NaN : oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0);
   },
 });
+
+export const metadataFetches = new Counter({
+  name: 'gateway_metadata_fetches_total',
+  help: 'Outcomes of tokenURI document fetches: fetched (content changed), unchanged, retry (failed, due again), failed (for good)',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
+/** The metadata queue's figures, as one read at scrape time gives them. */
+export interface MetadataQueueFigures {
+  pending: number;
+  /** When the oldest pending row was queued; null when none is pending. */
+  oldestRequestedAt: Date | null;
+}
+const metadataQueueReaders = new Set<() => Promise<MetadataQueueFigures>>();
+
+/** Reads the metadata queue at each scrape until the returned function is called (the first watcher's database). */
+export function watchMetadataQueue(read: () => Promise<MetadataQueueFigures>): () => void {
+  metadataQueueReaders.add(read);
+  return () => metadataQueueReaders.delete(read);
+}
+
+let metadataQueueRead: Promise<MetadataQueueFigures | null> | undefined;
+/** One read for both gauges of a scrape; null when no app watches or the database does not answer. */
+function readMetadataQueue(): Promise<MetadataQueueFigures | null> {
+  const [read] = metadataQueueReaders;
+  if (!read) return Promise.resolve(null);
+  metadataQueueRead ??= read()
+    .catch(() => null)
+    .finally(() => {
+      metadataQueueRead = undefined;
+    });
+  return metadataQueueRead;
+}
+
+new Gauge({
+  name: 'gateway_metadata_queue_pending',
+  help: 'tokenURI documents waiting to be fetched (queued, being fetched or due for a retry), read at scrape time',
+  registers: [metricsRegistry],
+  async collect() {
+    const figures = await readMetadataQueue();
+    this.set(figures ? figures.pending : NaN);
+  },
+});
+
+new Gauge({
+  name: 'gateway_metadata_queue_oldest_pending_seconds',
+  help: 'Age of the oldest tokenURI document waiting to be fetched (since it was queued), 0 when none; read at scrape time',
+  registers: [metricsRegistry],
+  async collect() {
+    const figures = await readMetadataQueue();
+    const oldest = figures?.oldestRequestedAt;
+    this.set(!figures ? NaN : oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1000) : 0);
+  },
+});

@@ -1,5 +1,5 @@
 import type { SignatureMode } from '../../common/eip712';
-import type { ChainSettings, RateLimitSettings, SettlementSettings, TrustMode, WebhookSettings } from '../../config';
+import type { ChainSettings, MetadataSettings, RateLimitSettings, SettlementSettings, TrustMode, WebhookSettings } from '../../config';
 
 /** The settings of one app (createApp); main.ts passes the configured ones, tests what they test. */
 export interface AppOptions {
@@ -68,6 +68,8 @@ export interface AppOptions {
   webhooks?: WebhookSettings;
   /** The chains to follow (CHAIN_RPC_<chain_id>, docs/chain.md): a follower per chain, one process at a time per chain. None by default. */
   chains?: ChainSettings;
+  /** Fetching tokenURI documents (METADATA_*, docs/metadata.md): the worker starts when `fetch`. Default: no worker, the default limits. */
+  metadata?: MetadataSettings;
   /**
    * SETTLEMENT and SETTLEMENT_DEADLINE (docs/chain.md "Settlement on chain"): set for the whole process when
    * given (main.ts passes them); the process's setting stays as it is otherwise (offchain from the start).

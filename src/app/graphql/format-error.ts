@@ -89,6 +89,8 @@ export interface ClientError {
   code: string;
   message: string;
   details: unknown[];
+  /** Seconds before the client may try again, when the error says (a refresh asked too soon). */
+  retryAfter?: number;
 }
 
 function withAllowedEnumValues(schema: GraphQLSchema, message: string): string {
@@ -105,7 +107,13 @@ function withAllowedEnumValues(schema: GraphQLSchema, message: string): string {
 export function classifyError(schema: GraphQLSchema, error: unknown, requestError = false): ClientError {
   const original = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   if (original instanceof AppError) {
-    return { code: String(original.extensions.code), message: original.message, details: (original.extensions.details as unknown[]) ?? [] };
+    const { retryAfter } = original.extensions;
+    return {
+      code: String(original.extensions.code),
+      message: original.message,
+      details: (original.extensions.details as unknown[]) ?? [],
+      ...(typeof retryAfter === 'number' && { retryAfter }),
+    };
   }
   // A driver error that escaped the query runners' handling (db/faults.ts) still reads as retryable.
   if (isConnectionFailure(original)) return classifyError(schema, new UnavailableError());
@@ -136,8 +144,9 @@ export function internalMessage(requestId: string | undefined): string {
 /** The codes of a database that cannot answer now (503): the request may be sent again after Retry-After. */
 export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['UNAVAILABLE', 'TIMEOUT']);
 
-/** The Retry-After header that goes with a 503 UNAVAILABLE or TIMEOUT, on both doors. */
-export function retryAfterFor(code: string): Record<string, string> {
+/** The Retry-After header that goes with a 503 UNAVAILABLE or TIMEOUT, on both doors, or with an error that says when (`retryAfter`). */
+export function retryAfterFor(code: string, retryAfter?: number): Record<string, string> {
+  if (retryAfter !== undefined) return { 'retry-after': String(retryAfter) };
   return RETRYABLE_CODES.has(code) ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {};
 }
 
@@ -189,7 +198,7 @@ export function formatGraphQLError(schema: GraphQLSchema, hideSuggestions: boole
       message: client.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: client.code, details: client.details },
+      extensions: { code: client.code, details: client.details, ...(client.retryAfter !== undefined && { retryAfter: client.retryAfter }) },
     };
   };
 }

@@ -20,6 +20,7 @@ import { FloorListingResolver, StatisticsResolver } from '../../modules/statisti
 import { WebhookResolver } from '../../modules/webhook/webhook.resolver';
 import { SearchResolver } from '../../modules/search/search.resolver';
 import { TradeResolver } from '../../modules/trade/trade.resolver';
+import { MetadataResolver } from '../../modules/metadata/metadata.resolver';
 
 export const resolvers = [
   ChainResolver,
@@ -45,6 +46,7 @@ export const resolvers = [
   ListingHistoryResolver,
   OfferHistoryResolver,
   WebhookResolver,
+  MetadataResolver,
   SearchResolver,
   AccountResolver,
   NodeResolver,

@@ -67,7 +67,7 @@ export function restErrorAnswer(
       : words(restFieldNames(client.message));
   return {
     status: httpStatusOf[client.code] ?? 500,
-    headers: Object.entries(retryAfterFor(client.code)).flat(),
+    headers: Object.entries(retryAfterFor(client.code, client.retryAfter)).flat(),
     body: JSON.stringify({ error: { code: client.code, message: fieldMessage, details, request_id: requestId } }),
   };
 }

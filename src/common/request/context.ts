@@ -38,6 +38,8 @@ export interface RequestPolicy {
   auctionMinIncrementPercent?: number;
   /** DB_IMPORT_STATEMENT_TIMEOUT_MS: the statement_timeout inside an import's transaction. */
   importStatementTimeoutMs?: number;
+  /** METADATA_REFRESH_INTERVAL_S: a key may refresh one asset or collection this often (docs/metadata.md); 60 when absent. */
+  metadataRefreshIntervalS?: number;
 }
 
 export const DEFAULT_POLICY: RequestPolicy = { signatures: 'optional' };

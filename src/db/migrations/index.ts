@@ -20,6 +20,7 @@ import { ChainTokenUris1765470000000 } from './1765470000000-chain-token-uris';
 import { Currencies1765490000000 } from './1765490000000-currencies';
 import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
 import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks';
+import { AssetMetadata1765520000000 } from './1765520000000-asset-metadata';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   Currencies1765490000000,
   NativeSettledRollups1765495000000,
   ChainStepChecks1765500000000,
+  AssetMetadata1765520000000,
 ];

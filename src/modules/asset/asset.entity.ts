@@ -10,6 +10,14 @@ export enum AssetStatus {
 }
 registerEnumType(AssetStatus, { name: 'AssetStatus' });
 
+/** Where fetching the document behind an asset's tokenURI stands (docs/metadata.md). */
+export enum MetadataStatus {
+  PENDING = 'pending',
+  FETCHED = 'fetched',
+  FAILED = 'failed',
+}
+registerEnumType(MetadataStatus, { name: 'MetadataStatus', description: "The fetch of the document behind an asset's tokenURI" });
+
 @Entity('assets')
 @Unique('uq_assets_chain_token', ['chainId', 'tokenAddress', 'tokenId'])
 @Index('ix_assets_collection_token', ['collectionId', 'tokenId'])
@@ -60,6 +68,21 @@ export class Asset {
   @Field(() => GraphQLJSONObject)
   @Column({ type: 'jsonb' })
   metadata: Record<string, unknown>;
+
+  @Field(() => MetadataStatus, {
+    nullable: true,
+    description: 'The fetch of its tokenURI document (metadata.token_uri): pending (queued or being retried), fetched, failed; null without a tokenURI',
+  })
+  @Column({ name: 'metadata_status', type: 'varchar', length: 10, nullable: true })
+  metadataStatus: MetadataStatus | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the last fetch of its tokenURI document failed (when failed, or pending a retry)' })
+  @Column({ name: 'metadata_error', type: 'text', nullable: true })
+  metadataError: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'When its tokenURI document was last fetched' })
+  @Column({ name: 'metadata_fetched_at', type: 'timestamptz', precision: 3, nullable: true })
+  metadataFetchedAt: Date | null;
 
   @Field(() => AddressScalar, { description: 'Address of the owning account' })
   @Index('ix_assets_owner')

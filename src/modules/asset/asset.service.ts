@@ -9,12 +9,13 @@ import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
-import { Asset } from './asset.entity';
+import { Asset, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListBase, assetListingFilters, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
+import { queueFetches, queuedNow } from '../metadata/metadata.queue';
 
 export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
   await checkCurrencyFilter(ctx, args.currency);
@@ -122,6 +123,22 @@ export function checkAssetFields(
   }
 }
 
+/** The longest tokenURI taken (a data: URI holds its whole document). */
+const TOKEN_URI_MAX_LENGTH = 65_536;
+
+/** A tokenURI given to createAsset: one of the schemes the metadata fetch reads; undefined when none is given. */
+function checkTokenUri(problems: Problems, uri: string | null | undefined): string | undefined {
+  if (uri === undefined || uri === null) return undefined;
+  if (uri.length > TOKEN_URI_MAX_LENGTH || !/^(https?:\/\/[^/]|ipfs:\/\/.|ar:\/\/.|data:application\/json[;,])/i.test(uri)) {
+    problems.add(
+      'tokenUri',
+      `must be an http(s)://, ipfs://, ar:// or data:application/json URI of at most ${TOKEN_URI_MAX_LENGTH} characters, got ${JSON.stringify(uri.slice(0, 80))}`,
+    );
+    return undefined;
+  }
+  return uri;
+}
+
 /**
  * Mints the next token ids of a collection (highest + 1; past 2^256-1, the lowest unused) or takes the given ones. The collection row is
  * locked (`FOR UPDATE`) for the rest of the transaction, so concurrent mints and imports queue up and
@@ -226,7 +243,12 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
       problems.add('collectionId', err.message);
     }
   }
-  checkAssetFields(problems, input);
+  const tokenUri = checkTokenUri(problems, input.tokenUri);
+  // With a tokenURI its document fills the asset's own fields: those given are checked, the others start
+  // empty, as a token minted on chain does.
+  const fields = tokenUri ? { ...input, description: input.description ?? '', imageUrl: input.imageUrl ?? '', metadata: input.metadata ?? {} } : input;
+  const givenOnly = { name: input.name ?? '#', description: input.description ?? '-', imageUrl: input.imageUrl ?? 'ipfs://-', metadata: input.metadata ?? {} };
+  checkAssetFields(problems, input.tokenUri != null ? { ...input, ...givenOnly } : input);
   required(problems, 'owner', input.owner);
   if (required(problems, 'tokenAddress', input.tokenAddress) && collection && input.tokenAddress !== collection.contractAddress) {
     problems.add('tokenAddress', `must be the collection's contract address ${collection.contractAddress}, got ${input.tokenAddress}`);
@@ -246,8 +268,15 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
   try {
     const created = await withEvents(ctx.ds, async (m, events) => {
       const { nextTokenId } = await lockCollectionForMint(m, target, 1, input.tokenId == null ? 1 : 0);
-      return insertAsset(m, events, target, { ...input, tokenId: input.tokenId ?? nextTokenId.toString(), owner: input.owner! });
+      const tokenId = input.tokenId ?? nextTokenId.toString();
+      const asset = tokenUri
+        ? { ...fields, name: input.name ?? `#${tokenId}`, metadata: { ...(fields.metadata as Record<string, unknown>), token_uri: tokenUri } }
+        : input;
+      const row = await insertAsset(m, events, target, { ...asset, tokenId, owner: input.owner! });
+      if (tokenUri && (await queueFetches(m, [row.id]))) row.metadataStatus = MetadataStatus.PENDING;
+      return row;
     });
+    if (tokenUri) queuedNow();
     ctx.invalidate();
     return created;
   } catch (err) {

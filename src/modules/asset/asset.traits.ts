@@ -62,6 +62,47 @@ export async function indexAssetTraits(m: EntityManager, assetIds: readonly stri
   );
 }
 
+/**
+ * Indexes the traits of these assets again after their metadata changed (a fetched tokenURI document): the
+ * traits they no longer carry are taken off, the new ones added, and their collections' counts moved by the
+ * difference, in one statement (the counts that go up in key order, as indexAssetTraits does; a count that
+ * goes down is an existing row, updated in place, as the check keeps counts >= 0). The asset rows must be
+ * locked by the caller.
+ */
+export async function reindexAssetTraits(m: EntityManager, assetIds: readonly string[]): Promise<void> {
+  if (!assetIds.length) return;
+  await m.query(
+    `WITH wanted AS (
+       SELECT DISTINCT a.id AS asset_id, a.collection_id, attr->>'trait_type' AS trait_type, attr->>'value' AS value
+       FROM assets a
+       CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(a.metadata->'attributes') = 'array' THEN a.metadata->'attributes' ELSE '[]'::jsonb END) attr
+       WHERE a.id = ANY($1::uuid[]) AND jsonb_typeof(attr) = 'object' AND jsonb_typeof(attr->'trait_type') = 'string'
+         AND jsonb_typeof(attr->'value') IN ('string', 'number', 'boolean')
+         AND length(attr->>'trait_type') BETWEEN 1 AND $2 AND length(attr->>'value') BETWEEN 1 AND $2),
+     removed AS (
+       DELETE FROM asset_traits t WHERE t.asset_id = ANY($1::uuid[])
+         AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.asset_id = t.asset_id AND w.trait_type = t.trait_type AND w.value = t.value)
+       RETURNING t.collection_id, t.trait_type, t.value),
+     added AS (
+       INSERT INTO asset_traits (asset_id, collection_id, trait_type, value)
+       SELECT w.asset_id, w.collection_id, w.trait_type, w.value FROM wanted w
+       WHERE NOT EXISTS (SELECT 1 FROM asset_traits t WHERE t.asset_id = w.asset_id AND t.trait_type = w.trait_type AND t.value = w.value)
+       ON CONFLICT DO NOTHING
+       RETURNING collection_id, trait_type, value),
+     delta AS (
+       SELECT collection_id, trait_type, value, sum(d)::int AS d
+       FROM (SELECT *, -1 AS d FROM removed UNION ALL SELECT *, 1 FROM added) x GROUP BY 1, 2, 3),
+     lowered AS (
+       UPDATE collection_traits ct SET asset_count = ct.asset_count + delta.d FROM delta
+       WHERE delta.d < 0 AND ct.collection_id = delta.collection_id AND ct.trait_type = delta.trait_type AND ct.value = delta.value
+       RETURNING 1)
+     INSERT INTO collection_traits (collection_id, trait_type, value, asset_count)
+     SELECT collection_id, trait_type, value, d FROM delta WHERE d > 0 ORDER BY 1, 2, 3
+     ON CONFLICT (collection_id, trait_type, value) DO UPDATE SET asset_count = collection_traits.asset_count + excluded.asset_count`,
+    [assetIds, TRAIT_MAX_LENGTH],
+  );
+}
+
 /** Wanted traits: values per trait type. An asset matches when, for every type, it carries one of its values. */
 export type TraitFilter = Map<string, string[]>;
 

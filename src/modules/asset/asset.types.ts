@@ -102,4 +102,12 @@ export class CreateAssetInput {
 
   @Field(() => TokenIdScalar, { nullable: true, description: 'Omit to mint the next id of the contract' })
   tokenId?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The token\'s tokenURI (http(s)://, ipfs://, ar:// or data:application/json): its document is fetched and fills name, description, ' +
+      'imageUrl, animationUrl, externalLink, metadata and traits (metadataStatus says how far). With it, name, description, imageUrl and metadata may be omitted',
+  })
+  tokenUri?: string | null;
 }

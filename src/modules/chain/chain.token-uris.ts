@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { queuedNow, queueRowsSql } from '../metadata/metadata.queue';
 
 /** Tokens whose tokenURI one round reads: one JSON-RPC batch of eth_calls. */
 export const TOKEN_URI_BATCH = 200;
@@ -20,8 +21,8 @@ export type TokenUriRead = string | null | undefined;
 /**
  * One round of reading the tokenURIs of tokens the follower saw minted (chain_token_uris_pending): up to
  * TOKEN_URI_BATCH of the chain's, read together by `read`; each URI read is stored as the asset's
- * `metadata.token_uri` (the JSON behind it is not fetched), and the tokens read for good are taken off the
- * list in the same statement. Runs apart from the follower's steps, so a backfill of many mints is not held
+ * `metadata.token_uri` and its document queued for the metadata fetch (docs/metadata.md), and the tokens
+ * read for good are taken off the list in the same statement. Runs apart from the follower's steps, so a backfill of many mints is not held
  * up by as many calls. Returns how many tokens were taken off the list.
  */
 export async function readPendingTokenUris(
@@ -44,10 +45,12 @@ export async function readPendingTokenUris(
     `WITH locked AS (SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED),
      taken AS (DELETE FROM chain_token_uris_pending p USING locked WHERE p.asset_id = locked.id RETURNING p.asset_id),
      stored AS (
-       UPDATE assets a SET metadata = a.metadata || jsonb_build_object('token_uri', k.uri), updated_at = now()
-       FROM unnest($1::uuid[], $2::text[]) k(id, uri) WHERE a.id = k.id AND k.uri <> '' AND k.id IN (SELECT asset_id FROM taken) RETURNING 1)
+       UPDATE assets a SET metadata = a.metadata || jsonb_build_object('token_uri', k.uri), metadata_status = 'pending', updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) k(id, uri) WHERE a.id = k.id AND k.uri <> '' AND k.id IN (SELECT asset_id FROM taken) RETURNING a.id, k.uri),
+     queued AS (${queueRowsSql('(SELECT id AS asset_id, uri FROM stored)')})
      SELECT count(*)::int AS taken FROM taken`,
     [done.map((r) => r.id), done.map((r) => r.uri ?? '')],
   );
+  if (taken) queuedNow();
   return taken;
 }

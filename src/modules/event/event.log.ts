@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'asset.imported',
   'asset.transferred',
   'asset.transfer_reverted',
+  'asset.metadata_updated',
   'listing.created',
   'listing.updated',
   'listing.sold',

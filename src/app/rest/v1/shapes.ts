@@ -53,6 +53,9 @@ export const ASSET = `
   animation_url: animationUrl
   external_link: externalLink
   metadata
+  metadata_status: metadataStatus
+  metadata_error: metadataError
+  metadata_fetched_at: metadataFetchedAt
   name
   status
   token_address: tokenAddress
