@@ -65,13 +65,13 @@ describe('a limit out of range', () => {
     expect(res.sql).toBe(0);
   });
 
-  test('when a variable gives a limit over the maximum, or null for a list that needs one, then it is refused the same way', async () => {
+  test('when a variable gives a limit over the maximum, or null for a list that needs one, then it is a 400 naming the variable and its range, or the argument that must not be null', async () => {
     const over = await server.gql(`query ($n: Int!) { chains { id } assets(limit: $n) { result { id } } }`, { n: 101 });
     const nothing = await server.gql(`query ($n: Int) { chains { id } assets(limit: $n) { result { id } } }`, { n: null });
 
     expect([over.status, nothing.status]).toEqual([400, 400]);
     expect(over.body.errors?.[0].message).toBe('n must be an integer from 1 to 100, got 101');
-    expect(nothing.body.errors?.[0].message).toBe('n must be an integer from 1 to 100, got null');
+    expect(nothing.body.errors?.[0].message).toBe('limit: must not be null (variable $n is null); leave the variable out for the default, or give a value');
   });
 
   test('when the event feed is read with a limit up to its own maximum (1000), then it is answered; over it, refused with its range', async () => {

@@ -220,7 +220,7 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/assets/:token_address/:token_id/refresh',
     summary:
-      "Fetch the document behind an asset's tokenURI again (any API key; once per key and asset per METADATA_REFRESH_INTERVAL_S, 429 with Retry-After otherwise); " +
+      "Fetch the document behind an asset's token URI again (any API key; once per key and asset per METADATA_REFRESH_INTERVAL_S, 429 with Retry-After otherwise); " +
       'the asset comes back with metadata_status pending',
     operation: `mutation ($token_address: Address!, $token_id: TokenId!, $chain_id: String) {
       refreshAssetMetadata(tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ASSET} } }`,
@@ -229,7 +229,7 @@ export const routes: RouteSpec[] = [
     method: 'post',
     path: '/v1/collections/:address/refresh',
     summary:
-      "Fetch the tokenURI documents of every asset of a collection again (its owner or an admin; once per key and collection per METADATA_REFRESH_INTERVAL_S)",
+      "Fetch the token URI documents of every asset of a collection again (its owner or an admin; once per key and collection per METADATA_REFRESH_INTERVAL_S)",
     operation: `mutation ($address: Address!, $chain_id: String) { refreshCollectionMetadata(address: $address, chainId: $chain_id) { queued } }`,
   },
   {
