@@ -24,6 +24,9 @@ export async function startGatewayProcess(env: Record<string, string | undefined
       LOG_LEVEL: 'warn',
       RATE_LIMIT: 'off',
       DB_POOL_WAIT_MS: '30000',
+      // Test files share one database: a process of one file must not fetch the tokenURI documents
+      // another file queued (with its own targets and settings); a test that wants the worker says so.
+      METADATA_FETCH: 'off',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
