@@ -203,6 +203,7 @@ let skipReason: string | undefined;
       { route: '/v1/statistics', vars: { period: '24h', order_by: 'volume', limit: 1 } },
       { route: '/v1/search/assets', vars: { query: 'a', collection_id: address } },
       { route: '/v1/search/collections', vars: { query: `scale ${address.slice(2, 10)}`, owner_address: owner.address } },
+      { route: '/v1/chains', vars: {} },
       { route: '/v1/chains/:id/sync', vars: { id: '1' } },
       { route: '/v1/chains/:id/currencies', vars: { id: '1' } },
       { route: '/v1/collections/:address/history', vars: { address } },
