@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { GatewayProcess, startGatewayProcess } from './setup/gateway-process';
+import { exclusive } from './setup/exclusive';
 
 /**
  * Issue #39 item 3: OpenTelemetry traces. The real service (src/main.ts in a child process: the
@@ -96,8 +97,11 @@ let collector: Awaited<ReturnType<typeof startCollector>>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let local: TestServer;
 let gateway: GatewayProcess;
+let release: () => void;
 
 beforeAll(async () => {
+  // Its gateway's delivery worker and webhooks.test.ts's would deliver each other's endpoints.
+  release = await exclusive('webhook-workers');
   [collector, receiver, local] = await Promise.all([startCollector(), startReceiver(), startServer()]);
   gateway = await startGatewayProcess({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
@@ -109,16 +113,18 @@ beforeAll(async () => {
     RATE_LIMIT: 'on',
     REDIS_URL,
     RATE_LIMIT_REDIS_PREFIX: `tracing-test-${Date.now()}`,
+    WEBHOOK_DELIVERY: 'on',
     WEBHOOK_ALLOW_PRIVATE: 'on',
     WEBHOOK_POLL_MS: '50',
   });
   // The rate limiter sends nothing to a Redis it is still connecting to (no offline queue): one request first.
   expect((await fetch(`${gateway.url}/v1/categories?limit=1`)).status).toBe(200);
-}, 120_000);
+}, 720_000);
 
 afterAll(async () => {
   await gateway?.stop();
   await Promise.all([local?.close(), collector?.close(), receiver?.close()]);
+  release?.();
 });
 
 /** The trace id of the request's log line (observe.ts), found by the response's request id. */

@@ -9,6 +9,7 @@ import { MAX_WEBHOOKS_PER_KEY } from '../src/modules/webhook/webhook.service';
 import { checkedLookup, isInternalAddress } from '../src/modules/webhook/webhook.target';
 import { saveCollection } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
+import { exclusive } from './setup/exclusive';
 
 /** Short enough for a test: retries 100, 200, 400, 400 ms apart (with jitter), an endpoint disabled after 2.5 s of failures. */
 const WEBHOOKS: WebhookSettings = {
@@ -83,14 +84,19 @@ let strict: TestServer;
 const receivers: { close(): Promise<void> }[] = [];
 const registered: { id: string; key: string }[] = [];
 
+let release: () => void;
+
 beforeAll(async () => {
+  // Other files' delivery workers (tracing.test.ts) would deliver these endpoints with their own settings.
+  release = await exclusive('webhook-workers');
   // Two processes' worth of workers on one database share the endpoints; `strict` has the default settings.
   [a, b, strict] = await Promise.all([startServer({ webhooks: WEBHOOKS }), startServer({ webhooks: WEBHOOKS }), startServer()]);
-});
+}, 720_000);
 afterAll(async () => {
   for (const { id, key } of registered) await a.rest('DELETE', `/v1/webhooks/${id}`, undefined, key);
   await Promise.all([a.close(), b.close(), strict.close()]);
   await Promise.all(receivers.map((r) => r.close()));
+  release?.();
 });
 
 /** Polls `read` until `done` holds of its result: what the receiver got may be ahead of what the server has recorded. */

@@ -27,6 +27,8 @@ export async function startGatewayProcess(env: Record<string, string | undefined
       // Test files share one database: a process of one file must not fetch the tokenURI documents
       // another file queued (with its own targets and settings); a test that wants the worker says so.
       METADATA_FETCH: 'off',
+      // Nor deliver another file's webhooks with its own settings (tracing.test.ts turns delivery on).
+      WEBHOOK_DELIVERY: 'off',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
