@@ -146,7 +146,17 @@ export interface SortKey {
   expression: string;
   sqlType: 'timestamptz' | 'numeric' | 'text' | 'integer' | 'bigint';
   nullable?: boolean;
+  /** The direction of a list whose `direction` is not given (lists that leave it without a default): desc unless said (a name: asc). */
+  defaultDirection?: SortDirection;
 }
+
+/** The page's direction: the one given, or its sort's default (desc unless the sort says otherwise). */
+export const directionOf = (direction: SortDirection | null | undefined, sort: SortKey): SortDirection =>
+  direction ?? sort.defaultDirection ?? SortDirection.DESC;
+
+/** The list with its direction decided (see SortKey.defaultDirection). */
+const withDirection = (q: ListQuery): ListQuery =>
+  q.args.direction != null ? q : { ...q, args: { ...q.args, direction: directionOf(q.args.direction, q.sort) } };
 
 interface Position {
   offset: number;
@@ -387,7 +397,8 @@ function pageWhere(q: ListQuery, filters: string[], position: Position): { where
  * One page of a list in one statement: the rows, the sort value of each (for the next cursor) and the
  * count of all matching rows from which `remaining` follows (when the request selects it).
  */
-export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T>> {
+export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Page<T>> {
+  const q = withDirection(query);
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
@@ -410,9 +421,10 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
-  q: ListQuery,
+  query: ListQuery,
   parent: { column: string | readonly string[]; ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
+  const q = withDirection(query);
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const ids = q.params.add(parent.ids);
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;

@@ -66,6 +66,24 @@ export interface ReadFilter {
   where?: (s: SqlScope, row: string, value: any) => string;
   plan: 'sql' | 'aside' | 'collection';
   check?: (value: any, args: Record<string, any>) => string | undefined;
+  /** The rows of the model's `joins` its condition reads (as `s.joined[name]`); plans step aside for it. */
+  joins?: readonly string[];
+}
+
+/**
+ * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on
+ * the statement (its moment, a joined row), written for it; `joins` names the rows of the model's `joins`
+ * it reads. Plans read only a sort of a fixed expression that joins nothing.
+ */
+export interface ReadSort extends Omit<SortKey, 'expression'> {
+  expression: string | ((row: string, s: SqlScope) => string);
+  joins?: readonly string[];
+}
+
+/** A row joined to the noun's row `row` (a LEFT JOIN LATERAL clause) as `alias`, read by some filters and sorts. */
+export interface ReadJoin {
+  alias: string;
+  sql: (row: string, alias: string, s: SqlScope) => string;
 }
 
 /** How rows of another noun reached from this one are read (the planner follows them inside its statement). */
@@ -90,7 +108,17 @@ export interface ReadModel {
   /** The root list's own filters, besides `filters`. */
   rootFilters: ReadFilter[];
   /** The sorts by `orderBy` value, over `alias`. */
-  sorts: Record<string, SortKey>;
+  sorts: Record<string, ReadSort>;
+  /** Rows joined to the noun's row only when a given filter or the sort reads them. */
+  joins?: Record<string, ReadJoin>;
+  /** Its search root (Query.searchAssets): the root list's filters, its rows ranked by name (common/name-search.ts). */
+  search?: string;
+  /**
+   * Counts kept on writes, which a first page's `remaining` reads instead of counting rows: of a nested page
+   * without filters (by `Parent.field`, given the parent's row), and of the root list given one filter only
+   * (by its argument, given the SQL of its value).
+   */
+  counts?: { pagesOf?: Record<string, (parent: string) => string>; byFilter?: Record<string, (value: string) => string> };
   relations: Record<string, ReadRelation>;
   /**
    * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
@@ -103,15 +131,44 @@ export interface ReadModel {
 export const fieldSql = (field: ReadField, row: string, s: SqlScope): string =>
   typeof field.sql === 'string' ? `${field.on ? s.joined![field.on] : row}.${field.sql}` : field.sql(row, s);
 
-/** The service's select list: every field of the model as the row property of its name. */
-export function selectList(model: ReadModel, s: SqlScope, row = model.alias): string {
+/**
+ * The service's select list: every field of the model as the row property of its name (`only`: those named
+ * there, and `always`).
+ */
+export function selectList(model: ReadModel, s: SqlScope, row = model.alias, only?: ReadonlySet<string>, always: readonly string[] = []): string {
   return Object.entries(model.fields)
+    .filter(([name]) => !only || only.has(name) || always.includes(name))
     .map(([name, field]) => {
       const sql = fieldSql(field, row, s);
       const value = field.kind === 'text' || field.kind === 'decimal' ? `${sql}::text` : field.kind === 'float' ? `${sql}::float8` : sql;
       return `${value} AS "${name}"`;
     })
     .join(', ');
+}
+
+/** A sort as the statement writes it, over `row`. */
+export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
+  const { joins: _joins, expression, ...key } = sort;
+  return { ...key, expression: typeof expression === 'string' ? expression : expression(row, s) };
+}
+
+/** A sort plans read as it is (a fixed expression over the model's alias, joining nothing), or undefined. */
+export const fixedSort = (sort: ReadSort | undefined): SortKey | undefined =>
+  sort && typeof sort.expression === 'string' && !sort.joins?.length ? (sort as SortKey) : undefined;
+
+/** The aliases of a model's joins, as its scope names them (`joined`). */
+export const joinAliases = (model: ReadModel): Record<string, string> =>
+  Object.fromEntries(Object.entries(model.joins ?? {}).map(([name, join]) => [name, join.alias]));
+
+/**
+ * FROM the model's table as `row`, with the joins that the given filters (of `filters`, values in `args`)
+ * and the sort read, under the aliases of `s.joined`.
+ */
+export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filters: readonly ReadFilter[], args: object, sort?: ReadSort): string {
+  const needed = new Set(sort?.joins ?? []);
+  for (const filter of filters) if ((args as Record<string, unknown>)[filter.arg] != null) for (const name of filter.joins ?? []) needed.add(name);
+  const joins = Object.entries(model.joins ?? {}).filter(([name]) => needed.has(name));
+  return [`${model.table} ${row}`, ...joins.map(([name, join]) => join.sql(row, s.joined![name], s))].join(' ');
 }
 
 /** The REST query parameter of a filter. */

@@ -7,13 +7,12 @@ import type { Collection } from '../collection/collection.entity';
 import type { Listing } from '../listing/listing.types';
 import { selectedFields } from '../../common/graphql/selection';
 import type { Loaders } from '../../common/request/context';
-import { clock } from '../../common/clock';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
-import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
-import { columnsFor, Params, selectColumns } from '../../common/sql';
-import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
-import { currencyFilterSql } from '../currency/currency.service';
+import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
+import { Params, selectColumns } from '../../common/sql';
+import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, sqlScope } from '../../common/read-model';
 import { Asset, AssetStatus } from './asset.entity';
+import { ASSET_READ } from './asset.read';
 import { AssetOrderBy } from './asset.types';
 import { createTraitLoaders } from './asset.traits';
 
@@ -25,6 +24,8 @@ export type NestedAssetPageArgs = PageArgs & {
   orderBy: AssetOrderBy;
   status?: AssetStatus | null;
   currency?: string | null;
+  minPrice?: string | null;
+  maxPrice?: string | null;
   fields?: string[];
   relations?: AssetRelation[];
 };
@@ -121,62 +122,27 @@ export async function prefetchAssetRelations(loaders: RelationLoaders, assets: r
   );
 }
 
-/** Columns every asset row carries whatever is asked: field resolvers (collection, chain, listing, status) use them. */
+/** Fields every asset row carries whatever is asked: field resolvers (collection, chain, listing, status) use them. */
 const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 
-/** The sort keys of asset lists (by current price, the list joins the active listing: assetListBase). */
-export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRICE>, SortKey> = {
-  [AssetOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
-  [AssetOrderBy.UPDATED_AT]: { expression: 't.updated_at', sqlType: 'timestamptz' },
-  [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
-  [AssetOrderBy.TOKEN_ID]: { expression: 't.token_id', sqlType: 'numeric' },
-};
-
 /**
- * The FROM clause and sort key of an asset list. Only when the list filters on listed/unlisted or on the
- * listing's currency, or sorts by current price, is each asset joined with its active listing now (`l`,
- * at most one by constraint).
+ * An asset list with the filters every asset list takes (asset.read.ts `filters`) and the conditions in
+ * `where` (over `assets t`, in `s`): the root list's and each relation's. The active listing is joined
+ * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read.
  */
-export function assetListBase(
-  ds: DataSource,
-  p: Params,
-  args: NestedAssetPageArgs,
-  filtersOnListing = false,
-): Omit<ListQuery, 'where'> {
-  let from = 'assets t';
-  let sort: SortKey;
-  if (filtersOnListing || args.currency != null || args.orderBy === AssetOrderBy.CURRENT_PRICE) {
-    const now = p.add(clock.now());
-    from += ` LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', now)}) l ON true`;
-    sort = args.orderBy === AssetOrderBy.CURRENT_PRICE ? { expression: currentPriceSql('l', now), sqlType: 'numeric', nullable: true } : ASSET_SORTS[args.orderBy];
-  } else {
-    sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
-  }
+export function assetListQuery<A extends NestedAssetPageArgs>(args: A, s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)), where: string[] = [], filters = ASSET_READ.filters): ListQuery {
+  checkFilters(filters, args);
+  const sort = ASSET_READ.sorts[args.orderBy];
   return {
-    from,
-    columns: columnsFor(ds.getMetadata(Asset), 't', args.fields ? new Set(args.fields) : undefined, ASSET_KEYS).sql,
+    from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
+    columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
     idExpression: 't.id',
-    params: p,
-    sort,
+    where: [...where, ...filterConditions(filters, s, 't', args)],
+    params: s.p,
+    sort: sortKey(sort, s, 't'),
     orderBy: args.orderBy,
     args,
   };
-}
-
-/** The condition of an asset list's `status` filter, over the active listing `l` that assetListBase joins for it. */
-function assetStatusSql(status: AssetStatus): string {
-  return status === AssetStatus.LISTED ? 'l.id IS NOT NULL' : 'l.id IS NULL';
-}
-
-/**
- * The conditions of an asset list's `status` and `currency` filters, over the active listing `l` that
- * assetListBase joins for them: with a currency, only assets listed in it (an unlisted asset has no price
- * to rank), so that a sort by current price compares amounts of one currency.
- */
-export function assetListingFilters(p: Params, args: { status?: AssetStatus | null; currency?: string | null }): string[] {
-  const where = args.status != null ? [assetStatusSql(args.status)] : [];
-  if (args.currency != null) where.push(currencyFilterSql(p, 'l.currency', 't.chain_id', args.currency));
-  return where;
 }
 
 /**
@@ -185,9 +151,7 @@ export function assetListingFilters(p: Params, args: { status?: AssetStatus | nu
  */
 function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
   return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
-    const p = new Params();
-    const where = assetListingFilters(p, args);
-    const pages = await fetchPagesByParent<Asset>(ds, { ...assetListBase(ds, p, args, args.status != null), where }, { ...parent, ids: parentIds });
+    const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args), { ...parent, ids: parentIds });
     await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
     return pages;
   });

@@ -10,37 +10,34 @@ import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset, MetadataStatus } from './asset.entity';
-import { AssetRelation, assetListBase, assetListingFilters, prefetchAssetRelations, TokenRef } from './asset.loaders';
+import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
+import { ASSET_READ } from './asset.read';
+import { checkFilters, joinAliases, sqlScope } from '../../common/read-model';
 import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
-import { indexAssetTraits, parseTraitParams, traitFilterSql } from './asset.traits';
+import { indexAssetTraits } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
 import { queueFetches, queuedNow } from '../metadata/metadata.queue';
 
+/** The filters of the root lists (`assets`, `searchAssets`). */
+const LIST_FILTERS = [...ASSET_READ.rootFilters, ...ASSET_READ.filters];
+
 export async function listAssets(ctx: Context, args: AssetListArgs, fields?: string[], relations?: AssetRelation[]): Promise<Page<Asset>> {
+  checkFilters(LIST_FILTERS, args);
   await checkCurrencyFilter(ctx, args.currency);
-  const p = new Params();
-  // The list's own parameters come first; assetListBase adds `now` to the same list.
+  const s = sqlScope(undefined, undefined, joinAliases(ASSET_READ));
   const where: string[] = [];
-  const chain = await chainCondition(ctx, p, 't.chain_id', args.chainId);
+  const chain = await chainCondition(ctx, s.p, 't.chain_id', args.chainId);
   if (chain) where.push(chain);
   // A collection given by id on a first page is checked only when the page comes back empty: a page with
   // rows proves it exists (foreign key), and the common case costs one statement instead of two.
   const checkAfter = args.collectionId != null && UUID.test(args.collectionId) && (args.page == null || args.page === '');
-  if (checkAfter) {
-    where.push(`t.collection_id = ${p.add(args.collectionId!.toLowerCase())}`);
-  } else if (args.collectionId != null) {
-    const collection = await findCollectionByRef(ctx, args.collectionId);
-    where.push(`t.collection_id = ${p.add(collection.id)}`);
-  }
-  if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
-  if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
-  where.push(...assetListingFilters(p, args));
-  if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
-  const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
-  const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null);
-  if (search) where.push(search.where(base.from, where));
-  const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true }), where });
+  const collectionId =
+    args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS);
+  const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
+  if (search) list.where.push(search.where(list.from, list.where));
+  const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true }) });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;

@@ -63,15 +63,15 @@ class RequestBuild implements Build {
   readonly p = new Params();
   aliases = 0;
   now?: string;
-  private collections?: Map<string, string>;
+  private parents?: Map<string, { type: string; row: string }>;
   private assets?: Map<string, string>;
   private emptied?: Set<string>;
   private sharedValues?: Map<string, string>;
 
   constructor(readonly variables: Record<string, unknown>) {}
 
-  get collectionOf() {
-    return (this.collections ??= new Map());
+  get parentOf() {
+    return (this.parents ??= new Map());
   }
 
   get assetOf() {

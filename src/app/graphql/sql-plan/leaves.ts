@@ -89,9 +89,6 @@ export function readFieldPart(
   }
 }
 
-/** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
-export const assetCountSql = (collectionId: string) => `COALESCE((SELECT x.assets FROM collection_asset_counts x WHERE x.collection_id = ${collectionId}), 0)`;
-
 /** A Trait's fields in SQL over collection_traits `ct`, given the collection's number of assets (`size`). */
 export const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
   __typename: () => `'Trait'`,

@@ -1,7 +1,6 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, isLeafType, Kind, SelectionSetNode } from 'graphql';
 import type { DataSource, EntityMetadata } from 'typeorm';
-import { Asset } from '../../../modules/asset/asset.entity';
-import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
+import { ASSET_READ, assetCountSql } from '../../../modules/asset/asset.read';
 import { Category } from '../../../modules/catalog/category.entity';
 import { Chain } from '../../../modules/chain/chain.entity';
 import { Currency } from '../../../modules/currency/currency.entity';
@@ -11,7 +10,7 @@ import { isActiveListingSql } from '../../../modules/listing/listing.sql';
 import { LISTING_READ } from '../../../modules/listing/listing.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
-import { filterProblems, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
+import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
 import { UUID } from '../../../common/validate';
 import { argumentReader } from '../variables';
 import {
@@ -24,6 +23,7 @@ import {
   nextAlias,
   nowOf,
   objectPart,
+  parentRow,
   objectShape,
   PAGE_ARGUMENTS,
   plannedPage,
@@ -40,11 +40,11 @@ import {
   VALUE,
   wrapped,
 } from './parts';
-import { assetCountSql, columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './leaves';
+import { columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ, LISTING_READ];
+export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ];
 /** The rows joined to a model's row, as a plan has them: a listing's asset is the asset it is read in. */
 const JOINED: Partial<Record<Planned, (b: Build, row: string) => Record<string, string>>> = { Listing: (b, l) => ({ asset: b.assetOf.get(l)! }) };
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
@@ -63,7 +63,6 @@ export class ObjectPlanner {
     ds: DataSource,
   ) {
     this.entities = {
-      Asset: ds.getMetadata(Asset),
       Collection: ds.getMetadata(Collection),
       Chain: ds.getMetadata(Chain),
       Category: ds.getMetadata(Category),
@@ -111,7 +110,6 @@ export class ObjectPlanner {
   }
 
   private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
-    if (field.name === 'assets' && typeName === 'Collection') return this.collectionAssets(field, node);
     const nested = NESTED_PAGES.get(`${typeName}.${field.name}`);
     if (nested) return this.modelPage(nested, `${typeName}.${field.name}`, field, node);
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
@@ -124,7 +122,7 @@ export class ObjectPlanner {
         return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
       case 'Asset.chain':
         // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
-        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => b.collectionOf.get(row));
+        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => parentRow(b, row, 'Collection'));
       case 'Listing.chain':
         // Its asset's chain; inside collection.assets, the collection's (read once per collection) when it is the asset's.
         return this.byId(
@@ -132,7 +130,7 @@ export class ObjectPlanner {
           'chains',
           node,
           (b, row) => `${b.assetOf.get(row) ?? row}.chain_id`,
-          (b, l) => b.collectionOf.get(b.assetOf.get(l)!),
+          (b, l) => parentRow(b, b.assetOf.get(l)!, 'Collection'),
         );
       case 'Collection.category':
         return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
@@ -144,7 +142,7 @@ export class ObjectPlanner {
         // The collection's royalty fees, then the listing's maker fees.
         return this.fees(node, (b, l) => {
           const collection = `(SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id)`;
-          const parent = b.collectionOf.get(b.assetOf.get(l)!);
+          const parent = parentRow(b, b.assetOf.get(l)!, 'Collection');
           return [parent ? `CASE WHEN ${l}.collection_id = ${parent}.id THEN ${parent}.fees ELSE ${collection} END` : collection, `${l}.maker_fees`];
         });
       case 'Asset.status':
@@ -197,7 +195,7 @@ export class ObjectPlanner {
       (item: (values: string[]) => string, chosen: typeof columns): Render =>
       (b, a) => {
         // Inside collection.assets, the parent collection's count (read once per collection).
-        const size = assetCountSql(b.collectionOf.get(a) ? `${b.collectionOf.get(a)}.id` : `${a}.collection_id`);
+        const size = assetCountSql(parentRow(b, a, 'Collection') ? `${parentRow(b, a, 'Collection')}.id` : `${a}.collection_id`);
         const t = nextAlias(b);
         const values = chosen.map((column) => column(t, size));
         return `array_to_json(ARRAY(SELECT ${item(values)} FROM asset_traits ${t}_a JOIN collection_traits ${t} ON ${t}.collection_id = ${t}_a.collection_id AND ${t}.trait_type = ${t}_a.trait_type AND ${t}.value = ${t}_a.value WHERE ${t}_a.asset_id = ${a}.id ORDER BY ${t}.trait_type, ${t}.value))`;
@@ -211,7 +209,7 @@ export class ObjectPlanner {
 
   /** An asset's collection's stored fees: the collection row's own when it is in the statement. */
   private collectionFees(b: Build, asset: string): string {
-    const c = b.collectionOf.get(asset);
+    const c = parentRow(b, asset, 'Collection');
     return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${asset}.collection_id)`;
   }
 
@@ -338,7 +336,7 @@ export class ObjectPlanner {
     if (!collection) return undefined;
     return wrapped(collection, (json) => (b, row) => {
       // Inside collection.assets the collection is the page's own parent row.
-      const parent = b.collectionOf.get(row);
+      const parent = parentRow(b, row, 'Collection');
       if (parent) return json(b, parent);
       const c = nextAlias(b);
       const sql = json(b, c);
@@ -348,33 +346,25 @@ export class ObjectPlanner {
 
 
   /**
-   * Nested `collection.assets(limit, orderBy, direction, currency)`: the first page, in the collection's own
-   * row. A `currency` is the resolvers' (they check it, and join the active listing for it).
-   */
-  private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    return this.nestedPage(field, node, 'AssetPage', 'Asset', [...PAGE_ARGUMENTS, 'currency'], (b, row, args) => {
-      if (b.withoutAssets.has(row)) return 'NULL';
-      const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
-      if (!sort || !plannedPage(args) || args.currency != null) return undefined;
-      const a = nextAlias(b);
-      b.collectionOf.set(a, row);
-      return { table: 'assets', alias: a, where: [`${a}.collection_id = ${row}.id`], sort, args, count: () => assetCountSql(`${row}.id`) };
-    });
-  }
-
-  /**
    * A read model's page nested in its parent (`at`, e.g. Asset.offers): the first page, in the parent's
-   * own row, of the rows its `pagesOf` joins to it, filtered by its `filters` as its service filters them.
+   * own row, of the rows its `pagesOf` joins to it, filtered by its `filters` as its service filters them;
+   * without filters, counted by the count it keeps of the parent's rows (`counts.pagesOf`), if any. A
+   * collection read with includeAssets: false answers its `assets` with null.
    */
   private modelPage(model: ReadModel, at: string, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     const names = [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)];
+    const [parentType] = at.split('.');
+    const kept = model.counts?.pagesOf?.[at];
     return this.nestedPage(field, node, `${model.type}Page`, model.type as Planned, names, (b, row, args) => {
-      const sort = model.sorts[args.orderBy as string];
+      if (field.name === 'assets' && b.withoutAssets.has(row)) return 'NULL';
+      const sort = fixedSort(model.sorts[args.orderBy as string]);
       if (!sort || !plannedPage(args)) return undefined;
       const o = nextAlias(b);
       const filtered = plannedFilters(b, model.filters, args, o);
       if (!filtered || filtered.checkEmpty) return undefined;
-      return { table: model.table, alias: o, where: [model.pagesOf[at](o, row), ...filtered.where], sort: realias(sort, 't', model.alias), args };
+      b.parentOf.set(o, { type: parentType, row });
+      const count = kept && !filtered.where.length ? () => kept(row) : undefined;
+      return { table: model.table, alias: o, where: [model.pagesOf[at](o, row), ...filtered.where], sort: realias(sort, 't', model.alias), args, count };
     });
   }
 
@@ -422,18 +412,20 @@ export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: R
   if (filterProblems(filters, args).length) return undefined;
   const s = scopeOf(b);
   const where: string[] = [];
+  const given: ReadFilter[] = [];
   let collectionId: string | undefined;
   for (const filter of filters) {
     const value = args[filter.arg];
     if (value == null) continue;
-    if (filter.plan === 'aside') return undefined;
+    if (filter.plan === 'aside' || filter.joins?.length) return undefined;
+    given.push(filter);
     if (filter.plan === 'collection') {
       if (typeof value !== 'string' || !UUID.test(value)) return undefined;
       collectionId = value.toLowerCase();
       where.push(filter.where!(s, a, collectionId));
     } else where.push(filter.where!(s, a, value));
   }
-  if (collectionId === undefined) return { where, checkEmpty: false, id: () => '', exists: undefined };
+  if (collectionId === undefined) return { where, given, checkEmpty: false, id: () => '', exists: undefined };
   const id = () => `${b.p.add(collectionId)}::uuid`;
-  return { where, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
+  return { where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
 }

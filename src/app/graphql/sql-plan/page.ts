@@ -1,5 +1,5 @@
 import type { FieldNode } from 'graphql';
-import { orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import { directionOf, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
 import {
   base64urlSql,
   Build,
@@ -236,26 +236,31 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     };
     return { sql, assemble };
   };
+  /** The rows with their direction decided: given, or their sort's default (pagination.ts directionOf). */
+  const directed =
+    <T>(form: (b: Build, r: PageRows) => T) =>
+    (b: Build, r: PageRows): T =>
+      form(b, r.args.direction != null ? r : { ...r, args: { ...r.args, direction: directionOf(undefined, r.sort) } });
   return {
-    stream: keys.every(columnKey) && resultItem?.text ? stream : undefined,
+    stream: keys.every(columnKey) && resultItem?.text ? directed(stream) : undefined,
     // Items with lists of their own (collections with their assets): as one value, the nested arrays
     // cost PostgreSQL several times the rows (W1: 2.8 -> 0.75 ms); flat items gain nothing, but `asRows`
     // (a search) counts its rows by a window over the page's own scan.
-    rows: resultItem?.render && (asRows || hasList(resultItem.shape)) ? rowsForm : undefined,
+    rows: resultItem?.render && (asRows || hasList(resultItem.shape)) ? directed(rowsForm) : undefined,
     shape: objectShape(shapes),
     resultAt: sent.includes('result') ? sent.indexOf('result') : undefined,
-    render: (b, r) => {
+    render: directed((b, r) => {
       const page = values(b, r, resultItem?.render, false, false);
       if (!page) return undefined;
       const array = `json_build_array(${page.out.join(', ')})`;
       return page.countFrom ? `(SELECT ${array}${page.countFrom})` : array;
-    },
+    }),
     text:
       keys.every(columnKey) && (!resultItem || resultItem.text)
-        ? (b, r) => {
+        ? directed((b, r) => {
             const page = values(b, r, resultItem?.text, true, true);
             return page && rowJson(page.out, keys, page.countFrom);
-          }
+          })
         : undefined,
   };
 }

@@ -20,14 +20,20 @@ export interface Build {
   aliases: number;
   /** The statement's `now` (a listing's status and prices, an asset's status), added on first use. */
   now?: string;
-  /** Rows whose related row is already in the statement: an asset's collection (collection.assets), a listing's asset. */
-  collectionOf: Map<string, string>;
+  /** Rows whose related row is already in the statement: a nested page's row, its parent's (type and alias); a listing's asset. */
+  parentOf: Map<string, { type: string; row: string }>;
   assetOf: Map<string, string>;
   /** Collections read with includeAssets: false, whose `assets` is null. */
   withoutAssets: Set<string>;
   /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
   shared: Map<string, string>;
 }
+
+/** The row's parent of type `type` in the statement (an asset of collection.assets: the collection), if any. */
+export const parentRow = (b: Build, row: string, type: string): string | undefined => {
+  const parent = b.parentOf.get(row);
+  return parent?.type === type ? parent.row : undefined;
+};
 
 export const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
 

@@ -3,12 +3,10 @@ import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-searc
 import type { SortKey } from '../../../common/pagination';
 import { ADDRESS, UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
-import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
-import type { ReadFilter, ReadModel } from '../../../common/read-model';
+import { fixedSort, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
-import { assetCountSql } from './leaves';
 import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
 import type { RowsForm, StreamRow } from './page';
 
@@ -33,6 +31,8 @@ export interface Root {
 
 /** The root lists of read models, by field name. */
 const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model) => [model.list!, model]));
+/** The search roots of read models (searchAssets), by field name. */
+const MODEL_SEARCHES = new Map(READ_MODELS.filter((model) => model.search).map((model) => [model.search!, model]));
 
 /**
  * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's list,
@@ -42,11 +42,10 @@ const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model
  */
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
+  ...Object.fromEntries([...MODEL_SEARCHES].map(([search, model]) => [search, [...PAGE_ARGUMENTS, 'query', ...listFilters(model).map((f) => f.arg)]])),
   asset: ['tokenAddress', 'tokenId', 'chainId'],
   collection: ['address', 'id', 'chainId', 'includeAssets'],
-  assets: [...PAGE_ARGUMENTS, 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
-  searchAssets: [...PAGE_ARGUMENTS, 'query', 'collectionId', 'assetContract', 'ownerId', 'chainId', 'status', 'trait', 'currency'],
   searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
 
@@ -66,10 +65,9 @@ export class Planner extends ObjectPlanner {
       if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
       else if (name === 'asset') root = this.assetRoot(field, node);
       else if (name === 'collection') root = this.collectionRoot(field, node);
-      else if (name === 'assets') root = this.assetsRoot(field, node);
       else if (name === 'collections') root = this.collectionsRoot(field, node);
       else if (MODEL_LISTS.has(name)) root = this.modelListRoot(MODEL_LISTS.get(name)!, field, node);
-      else if (name === 'searchAssets') root = this.searchAssetsRoot(field, node);
+      else if (MODEL_SEARCHES.has(name)) root = this.modelSearchRoot(MODEL_SEARCHES.get(name)!, field, node);
       else if (name === 'searchCollections') root = this.searchCollectionsRoot(field, node);
       if (!root) return undefined;
       roots.push({ key, ...root });
@@ -226,19 +224,10 @@ export class Planner extends ObjectPlanner {
     };
   }
 
-  private assetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.listRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets', sorts: ASSET_SORTS }, (b, args, a) => {
-      const filter = assetFilters(b, args, a);
-      if (!filter) return undefined;
-      // A collection's own assets are counted in collection_asset_counts.
-      const count = filter.checkEmpty && filter.where.length === 1 ? () => assetCountSql(filter.id()) : undefined;
-      return { ...filter, count };
-    });
-  }
-
-  /** `searchAssets(query, ...)`: the filters of `assets`, ranked by name as asset.service.ts's listAssets searches. */
-  private searchAssetsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.searchRoot(field, node, { page: 'AssetPage', item: 'Asset', table: 'assets' }, assetFilters);
+  /** A read model's search root: its root list's filters, ranked by name as its service searches. */
+  private modelSearchRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table };
+    return this.searchRoot(field, node, types, (b, args, a) => plannedFilters(b, listFilters(model), args, a));
   }
 
   /** `searchCollections(query, ...)`: the filters of `collections`, ranked by name as collection.service.ts's listCollections searches. */
@@ -265,28 +254,23 @@ export class Planner extends ObjectPlanner {
     return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
   }
 
-  /** A read model's root list, filtered by its declared filters as its service filters them. */
+  /**
+   * A read model's root list, filtered by its declared filters as its service filters them; given one filter
+   * alone that it keeps a count of (`counts.byFilter`: a collection's assets), counted by it.
+   */
   private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts: model.sorts, sortTable: model.alias };
-    return this.listRoot(field, node, types, (b, args, a) => plannedFilters(b, listFilters(model), args, a));
+    const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
+    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts, sortTable: model.alias };
+    return this.listRoot(field, node, types, (b, args, a) => {
+      const filtered = plannedFilters(b, listFilters(model), args, a);
+      const kept = filtered?.given.length === 1 && filtered.given[0].plan === 'collection' ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
+      return filtered && { ...filtered, count: kept && (() => kept(filtered.id())) };
+    });
   }
 
   private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, collectionFilters);
   }
-}
-
-/**
- * The filters of `assets` and `searchAssets` over `a`, or undefined when the resolver must answer: a status
- * or a `currency` (the resolvers check it) reads the active listing, which the plans do not join.
- */
-function assetFilters(b: Build, args: Record<string, unknown>, a: string) {
-  if (args.chainId != null || args.status != null || args.currency != null || (args.trait as unknown[] | null)?.length) return undefined;
-  const byCollection = collectionFilter(b, args, a);
-  if (!byCollection) return undefined;
-  if (args.assetContract != null) byCollection.where.push(`${a}.token_address = ${b.p.add(args.assetContract)}`);
-  if (args.ownerId != null) byCollection.where.push(`${a}.owner = ${b.p.add(args.ownerId)}`);
-  return byCollection;
 }
 
 /** The filters of `collections` and `searchCollections` over `a`, or undefined when the resolver must answer. */
@@ -306,9 +290,3 @@ function collectionFilters(b: Build, args: Record<string, unknown>, a: string): 
 function listFilters(model: ReadModel): ReadFilter[] {
   return [...model.filters, ...model.rootFilters];
 }
-
-/** An asset's collection by its id (a contract address: the resolvers look the collection up). */
-const ASSET_COLLECTION: ReadFilter = { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, a, id: string) => `${a}.collection_id = ${s.p.add(id)}` };
-
-/** A list's `collectionId` filter over `a` (see plannedFilters). */
-const collectionFilter = (b: Build, args: Record<string, unknown>, a: string) => plannedFilters(b, [ASSET_COLLECTION], args, a);

@@ -1,3 +1,4 @@
+import { ASSET_READ } from '../../../modules/asset/asset.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
 import {
@@ -77,6 +78,7 @@ const collectionWithAssets = `${COLLECTION}
   assets(limit: $assets_limit) { cursor remaining result { ${ASSET} } }`;
 
 /** The lists whose filters their read models declare. */
+const ASSETS = listFilters(ASSET_READ);
 const OFFERS = listFilters(OFFER_READ);
 const ORDERS = listFilters(ORDER_READ);
 
@@ -153,25 +155,17 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/assets',
-    summary:
-      'List assets, filtered by asset_contract, collection_id, owner_id, status, chain_id, trait or currency ' +
-      '(address or symbol: only assets listed in it; sorting by current_price compares amounts of one currency only when it is given)',
-    operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, $asset_contract: Address, $collection_id: String,
-        $owner_id: Address, $status: AssetStatus, $chain_id: String, $trait: [String!], $currency: String) {
-      assets(${PAGE_ARGS}, assetContract: $asset_contract, collectionId: $collection_id, ownerId: $owner_id,
-          status: $status, chainId: $chain_id, trait: $trait, currency: $currency) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+    summary: `List assets, filtered by ${ASSETS.words}`,
+    operation: `query (${PAGE_VARS}, $order_by: AssetOrderBy, ${ASSETS.vars}) {
+      assets(${PAGE_ARGS}, ${ASSETS.args}) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
     repeated: ['trait'],
   },
   {
     method: 'get',
     path: '/v1/search/assets',
-    summary:
-      'Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered by asset_contract, collection_id, owner_id, status, chain_id, ' +
-      'trait or currency (address or symbol: only assets listed in it)',
-    operation: `query ($query: String!, ${PAGE_VARS}, $asset_contract: Address, $collection_id: String, $owner_id: Address,
-        $status: AssetStatus, $chain_id: String, $trait: [String!], $currency: String) {
-      searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, assetContract: $asset_contract, collectionId: $collection_id,
-          ownerId: $owner_id, status: $status, chainId: $chain_id, trait: $trait, currency: $currency) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
+    summary: `Search assets by name (query, 1 to 100 characters, any script), ranked best first, filtered by ${ASSETS.words}`,
+    operation: `query ($query: String!, ${PAGE_VARS}, ${ASSETS.vars}) {
+      searchAssets(query: $query, limit: $limit, page: $page, direction: $direction, ${ASSETS.args}) { cursor remaining result { ${ASSET_WITH_TRAITS} } } }`,
     aliases: { query: ['q'] },
     repeated: ['trait'],
   },

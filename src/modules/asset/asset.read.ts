@@ -1,0 +1,100 @@
+import { equalsFilter, ReadModel } from '../../common/read-model';
+import { SortDirection } from '../../common/pagination';
+import { currencyFilterSql } from '../currency/currency.service';
+import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { AssetStatus } from './asset.entity';
+import { parseTraitParams, traitFilterSql } from './asset.traits';
+import { AssetOrderBy } from './asset.types';
+
+/** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
+export const assetCountSql = (collectionId: string) => `COALESCE((SELECT x.assets FROM collection_asset_counts x WHERE x.collection_id = ${collectionId}), 0)`;
+
+/**
+ * How assets are read: by asset.service.ts and its loaders, and by the SQL plans. The stored `status` is
+ * the service's; GraphQL's Asset.status is read from the active listing (asset.resolver.ts, the plans).
+ * Filters on the listing (status, currency) and the sort by current price join the active listing `l`.
+ */
+export const ASSET_READ: ReadModel = {
+  type: 'Asset',
+  list: 'assets',
+  search: 'searchAssets',
+  table: 'assets',
+  alias: 't',
+  fields: {
+    id: { sql: 'id', kind: 'text' },
+    collectionId: { sql: 'collection_id', kind: 'text' },
+    chainId: { sql: 'chain_id', kind: 'value' },
+    tokenAddress: { sql: 'token_address', kind: 'value' },
+    tokenId: { sql: 'token_id', kind: 'text' },
+    name: { sql: 'name', kind: 'value' },
+    description: { sql: 'description', kind: 'value' },
+    imageUrl: { sql: 'image_url', kind: 'value' },
+    animationUrl: { sql: 'animation_url', kind: 'value' },
+    externalLink: { sql: 'external_link', kind: 'value' },
+    metadata: { sql: 'metadata', kind: 'value' },
+    metadataStatus: { sql: 'metadata_status', kind: 'enum' },
+    metadataError: { sql: 'metadata_error', kind: 'value' },
+    metadataFetchedAt: { sql: 'metadata_fetched_at', kind: 'timestamp' },
+    owner: { sql: 'owner', kind: 'value' },
+    status: { sql: 'status', kind: 'enum', serviceOnly: true },
+    createdAt: { sql: 'created_at', kind: 'timestamp' },
+    updatedAt: { sql: 'updated_at', kind: 'timestamp' },
+  },
+  filters: [
+    {
+      arg: 'status',
+      type: 'AssetStatus',
+      note: 'listed: with an active listing',
+      plan: 'aside',
+      joins: ['listing'],
+      where: (s, _t, status: AssetStatus) => `${s.joined!.listing}.id IS ${status === AssetStatus.LISTED ? 'NOT ' : ''}NULL`,
+    },
+    // The resolvers check that the currency exists first. Only assets listed in it: an unlisted asset has no price to rank.
+    {
+      arg: 'currency',
+      type: 'String',
+      note: 'address or symbol: only assets listed in it; sorting by current_price compares amounts of one currency only when it is given',
+      plan: 'aside',
+      joins: ['listing'],
+      where: (s, t, given: string) => currencyFilterSql(s.p, `${s.joined!.listing}.currency`, `${t}.chain_id`, given),
+    },
+  ],
+  rootFilters: [
+    equalsFilter('assetContract', 'Address', 'token_address'),
+    // An id is read by plans; an address (or an unknown id) is looked up by the service.
+    { arg: 'collectionId', type: 'String', note: 'id or contract address', plan: 'collection', where: (s, t, id: string) => `${t}.collection_id = ${s.p.add(id)}` },
+    equalsFilter('ownerId', 'Address', 'owner'),
+    // The resolvers check that the chain exists (asset.service.ts writes its condition).
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    {
+      arg: 'trait',
+      type: '[String!]',
+      note: 'type:value, repeated: every type given must match, with any of its values',
+      plan: 'aside',
+      where: (s, t, values: string[]) => traitFilterSql(s.p, `${t}.id`, parseTraitParams(values)).join(' AND ') || 'true',
+    },
+  ],
+  sorts: {
+    [AssetOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
+    [AssetOrderBy.UPDATED_AT]: { expression: 't.updated_at', sqlType: 'timestamptz' },
+    // A name reads A to Z unless a direction is given.
+    [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
+    [AssetOrderBy.TOKEN_ID]: { expression: 't.token_id', sqlType: 'numeric' },
+    // Unlisted assets (no price) come last either way.
+    [AssetOrderBy.CURRENT_PRICE]: { expression: (_t, s) => currentPriceSql(s.joined!.listing, s.now()), sqlType: 'numeric', nullable: true, joins: ['listing'] },
+  },
+  joins: {
+    listing: {
+      alias: 'l',
+      sql: (t, l, s) => `LEFT JOIN LATERAL (SELECT ${l}.* FROM listings ${l} WHERE ${l}.asset_id = ${t}.id AND ${isActiveListingSql(l, s.now())}) ${l} ON true`,
+    },
+  },
+  relations: {},
+  pagesOf: {
+    'Collection.assets': (t, c) => `${t}.collection_id = ${c}.id`,
+  },
+  counts: {
+    pagesOf: { 'Collection.assets': (c) => assetCountSql(`${c}.id`) },
+    byFilter: { collectionId: (id) => assetCountSql(id) },
+  },
+};
