@@ -313,6 +313,8 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         chain_id: ['1', '137', '56', '999'],
         trait: [...p.traits, 'Background', 'Nope:Nope'],
         currency: CURRENCY_FILTERS,
+        min_price: PRICE_BOUNDS,
+        max_price: PRICE_BOUNDS,
       },
     ],
     [
@@ -325,6 +327,8 @@ export function restPath(schema: GraphQLSchema, r: Random, p: Pools): string {
         chain_id: ['1', '137'],
         trait: p.traits,
         currency: CURRENCY_FILTERS,
+        min_price: PRICE_BOUNDS,
+        max_price: PRICE_BOUNDS,
       },
     ],
     [

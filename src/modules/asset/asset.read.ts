@@ -1,4 +1,4 @@
-import { equalsFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
@@ -8,6 +8,13 @@ import { AssetOrderBy } from './asset.types';
 
 /** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
 export const assetCountSql = (collectionId: string) => `COALESCE((SELECT x.assets FROM collection_asset_counts x WHERE x.collection_id = ${collectionId}), 0)`;
+
+/**
+ * The current price of asset `a`'s active listing at `now` (a parameter); null while it has none (at most
+ * one listing of an asset is active: ux_listings_one_active_per_asset).
+ */
+export const assetPriceSql = (a: string, now: string) =>
+  `(SELECT ${currentPriceSql('ap', now)} FROM listings ap WHERE ap.asset_id = ${a}.id AND ${isActiveListingSql('ap', now)})`;
 
 /**
  * How assets are read: by asset.service.ts and its loaders, and by the SQL plans. The stored `status` is
@@ -58,6 +65,8 @@ export const ASSET_READ: ReadModel = {
       joins: ['listing'],
       where: (s, t, given: string) => currencyFilterSql(s.p, `${s.joined!.listing}.currency`, `${t}.chain_id`, given),
     },
+    // The current price of the active listing (in its currency: with `currency`, amounts of that one); an unlisted asset is in no range.
+    ...priceRangeFilters((t, s) => assetPriceSql(t, s.now())),
   ],
   rootFilters: [
     equalsFilter('assetContract', 'Address', 'token_address'),

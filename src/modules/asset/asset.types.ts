@@ -1,7 +1,7 @@
 import { ArgsType, Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageArgs, PageType } from '../../common/pagination';
-import { AddressScalar, TokenIdScalar } from '../../common/scalars';
+import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset, AssetStatus } from './asset.entity';
 
 export enum AssetOrderBy {
@@ -20,7 +20,10 @@ const CURRENCY =
   "Only assets whose active listing is in this currency: its address or symbol (each chain's own, as USDC); unlisted assets are left out. " +
   'Sorting by CURRENT_PRICE compares amounts of one currency only when given';
 
-/** Page arguments of a collection's `assets`. */
+const MIN_PRICE = "Only assets whose active listing's current price is at least this (in the listing's currency: see currency); unlisted assets are left out";
+const MAX_PRICE = "Only assets whose active listing's current price is at most this (in the listing's currency: see currency); unlisted assets are left out";
+
+/** Page arguments of a collection's and an account's `assets`. */
 @ArgsType()
 export class NestedAssetArgs extends PageArgs {
   @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
@@ -28,6 +31,12 @@ export class NestedAssetArgs extends PageArgs {
 
   @Field(() => String, { nullable: true, description: CURRENCY })
   currency?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: MIN_PRICE })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: MAX_PRICE })
+  maxPrice?: string | null;
 }
 
 /** The filters of the asset lists (`assets`, `searchAssets`), with the page arguments. */
@@ -56,6 +65,12 @@ export class AssetFilterArgs extends PageArgs {
 
   @Field(() => String, { nullable: true, description: CURRENCY })
   currency?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: MIN_PRICE })
+  minPrice?: string | null;
+
+  @Field(() => PriceScalar, { nullable: true, description: MAX_PRICE })
+  maxPrice?: string | null;
 }
 
 @ArgsType()

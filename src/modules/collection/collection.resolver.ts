@@ -107,16 +107,7 @@ export class CollectionResolver {
     await checkCurrencyFilter(ctx, args.currency);
     return ctx.loaders.assetPagesByCollection.load({
       parentId: collection.id,
-      args: {
-        limit: args.limit,
-        page: args.page ?? null,
-        orderBy: args.orderBy,
-        direction: args.direction,
-        currency: args.currency ?? null,
-        countRemaining: remainingSelected(info),
-        fields: [...selectedFields(info, 'result')].sort(),
-        relations: assetRelations(info, ['result']),
-      },
+      args: { ...nestedPageArgs(args, info), fields: [...selectedFields(info, 'result')].sort(), relations: assetRelations(info, ['result']) },
     });
   }
 
