@@ -249,7 +249,8 @@ function operationOf(schema: GraphQLSchema, spec: RouteSpec): Schema {
       const listed = isListType(isNonNullType(type) ? type.ofType : type);
       const explode = spec.repeated?.includes(name) ?? false;
       const form = listed ? { style: 'form', explode } : {};
-      parameters.push({ name, in: 'query', required: isNonNullType(type) && !aliases.length, schema: valueSchema, ...form });
+      const described = argumentDescription(rootField, root, name);
+      parameters.push({ name, in: 'query', required: isNonNullType(type) && !aliases.length, schema: valueSchema, ...form, ...(described ? { description: described } : {}) });
       for (const alias of aliases) {
         parameters.push({ name: alias, in: 'query', required: false, schema: valueSchema, description: `The same as \`${name}\` (give one of them)`, ...form });
       }
