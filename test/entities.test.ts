@@ -22,6 +22,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   chain_collection_sync: "the chain follower's bookkeeping",
   chain_transfers: "the chain follower's bookkeeping",
   chain_token_uris_pending: "the chain follower's bookkeeping",
+  chain_approvals: "the chain follower's bookkeeping: the approval logs it applied (docs/chain.md \"Approvals\")",
   asset_metadata_queue: 'the tokenURI fetch queue (docs/metadata.md), claimed set-based with SKIP LOCKED; its state shows on assets',
   metadata_refreshes: "one key's last refresh per asset or collection: a rate limit's bookkeeping",
   idempotency_keys: "the gateway's replay store for Idempotency-Key (app/http/idempotency.ts), not a noun",
