@@ -74,6 +74,20 @@ onPostgres('migrations down and up again', () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');
 
+    expect(await lastMigration()).toBe('ListingPriceBounds1765640000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await columnsOf('listings')).not.toContain('price_low');
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('offers_bids_insert', 'listings_price_bounds')`)).toEqual([]);
+
+    expect(await lastMigration()).toBe('TradeListIndexes1765620000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_offers_price', 'ix_orders_price', 'ix_collections_name')`)).toEqual([]);
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'ix_orders_collection_created'`)).toHaveLength(1);
+
+    expect(await lastMigration()).toBe('EventTraceContext1765586000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await columnsOf('events')).not.toContain('traceparent');
+
     expect(await lastMigration()).toBe('AssetMetadata1765520000000');
     await ds.undoLastMigration({ transaction: 'each' });
     expect(await tableExists('asset_metadata_queue')).toBe(false);
@@ -146,7 +160,7 @@ onPostgres('migrations down and up again', () => {
     } finally {
       await api.close();
     }
-    // Down to the currencies' migration, whichever migrations came after it.
+    // Every migration newer than Currencies, however many there are.
     while ((await lastMigration()) !== 'Currencies1765490000000') await ds.undoLastMigration({ transaction: 'each' });
 
     await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
