@@ -24,6 +24,7 @@ import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
 import { sequentialLatency } from './sequential';
 import { benchSweeps } from './sweep';
+import { tracingCost } from './tracing-cost';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -727,6 +728,9 @@ async function startTraceReceiver(): Promise<{ url: string; exports: () => numbe
  */
 async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
   if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
+  log('measuring the CPU of tracing alone (bench/tracing-cost.ts)');
+  const cost = await tracingCost();
+  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs, one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU`;
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
   // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.
@@ -800,6 +804,8 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
       });
     }
     log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
+    log(isolated);
+    rows.push({ workload: 'tracing alone', door: '(isolated)', reqPerSec: null, p50Ms: null, p99Ms: null, errors: 0, peakRssMb: 0, sqlPerRequest: null, bytesPerResponse: null, note: isolated });
   } finally {
     for (const { child } of servers) {
       child.kill('SIGTERM');
