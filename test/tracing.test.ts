@@ -184,7 +184,7 @@ function expectRequestTrace(spans: Span[], expected: { http: string; operation?:
     expect(statement.attributes['db.query.text']).toEqual(expect.any(String));
     // Named by the statement's verb; a plan's text cut to a length a collector takes in.
     expect(statement.name).toBe(String(statement.attributes['db.operation.name']));
-    expect(String(statement.attributes['db.query.text']).length).toBeLessThanOrEqual(2049);
+    expect(String(statement.attributes['db.query.text']).length).toBeLessThanOrEqual(1025);
   }
   const operationStatements = statements.filter((s) => under(spans, s, operation));
   expect(operationStatements.length).toBeGreaterThan(0);

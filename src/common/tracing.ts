@@ -125,7 +125,7 @@ export async function traceOperation<T>(type: string, name: string | undefined, 
  * into its export; the start names the statement, and `db.query.text` is cut here (semantic conventions
  * allow it). OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT cuts shorter still.
  */
-export const MAX_QUERY_TEXT = 2048;
+export const MAX_QUERY_TEXT = 1024;
 
 /** The statement's verb: `SELECT`, `INSERT`, `WITH`, ... (the span's name). */
 function verbOf(sql: string): string {
