@@ -22,6 +22,7 @@ import { NativeSettledRollups1765495000000 } from './1765495000000-native-settle
 import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks';
 import { AssetMetadata1765520000000 } from './1765520000000-asset-metadata';
 import { TradeListIndexes1765620000000 } from './1765620000000-trade-list-indexes';
+import { TradeListCounts1765620000001 } from './1765620000001-trade-list-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   ChainStepChecks1765500000000,
   AssetMetadata1765520000000,
   TradeListIndexes1765620000000,
+  TradeListCounts1765620000001,
 ];
