@@ -15,6 +15,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   migrations: "TypeORM's own record of the migrations run",
   event_sequence: 'one row: the last event position (written by event.log.ts in the same statement as the events)',
   collection_asset_counts: 'derived: kept by triggers on assets, read by aggregates',
+  trade_list_counts: 'derived: deltas of the counts of offers and orders, appended by triggers on them, read by sums',
   collection_sales_hourly: 'derived: kept by triggers on orders, read by aggregates',
   collection_traits: 'derived: trait counts kept by set-based writes with asset_traits, read by rarity',
   chain_blocks: "the chain follower's bookkeeping (docs/chain.md), written set-based per block range",

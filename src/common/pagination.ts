@@ -287,6 +287,12 @@ export interface ListQuery {
    * most 1,000) matching rows to rank them anyway, and a count of its own would find them all a second time.
    */
   countAllRead?: boolean;
+  /**
+   * The count of every row matching `where` without reading them (counts the writes keep), when there is
+   * one: `remaining` after a cursor is then that count less the rows up to the cursor, which a later page
+   * reads by the sort's index as far as the cursor, not to the end of the list.
+   */
+  count?: string;
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -302,6 +308,14 @@ function keysetCondition(q: Directed, after: NonNullable<Position['after']>): st
   const value = q.params.add(after.value);
   const tuple = `(${expression}, ${q.idExpression}) ${op} (${value}::${sqlType}, ${id}::${q.idType ?? 'uuid'})`;
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
+}
+
+/** The rows up to the cursor, it included: what keysetCondition leaves out (sorts without nulls only). */
+function upToCursor(q: ListQuery, after: NonNullable<Position['after']>): string {
+  const op = q.args.direction === SortDirection.ASC ? '<=' : '>=';
+  const id = `${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
+  if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${id}`;
+  return `(${q.sort.expression}, ${q.idExpression}) ${op} (${q.params.add(after.value)}::${q.sort.sqlType}, ${id})`;
 }
 
 /** A list's ORDER BY: the sort key, then the id to break ties, both in the page's direction. */
@@ -370,9 +384,21 @@ function sortColumn(q: ListQuery): string {
  * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
  * `allRead` (ListQuery's countAllRead): the page reads every matching row anyway, so the window counts them.
  */
-function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
+function countColumn(q: ListQuery, whereSql: string, position: Position, allRead = false): string {
   if (q.args.countRemaining === false) return '';
+  const kept = keptCount(q, position);
+  if (kept) return `, ${kept} AS "__total"`;
   return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+}
+
+/**
+ * The rows from the position on, from the list's kept count (ListQuery.count) less the rows up to the
+ * cursor; undefined without a kept count (or on a sort with nulls, whose cursor conditions are an OR).
+ */
+function keptCount(q: ListQuery, position: Position): string | undefined {
+  if (q.count === undefined || q.sort.nullable) return undefined;
+  if (!position.after) return q.count;
+  return `(${q.count} - (SELECT count(*) FROM ${q.from}${whereClause([...q.where, upToCursor(q, position.after)])}))`;
 }
 
 /**
@@ -381,7 +407,9 @@ function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
  * (`__all`). They are made before the page and joined to it (`LEFT JOIN LATERAL` the page): so they come
  * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
  */
-function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined): string {
+function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined, position: Position): string {
+  const kept = keptCount(q, position);
+  if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
   const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
   return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
 }
@@ -412,8 +440,8 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
   const sql =
     q.args.countRemaining === 'total'
-      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
-      : `${select}${countColumn(q, whereSql, q.countAllRead)}${rest}`;
+      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      : `${select}${countColumn(q, whereSql, position, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);
 }
@@ -444,14 +472,14 @@ export async function fetchPagesByParent<T>(
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =
-      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql)} FROM ${parents}) ` +
+      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql, position)} FROM ${parents}) ` +
       `SELECT x.*, p.id AS "__parent", p."__total"${filterSql === undefined ? '' : ', p."__all"'} FROM p ` +
       `LEFT JOIN LATERAL ${page('true AS "__in", ')} ON true`;
   } else {
     sql =
       (q.args.countRemaining === false
         ? `SELECT x.* FROM ${parents}`
-        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
+        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql, position)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
       ` CROSS JOIN LATERAL ${page('p.id AS "__parent", ')}`;
   }
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);

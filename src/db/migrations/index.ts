@@ -23,6 +23,7 @@ import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks'
 import { AssetMetadata1765520000000 } from './1765520000000-asset-metadata';
 import { EventTraceContext1765586000000 } from './1765586000000-event-trace-context';
 import { TradeListIndexes1765620000000 } from './1765620000000-trade-list-indexes';
+import { TradeListCounts1765620000001 } from './1765620000001-trade-list-counts';
 import { ListingPriceBounds1765640000000 } from './1765640000000-listing-price-bounds';
 import { ListingApprovals1765660000000 } from './1765660000000-listing-approvals';
 
@@ -53,6 +54,7 @@ export const migrations = [
   AssetMetadata1765520000000,
   EventTraceContext1765586000000,
   TradeListIndexes1765620000000,
+  TradeListCounts1765620000001,
   ListingPriceBounds1765640000000,
   ListingApprovals1765660000000,
 ];

@@ -1,4 +1,5 @@
-import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
+import { countedSum, groupConditions } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 import { OfferOrderBy, OfferStatus } from './offer.types';
 
@@ -93,4 +94,24 @@ export const OFFER_READ: ReadModel = {
     // The offers that can buy the asset: its item offers and its collection's collection offers.
     'Asset.offers': assetOffersSql,
   },
+  count: { filters: ['status', 'kind', 'chainId', 'currency'], sql: (s, args) => offerCountSql(s, args) },
 };
+
+/**
+ * The count of the offers of the root list for `args` (status, kind, chain, currency), from trade_list_counts. The groups know the stored status and the sweeper's mark; an offer
+ * stored active is counted expired from the moment it ends: the unmarked ones that ended by now (what the
+ * sweeper has not reached yet, found by ix_offers_expiry_due) move from active to expired, and the marked
+ * ones that end after now (none, unless the reader's clock is behind the sweeper's) move back.
+ */
+function offerCountSql(s: SqlScope, args: Record<string, unknown>): string {
+  const groups = groupConditions(s, 'k', args);
+  const now = `${s.now()}::timestamptz`;
+  const rows = (condition: string) => `(SELECT count(*) FROM offers oc WHERE ${[condition, ...groupConditions(s, 'oc', args)].join(' AND ')})`;
+  const status = args.status as string | null | undefined;
+  if (status !== OfferStatus.ACTIVE && status !== OfferStatus.EXPIRED) return countedSum('offers', status == null ? groups : [...groups, `k.status = ${s.p.add(status)}`]);
+  const endedUnmarked = rows(`oc.status = 'active' AND NOT oc.expiry_swept AND oc.end_time <= ${now}`);
+  const markedOpen = rows(`oc.status = 'active' AND oc.expiry_swept AND oc.end_time > ${now}`);
+  return status === OfferStatus.ACTIVE
+    ? `(${countedSum('offers', [...groups, `k.status = 'active'`, 'NOT k.swept'])} - ${endedUnmarked} + ${markedOpen})`
+    : `(${countedSum('offers', [...groups, `(k.status = 'expired' OR (k.status = 'active' AND k.swept))`])} + ${endedUnmarked} - ${markedOpen})`;
+}
