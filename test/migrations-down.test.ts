@@ -69,6 +69,11 @@ onPostgres('migrations down and up again', () => {
     const counts = async () => (await ds.query(`SELECT (SELECT count(*)::int FROM listings) AS listings, (SELECT count(*)::int FROM offers) AS offers, (SELECT count(*)::int FROM orders) AS orders`))[0];
     const before = await counts();
 
+    expect(await lastMigration()).toBe('CollectionFigures1765630000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await tableExists('collection_figures')).toBe(false);
+    expect(await tableExists('collection_holdings')).toBe(false);
+
     expect(await lastMigration()).toBe('AssetMetadata1765520000000');
     await ds.undoLastMigration({ transaction: 'each' });
     expect(await tableExists('asset_metadata_queue')).toBe(false);
@@ -114,7 +119,18 @@ onPostgres('migrations down and up again', () => {
 
   test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('AssetMetadata1765520000000');
+    expect(await lastMigration()).toBe('CollectionFigures1765630000000');
+    // Each collection's kept figures were filled from the rows there.
+    const [figures] = await ds.query(
+      `SELECT count(*)::int AS collections, count(*) FILTER (WHERE f.holders > 0)::int AS held, count(*) FILTER (WHERE f.sales > 0)::int AS sold,
+         count(*) FILTER (WHERE f.holders <> (SELECT count(DISTINCT a.owner) FROM assets a WHERE a.collection_id = c.id)
+           OR (f.volume, f.sales) <> (SELECT COALESCE(sum(o.price), 0), count(o.id) FROM orders o
+                                       WHERE o.collection_id = c.id AND o.status = 'completed' AND o.seller <> o.buyer))::int AS wrong
+       FROM collections c LEFT JOIN collection_figures f ON f.collection_id = c.id`,
+    );
+    expect(figures).toMatchObject({ wrong: 0 });
+    expect(figures.held).toBeGreaterThan(0);
+    expect(figures.sold).toBeGreaterThan(0);
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 
@@ -141,7 +157,7 @@ onPostgres('migrations down and up again', () => {
     } finally {
       await api.close();
     }
-    for (let i = 0; i < 3; i += 1) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < 4; i += 1) await ds.undoLastMigration({ transaction: 'each' });
     expect(await lastMigration()).toBe('Currencies1765490000000');
 
     await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
@@ -150,7 +166,7 @@ onPostgres('migrations down and up again', () => {
     expect(await tableExists('currencies')).toBe(true);
     expect((await ds.query('SELECT currency FROM offers WHERE id = $1', [offerId]))[0].currency).toBe(WETH);
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('AssetMetadata1765520000000');
+    expect(await lastMigration()).toBe('CollectionFigures1765630000000');
   });
 });
 

@@ -254,6 +254,12 @@ type IdType = 'uuid' | 'text' | 'bigint';
 export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
+  /**
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
+   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
+   * of its own) before they are merged.
+   */
+  sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
   columns: string;
   /** Primary key expression used to break ties, e.g. `t.id`. */
@@ -355,7 +361,7 @@ function sortColumn(q: ListQuery): string {
  */
 function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
   if (q.args.countRemaining === false) return '';
-  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"`;
 }
 
 /**
@@ -365,13 +371,23 @@ function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
  * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
  */
 function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined): string {
-  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
-  return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
+  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
+  return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
 function pageLimit(q: ListQuery): string {
   return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
+}
+
+/**
+ * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
+ * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ */
+function rowsFrom(q: ListQuery, whereSql: string, cut?: string): string {
+  if (!q.sources) return `${q.from}${whereSql}`;
+  const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
+  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
 }
 
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
@@ -391,7 +407,10 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
-  const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  const from = rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
+  const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
       ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
@@ -418,6 +437,7 @@ export async function fetchPagesByParent<T>(
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
   const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const page = (head: string) =>
     `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
