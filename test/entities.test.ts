@@ -17,6 +17,8 @@ const WITHOUT_ENTITY: Record<string, string> = {
   collection_asset_counts: 'derived: kept by triggers on assets, read by aggregates',
   trade_list_counts: 'derived: deltas of the counts of offers and orders, appended by triggers on them, read by sums',
   collection_sales_hourly: 'derived: kept by triggers on orders, read by aggregates',
+  collection_figures: 'derived: holders, volume and sales kept by triggers on assets and collection_sales_hourly, read by statistics',
+  collection_holdings: 'derived: assets per owner per collection, kept by triggers on assets',
   collection_traits: 'derived: trait counts kept by set-based writes with asset_traits, read by rarity',
   chain_blocks: "the chain follower's bookkeeping (docs/chain.md), written set-based per block range",
   chain_sync: "the chain follower's bookkeeping",

@@ -41,6 +41,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await columnsOf('listings')).not.toContain('price_low');
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('offers_bids_insert', 'listings_price_bounds')`)).toEqual([]);
   },
+  CollectionFigures1765630000000: async () => {
+    expect(await tableExists('collection_figures')).toBe(false);
+    expect(await tableExists('collection_holdings')).toBe(false);
+  },
   TradeListCounts1765620000001: async () => {
     expect(await tableExists('trade_list_counts')).toBe(false);
   },
@@ -153,6 +157,17 @@ onPostgres('migrations down and up again', () => {
   test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
     await ds.runMigrations({ transaction: 'each' });
     expect(await lastMigration()).toBe(NEWEST);
+    // Each collection's kept figures were filled from the rows there.
+    const [figures] = await ds.query(
+      `SELECT count(*)::int AS collections, count(*) FILTER (WHERE f.holders > 0)::int AS held, count(*) FILTER (WHERE f.sales > 0)::int AS sold,
+         count(*) FILTER (WHERE f.holders <> (SELECT count(DISTINCT a.owner) FROM assets a WHERE a.collection_id = c.id)
+           OR (f.volume, f.sales) <> (SELECT COALESCE(sum(o.price), 0), count(o.id) FROM orders o
+                                       WHERE o.collection_id = c.id AND o.status = 'completed' AND o.seller <> o.buyer))::int AS wrong
+       FROM collections c LEFT JOIN collection_figures f ON f.collection_id = c.id`,
+    );
+    expect(figures).toMatchObject({ wrong: 0 });
+    expect(figures.held).toBeGreaterThan(0);
+    expect(figures.sold).toBeGreaterThan(0);
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 

@@ -271,6 +271,12 @@ type IdType = 'uuid' | 'text' | 'bigint';
 export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
+  /**
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
+   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
+   * of its own) before they are merged.
+   */
+  sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
   columns: string;
   /** Primary key expression used to break ties, e.g. `t.id`. */
@@ -388,7 +394,7 @@ function countColumn(q: ListQuery, whereSql: string, position: Position, allRead
   if (q.args.countRemaining === false) return '';
   const kept = keptCount(q, position);
   if (kept) return `, ${kept} AS "__total"`;
-  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"`;
 }
 
 /**
@@ -398,7 +404,7 @@ function countColumn(q: ListQuery, whereSql: string, position: Position, allRead
 function keptCount(q: ListQuery, position: Position): string | undefined {
   if (q.count === undefined || q.sort.nullable) return undefined;
   if (!position.after) return q.count;
-  return `(${q.count} - (SELECT count(*) FROM ${q.from}${whereClause([...q.where, upToCursor(q, position.after)])}))`;
+  return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, position.after)]))}))`;
 }
 
 /**
@@ -410,13 +416,23 @@ function keptCount(q: ListQuery, position: Position): string | undefined {
 function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined, position: Position): string {
   const kept = keptCount(q, position);
   if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
-  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
-  return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
+  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
+  return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
 function pageLimit(q: ListQuery): string {
   return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
+}
+
+/**
+ * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
+ * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ */
+function rowsFrom(q: ListQuery, whereSql: string, cut?: string): string {
+  if (!q.sources) return `${q.from}${whereSql}`;
+  const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
+  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
 }
 
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
@@ -437,7 +453,10 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
-  const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  const from = rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
+  const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
       ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
@@ -465,6 +484,7 @@ export async function fetchPagesByParent<T>(
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
   const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const page = (head: string) =>
     `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
