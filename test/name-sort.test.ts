@@ -87,7 +87,7 @@ describe('assets sorted by name', () => {
     const direction = res.body.paths['/v1/assets'].get.parameters.find((p: { name: string }) => p.name === 'direction');
 
     expect(direction.schema.default).toBeUndefined();
-    expect(direction.description).toMatch(/ascending \(A to Z\) when sorted by name, descending by every other order/);
+    expect(direction.description).toMatch(/when absent, ASC \(A to Z\) for a sort by name, DESC for every other sort/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { ArgsType, Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { PageArgs, PageType, SortDirection } from '../../common/pagination';
+import { PageArgs, PageType } from '../../common/pagination';
 import { AddressScalar, PriceScalar, TokenIdScalar } from '../../common/scalars';
 import { Asset, AssetStatus } from './asset.entity';
 
@@ -20,9 +20,6 @@ const CURRENCY =
   "Only assets whose active listing is in this currency: its address or symbol (each chain's own, as USDC); unlisted assets are left out. " +
   'Sorting by CURRENT_PRICE compares amounts of one currency only when given';
 
-/** Absent (or null), the order's own direction (asset.read.ts); the list decides it (pagination.ts directionOf). */
-const DIRECTION = 'Absent: ascending (A to Z) when sorted by name, descending by every other order';
-
 const MIN_PRICE = "Only assets whose active listing's current price is at least this (in the listing's currency: see currency); unlisted assets are left out";
 const MAX_PRICE = "Only assets whose active listing's current price is at most this (in the listing's currency: see currency); unlisted assets are left out";
 
@@ -31,9 +28,6 @@ const MAX_PRICE = "Only assets whose active listing's current price is at most t
 export class NestedAssetArgs extends PageArgs {
   @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
   orderBy: AssetOrderBy;
-
-  @Field(() => SortDirection, { nullable: true, description: DIRECTION })
-  declare direction: SortDirection;
 
   @Field(() => String, { nullable: true, description: CURRENCY })
   currency?: string | null;
@@ -83,9 +77,6 @@ export class AssetFilterArgs extends PageArgs {
 export class AssetListArgs extends AssetFilterArgs {
   @Field(() => AssetOrderBy, { defaultValue: AssetOrderBy.CREATED_AT })
   orderBy: AssetOrderBy;
-
-  @Field(() => SortDirection, { nullable: true, description: DIRECTION })
-  declare direction: SortDirection;
 
   /** Not an argument: the query of searchAssets, whose results are ranked by relevance (common/name-search.ts). */
   search?: string;

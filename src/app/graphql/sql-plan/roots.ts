@@ -4,9 +4,9 @@ import type { SortKey } from '../../../common/pagination';
 import { ADDRESS, UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
-import { fixedSort, ReadFilter, ReadModel } from '../../../common/read-model';
+import { fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
-import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
+import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
 import type { RowsForm, StreamRow } from './page';
 
@@ -263,8 +263,11 @@ export class Planner extends ObjectPlanner {
     const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts, sortTable: model.alias };
     return this.listRoot(field, node, types, (b, args, a) => {
       const filtered = plannedFilters(b, listFilters(model), args, a);
-      const kept = filtered?.given.length === 1 && filtered.given[0].plan === 'collection' ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
-      return filtered && { ...filtered, count: kept && (() => kept(filtered.id())) };
+      if (!filtered) return undefined;
+      const byFilter = filtered.given.length === 1 && filtered.given[0].plan === 'collection' ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
+      // Counted without reading the rows where the model keeps counts for the filters given.
+      const count = byFilter ? () => byFilter(filtered.id()) : keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined;
+      return { ...filtered, count };
     });
   }
 
