@@ -91,7 +91,7 @@ test('when assets are created, imported and sold by parallel writers, then holde
   }
   // creator, three importers, four buyers.
   expect((await keptAndCounted(first.id)).kept).toMatchObject({ holders: 8, volume: 21, sales: 6 });
-});
+}, 120_000);
 
 test('when an import fails on its last row, then no holding of it is kept', async () => {
   const creator = await api.key({ admin: true });
@@ -115,8 +115,8 @@ test('when the chain follower applies mints, transfers and a burn, then holders 
   await node.transfer(contract, alice, carol, 10n);
   await node.write(contract, bob, 'burn', [2n]);
   const owner = async (tokenId: number) => (await api.rest('GET', `/v1/assets/${contract}/${tokenId}?chain_id=${CHAIN_ID}`)).body.owner;
-  await until(() => owner(2), (o) => o === '0x0000000000000000000000000000000000000000', 'the burn', 15_000);
-  await until(() => owner(10), (o) => o === carol, 'the transfer to carol', 15_000);
+  await until(() => owner(2), (o) => o === '0x0000000000000000000000000000000000000000', 'the burn', 60_000);
+  await until(() => owner(10), (o) => o === carol, 'the transfer to carol', 60_000);
 
   const { kept, counted } = await keptAndCounted(made.body.id);
   expect(kept).toEqual(counted);
@@ -128,4 +128,4 @@ test('when the chain follower applies mints, transfers and a burn, then holders 
   const holders = chainPage.body.result.map((r: { total_holders: number }) => r.total_holders);
   expect(holders).toEqual([...holders].sort((a: number, b: number) => b - a));
   expect(chainPage.body.result.find((r: { collection: { id: string } }) => r.collection.id === made.body.id)).toMatchObject({ total_holders: 4 });
-});
+}, 120_000);
