@@ -21,6 +21,7 @@ import { Currencies1765490000000 } from './1765490000000-currencies';
 import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
 import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks';
 import { AssetMetadata1765520000000 } from './1765520000000-asset-metadata';
+import { ChainMetadataUpdates1765650000000 } from './1765650000000-chain-metadata-updates';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   NativeSettledRollups1765495000000,
   ChainStepChecks1765500000000,
   AssetMetadata1765520000000,
+  ChainMetadataUpdates1765650000000,
 ];
