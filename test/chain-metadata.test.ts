@@ -4,7 +4,8 @@ import { Address } from 'viem';
 import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { exclusive } from './setup/exclusive';
 import { testMetadataSettings } from './factories/metadata';
-import { startServer, TestServer } from './setup/server';
+import { randomAddress, startServer, TestServer } from './setup/server';
+import { expandMetadataUpdateRange, queueMetadataUpdates, RANGE_CHUNK } from '../src/modules/chain/chain.metadata-updates';
 
 /**
  * Issue #41 items 3, 5 and 7 and its first goal, on the local EVM with OpenZeppelin's ERC721URIStorage and
@@ -194,6 +195,48 @@ describe('ERC-4906', () => {
     const res = await api.rest('POST', `/v1/assets/${contract}/4/refresh`, { chain_id: CHAIN_ID }, admin.key);
     expect(res.status).toBe(200);
     await until(() => restAsset(contract, 4n), (r) => r.body.metadata_status === 'fetched' && r.body.metadata.token_uri === uri, 'the chain URI to be fetched again');
+  });
+});
+
+describe('a batch over many tokens', () => {
+  test('when a BatchMetadataUpdate covers 2,500 known tokens, then it is one row, listed for reads 1,000 at a time and only while fewer than 1,000 wait', async () => {
+    // Chain 1 is followed by no follower here: the range is expanded by the calls of the test alone.
+    const created = await api.rest('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, admin.key);
+    const collection = { id: created.body.id as string, contractAddress: created.body.contract_address as string };
+    await api.ds.query(
+      `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner)
+       SELECT $1, '1', $2, g, '#' || g, '', '', '{}', $3 FROM generate_series(1, 2500) g`,
+      [collection.id, collection.contractAddress, admin.address],
+    );
+    await api.ds.transaction((m) =>
+      queueMetadataUpdates(m, '1', [collection], [{ blockNumber: 1n, tokenAddress: collection.contractAddress, fromTokenId: 0n, toTokenId: MAX_TOKEN_ID }]),
+    );
+    const state = async () =>
+      (
+        await api.ds.query(
+          `SELECT (SELECT count(*)::int FROM chain_metadata_update_ranges WHERE collection_id = $1) AS ranges,
+             (SELECT min(next_token_id)::text FROM chain_metadata_update_ranges WHERE collection_id = $1) AS next,
+             (SELECT count(*)::int FROM chain_token_uris_pending p JOIN assets a ON a.id = p.asset_id WHERE a.collection_id = $1) AS pending`,
+          [collection.id],
+        )
+      )[0];
+    expect(await state()).toEqual({ ranges: 1, next: '0', pending: 0 });
+
+    expect(await expandMetadataUpdateRange(api.ds, '1')).toBe(RANGE_CHUNK);
+    expect(await state()).toEqual({ ranges: 1, next: '1001', pending: 1000 });
+    // A thousand reads wait: nothing more is listed until they are done.
+    expect(await expandMetadataUpdateRange(api.ds, '1')).toBe(0);
+    expect(await state()).toEqual({ ranges: 1, next: '1001', pending: 1000 });
+
+    const drain = () => api.ds.query(`DELETE FROM chain_token_uris_pending p USING assets a WHERE a.id = p.asset_id AND a.collection_id = $1`, [collection.id]);
+    await drain();
+    expect(await expandMetadataUpdateRange(api.ds, '1')).toBe(RANGE_CHUNK);
+    expect(await state()).toEqual({ ranges: 1, next: '2001', pending: 1000 });
+    await drain();
+    // The last 500: the range is done and goes.
+    expect(await expandMetadataUpdateRange(api.ds, '1')).toBe(501);
+    expect(await state()).toEqual({ ranges: 0, next: null, pending: 500 });
+    await drain();
   });
 });
 
