@@ -101,7 +101,7 @@ export class ChainFollower {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const wake of [...this.wakers]) wake();
+    this.wakeSleepers();
     await Promise.all(this.running);
   }
 
@@ -325,7 +325,10 @@ export class ChainFollower {
     for (const step of stepsOfRange(chainId, plan, read, this.stepTransfers)) {
       // A lost lock or a stop ends the range between its transactions; the next holder resumes from the positions.
       if (!this.following || this.stopped) return false;
-      chainTransfersApplied.inc(labels, await applyChainStep(this.ds, step));
+      const applied = await applyChainStep(this.ds, step);
+      chainTransfersApplied.inc(labels, applied);
+      // Mints and metadata updates list tokenURI reads: the reader, asleep between its rounds, starts one now.
+      if (applied || step.metadataUpdates?.length) this.wakeSleepers();
     }
     const low = collections.reduce((min, c) => (c.syncedBlock < to && !reading.includes(c) && c.syncedBlock < min ? c.syncedBlock : min), to);
     chainLagBlocks.set(labels, Number(confirmed - low));
@@ -393,6 +396,11 @@ export class ChainFollower {
         [this.chain.chainId, message],
       )
       .catch(() => undefined);
+  }
+
+  /** Ends the sleeps under way: at stop, and after a step that listed tokenURI reads (the reader starts a round at once; the steps' loop is not asleep while it steps). */
+  private wakeSleepers(): void {
+    for (const wake of [...this.wakers]) wake();
   }
 
   private sleep(ms: number): Promise<void> {
