@@ -390,7 +390,7 @@ function sortColumn(q: ListQuery): string {
  * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
  * `allRead` (ListQuery's countAllRead): the page reads every matching row anyway, so the window counts them.
  */
-function countColumn(q: ListQuery, whereSql: string, position: Position, allRead = false): string {
+function countColumn(q: Directed, whereSql: string, position: Position, allRead = false): string {
   if (q.args.countRemaining === false) return '';
   const kept = keptCount(q, position);
   if (kept) return `, ${kept} AS "__total"`;
@@ -401,7 +401,7 @@ function countColumn(q: ListQuery, whereSql: string, position: Position, allRead
  * The rows from the position on, from the list's kept count (ListQuery.count) less the rows up to the
  * cursor; undefined without a kept count (or on a sort with nulls, whose cursor conditions are an OR).
  */
-function keptCount(q: ListQuery, position: Position): string | undefined {
+function keptCount(q: Directed, position: Position): string | undefined {
   if (q.count === undefined || q.sort.nullable) return undefined;
   if (!position.after) return q.count;
   return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, position.after)]))}))`;
@@ -413,7 +413,7 @@ function keptCount(q: ListQuery, position: Position): string | undefined {
  * (`__all`). They are made before the page and joined to it (`LEFT JOIN LATERAL` the page): so they come
  * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
  */
-function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined, position: Position): string {
+function totalColumns(q: Directed, whereSql: string, filterSql: string | undefined, position: Position): string {
   const kept = keptCount(q, position);
   if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
   const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
@@ -429,7 +429,7 @@ function pageLimit(q: ListQuery): string {
  * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
  * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
  */
-function rowsFrom(q: ListQuery, whereSql: string, cut?: string): string {
+function rowsFrom(q: Directed, whereSql: string, cut?: string): string {
   if (!q.sources) return `${q.from}${whereSql}`;
   const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
   return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
