@@ -25,6 +25,8 @@ const WITHOUT_ENTITY: Record<string, string> = {
   chain_collection_sync: "the chain follower's bookkeeping",
   chain_transfers: "the chain follower's bookkeeping",
   chain_token_uris_pending: "the chain follower's bookkeeping",
+  chain_metadata_update_ranges: "the chain follower's bookkeeping: ERC-4906 batches expanded a chunk at a time",
+  chain_collection_royalties: "the chain follower's ERC-2981 reads; they show as the collection's fees",
   chain_approvals: "the chain follower's bookkeeping: the approval logs it applied (docs/chain.md \"Approvals\")",
   asset_metadata_queue: 'the tokenURI fetch queue (docs/metadata.md), claimed set-based with SKIP LOCKED; its state shows on assets',
   metadata_refreshes: "one key's last refresh per asset or collection: a rate limit's bookkeeping",

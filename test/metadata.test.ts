@@ -2,6 +2,8 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { MetadataSettings } from '../src/config';
 import { MetadataWorker } from '../src/modules/metadata/metadata.worker';
+import { exclusive } from './setup/exclusive';
+import { testMetadataSettings } from './factories/metadata';
 import { randomAddress, startServer, TestServer } from './setup/server';
 
 /**
@@ -71,23 +73,7 @@ function goodDocument(n: string) {
 }
 
 function settings(host: MetadataHost, overrides: Partial<MetadataSettings> = {}): MetadataSettings {
-  return {
-    fetch: true,
-    allowPrivate: true,
-    ipfsGateway: `${host.url}/ipfs/`,
-    arweaveGateway: `${host.url}/ar/`,
-    timeoutMs: 400,
-    maxBytes: 64 * 1024,
-    maxRedirects: 3,
-    concurrency: 16,
-    hostConcurrency: 8,
-    maxAttempts: 3,
-    backoffBaseMs: 50,
-    backoffMaxMs: 200,
-    pollMs: 50,
-    refreshIntervalS: 60,
-    ...overrides,
-  };
+  return testMetadataSettings(host.url, overrides);
 }
 
 async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, withinMs = 8000): Promise<T> {
@@ -108,7 +94,11 @@ let collection: { id: string; contract_address: string; chain: { id: string } };
 /** The worker of the tests (the server runs none of its own, so a test can swap it for one of other settings). */
 let worker: MetadataWorker;
 
+/** Files whose fetch workers share the database take turns (test/chain-metadata.test.ts runs one too). */
+let release: () => void;
+
 beforeAll(async () => {
+  release = await exclusive('metadata-workers');
   await host.start();
   server = await startServer({ metadata: settings(host, { fetch: false }) });
   worker = new MetadataWorker(server.ds, settings(host));
@@ -119,6 +109,7 @@ afterAll(async () => {
   await worker.stop();
   await server.close();
   await host.close();
+  release?.();
 });
 
 async function createWithUri(tokenUri: string, overrides: Record<string, unknown> = {}, target = collection) {

@@ -37,6 +37,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');
   },
+  ChainMetadataUpdates1765650000000: async () => {
+    expect(await tableExists('chain_metadata_update_ranges')).toBe(false);
+    expect(await tableExists('chain_collection_royalties')).toBe(false);
+  },
   ListingPriceBounds1765640000000: async () => {
     expect(await columnsOf('listings')).not.toContain('price_low');
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('offers_bids_insert', 'listings_price_bounds')`)).toEqual([]);

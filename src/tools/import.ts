@@ -14,7 +14,7 @@ import { ImportProgress, importAssets } from '../modules/import/import.service';
 const USAGE = `usage: npm run import -- <file.csv> --collection <collection id or contract address>
 
 Imports the CSV's assets into the collection, all or nothing, as an operator (admin rights).
-Columns: name, description, image_url, animation_url, external_link, metadata, owner, token_id.`;
+Columns: name, description, image_url, animation_url, external_link, metadata, owner, token_id, token_uri (with it only owner is required).`;
 
 const OPERATOR = '0x0000000000000000000000000000000000000000';
 

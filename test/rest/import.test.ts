@@ -258,3 +258,47 @@ describe('POST /v1/assets/import', () => {
     expect(byAddress.status).toBe(404);
   });
 });
+
+describe('POST /v1/assets/import with a token_uri column', () => {
+  test('when rows give only owner and token_uri, then the assets start as #<id> with their document queued for the fetch', async () => {
+    const { owner, collection } = await freshCollection();
+    const csv = buildCsv(
+      [
+        { owner: owner.address, token_uri: 'https://docs.example/1.json' },
+        { owner: owner.address, token_uri: 'ipfs://QmDoc/2', name: 'Named 2' },
+      ],
+      { columns: ['owner', 'token_uri', 'name'] },
+    );
+    const res = await importFormUrlencoded(server, collection.id, csv, owner.key);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ count: 2, first_token_id: '1', last_token_id: '2' });
+
+    const first = await server.rest('GET', `/v1/assets/${collection.contractAddress}/1`);
+    expect(first.body).toMatchObject({ name: '#1', description: '', image_url: '', metadata: { token_uri: 'https://docs.example/1.json' }, metadata_status: 'pending' });
+    const second = await server.rest('GET', `/v1/assets/${collection.contractAddress}/2`);
+    expect(second.body).toMatchObject({ name: 'Named 2', metadata: { token_uri: 'ipfs://QmDoc/2' }, metadata_status: 'pending' });
+    const queued = await server.ds.query(
+      `SELECT q.source_url FROM asset_metadata_queue q JOIN assets a ON a.id = q.asset_id WHERE a.collection_id = $1 ORDER BY a.token_id`,
+      [collection.id],
+    );
+    expect(queued).toEqual([{ source_url: 'https://docs.example/1.json' }, { source_url: 'ipfs://QmDoc/2' }]);
+  });
+
+  test('when a token_uri is not one the fetch reads, or a row has neither a token_uri nor a name, then a 422 names each and nothing is written', async () => {
+    const { owner, collection } = await freshCollection();
+    const csv = buildCsv(
+      [
+        { owner: owner.address, token_uri: 'ftp://docs.example/1.json' },
+        { owner: owner.address, description: 'no uri, no name', image_url: 'https://example.com/2.png' },
+      ],
+      { columns: ['owner', 'token_uri', 'name', 'description', 'image_url'] },
+    );
+    const res = await importFormUrlencoded(server, collection.id, csv, owner.key);
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      expect.objectContaining({ line: 2, field: 'token_uri' }),
+      expect.objectContaining({ line: 3, field: 'name' }),
+    ]);
+    expect(await assetCount(collection.id)).toBe(0);
+  });
+});

@@ -1,7 +1,17 @@
 import ganache from 'ganache';
 import { AddressInfo } from 'node:net';
 import { Abi, Address, createPublicClient, encodeFunctionData, Hex, http, PublicClient } from 'viem';
-import artefact from '../chain/TestERC721.json';
+import erc721 from '../chain/TestERC721.json';
+import erc721Metadata from '../chain/TestERC721Metadata.json';
+
+/** The tests' contracts (test/chain/*.sol, compiled by scripts/compile-test-erc721.js). */
+const CONTRACTS = {
+  /** OpenZeppelin's ERC721, open mint, tokenURI https://nft.test/token/<id>, batch mints and transfers, burn. */
+  TestERC721: erc721,
+  /** ERC721URIStorage (ERC-4906) + ERC721Royalty (ERC-2981): mint(to, id, uri), setTokenURI, announceBatch, royalties. */
+  TestERC721Metadata: erc721Metadata,
+};
+export type TestContract = keyof typeof CONTRACTS;
 
 /**
  * A local EVM node (ganache, in this process, on a loopback port) with the tests' ERC721: OpenZeppelin's
@@ -13,11 +23,11 @@ export interface ChainNode {
   chainId: number;
   accounts: Address[];
   client: PublicClient;
-  /** Deploys a new TestERC721; returns its address in lower case (as the gateway stores addresses). */
-  deploy(): Promise<Address>;
+  /** Deploys a new TestERC721 (or the other contract named); returns its address in lower case (as the gateway stores addresses). */
+  deploy(contract?: TestContract): Promise<Address>;
   mint(contract: Address, to: Address, tokenId: bigint): Promise<Hex>;
   transfer(contract: Address, from: Address, to: Address, tokenId: bigint): Promise<Hex>;
-  /** Any function of the TestERC721 (mintBatch, transferBatch, burn), sent by `from`. */
+  /** Any function of the deployed contract (TestERC721's mintBatch, transferBatch, burn; TestERC721Metadata's setTokenURI ...), sent by `from`. */
   write(contract: Address, from: Address, functionName: string, args: unknown[]): Promise<Hex>;
   mine(blocks?: number): Promise<void>;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
@@ -37,7 +47,8 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
     return body.result as T;
   };
   const accounts = (await rpc<Address[]>('eth_accounts')).map((a) => a.toLowerCase() as Address);
-  const abi = artefact.abi as Abi;
+  /** The ABI of each contract deployed, by address. */
+  const abis = new Map<string, Abi>();
   /** Sends a transaction from an unlocked account of the node and waits for its receipt. */
   const send = async (tx: { from: Address; to?: Address; data: Hex }) => {
     const hash = await rpc<Hex>('eth_sendTransaction', [{ ...tx, gas: '0x4c4b40' }]);
@@ -46,15 +57,18 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
     return receipt;
   };
   const write = async (contract: Address, from: Address, functionName: string, args: unknown[]) =>
-    (await send({ from, to: contract, data: encodeFunctionData({ abi, functionName, args }) })).transactionHash;
+    (await send({ from, to: contract, data: encodeFunctionData({ abi: abis.get(contract.toLowerCase()) ?? (erc721.abi as Abi), functionName, args }) }))
+      .transactionHash;
   return {
     url,
     chainId,
     accounts,
     client,
-    async deploy() {
-      const receipt = await send({ from: accounts[0], data: artefact.bytecode as Hex });
-      return receipt.contractAddress!.toLowerCase() as Address;
+    async deploy(contract: TestContract = 'TestERC721') {
+      const receipt = await send({ from: accounts[0], data: CONTRACTS[contract].bytecode as Hex });
+      const address = receipt.contractAddress!.toLowerCase() as Address;
+      abis.set(address, CONTRACTS[contract].abi as Abi);
+      return address;
     },
     mint: (contract, to, tokenId) => write(contract, accounts[0], 'mint', [to, tokenId]),
     transfer: (contract, from, to, tokenId) => write(contract, from, 'transferFrom', [from, to, tokenId]),

@@ -26,6 +26,7 @@ import { TradeListIndexes1765620000000 } from './1765620000000-trade-list-indexe
 import { TradeListCounts1765620000001 } from './1765620000001-trade-list-counts';
 import { CollectionFigures1765630000000 } from './1765630000000-collection-figures';
 import { ListingPriceBounds1765640000000 } from './1765640000000-listing-price-bounds';
+import { ChainMetadataUpdates1765650000000 } from './1765650000000-chain-metadata-updates';
 import { ListingApprovals1765660000000 } from './1765660000000-listing-approvals';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
@@ -58,5 +59,6 @@ export const migrations = [
   TradeListCounts1765620000001,
   CollectionFigures1765630000000,
   ListingPriceBounds1765640000000,
+  ChainMetadataUpdates1765650000000,
   ListingApprovals1765660000000,
 ];

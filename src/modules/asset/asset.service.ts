@@ -124,7 +124,7 @@ export function checkAssetFields(
 const TOKEN_URI_MAX_LENGTH = 65_536;
 
 /** A tokenURI given to createAsset: one of the schemes the metadata fetch reads; undefined when none is given. */
-function checkTokenUri(problems: Problems, uri: string | null | undefined): string | undefined {
+export function checkTokenUri(problems: Problems, uri: string | null | undefined): string | undefined {
   if (uri === undefined || uri === null) return undefined;
   if (uri.length > TOKEN_URI_MAX_LENGTH || !/^(https?:\/\/[^/]|ipfs:\/\/.|ar:\/\/.|data:application\/json[;,])/i.test(uri)) {
     problems.add(

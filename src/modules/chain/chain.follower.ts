@@ -6,6 +6,8 @@ import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepE
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
 import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
+import { expandMetadataUpdateRange } from './chain.metadata-updates';
+import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
 
 type Viem = typeof import('viem');
@@ -14,6 +16,12 @@ type Viem = typeof import('viem');
 const viem = (): Viem => require('viem') as Viem;
 
 const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
+const ERC2981_FUNCTIONS = [
+  'function supportsInterface(bytes4 interfaceId) view returns (bool)',
+  'function royaltyInfo(uint256 tokenId, uint256 salePrice) view returns (address receiver, uint256 royaltyAmount)',
+] as const;
+/** ERC-2981's interface id, as supportsInterface is asked about it. */
+const ERC2981_INTERFACE = '0x2a55205a';
 const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
@@ -94,7 +102,7 @@ export class ChainFollower {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const wake of [...this.wakers]) wake();
+    this.wakeSleepers();
     await Promise.all(this.running);
   }
 
@@ -139,9 +147,57 @@ export class ChainFollower {
           logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
           return 0;
         });
+        taken += await this.describeRound().catch((err: unknown) => {
+          logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+          return 0;
+        });
       }
       if (!taken) await this.sleep(this.options.pollMs);
     }
+  }
+
+  /**
+   * What the contracts say of their tokens and collections besides transfers, a round at a time with the
+   * tokenURIs: one chunk of a BatchMetadataUpdate range listed for tokenURI reads (chain.metadata-updates.ts),
+   * and the ERC-2981 royalties due (chain.royalties.ts). Returns the rows taken (0: nothing to do).
+   */
+  private async describeRound(): Promise<number> {
+    const listed = await expandMetadataUpdateRange(this.ds, this.chain.chainId);
+    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.royalties(due)));
+  }
+
+  /**
+   * Each contract's ERC-2981 royalty, in one batch: supportsInterface(0x2a55205a), then royaltyInfo of those
+   * that answer true. A contract that answers false or reverts (no ERC-165) has none (null); a call that did
+   * not reach an answer is undefined (read again later).
+   */
+  private async royalties(due: DueRoyalty[]): Promise<RoyaltyRead[]> {
+    const { parseAbi } = viem();
+    const abi = parseAbi(ERC2981_FUNCTIONS);
+    const answered = (reason: unknown) => !this.passing(reason);
+    const supports = await Promise.allSettled(
+      due.map((d) => this.batchClient.readContract({ address: d.contractAddress as `0x${string}`, abi, functionName: 'supportsInterface', args: [ERC2981_INTERFACE] })),
+    );
+    const infos = await Promise.allSettled(
+      due.map((d, i) =>
+        supports[i].status === 'fulfilled' && supports[i].value
+          ? this.batchClient.readContract({ address: d.contractAddress as `0x${string}`, abi, functionName: 'royaltyInfo', args: [d.tokenId, ROYALTY_SALE_PRICE] })
+          : Promise.resolve(null),
+      ),
+    );
+    return due.map((_, i) => {
+      const support = supports[i];
+      if (support.status === 'rejected') return answered(support.reason) ? null : undefined;
+      const info = infos[i];
+      if (info.status === 'rejected') return answered(info.reason) ? null : undefined;
+      return info.value ? { receiver: info.value[0], amount: info.value[1] } : null;
+    });
+  }
+
+  /** Whether a failed call did not reach the contract's answer (the node did not answer, or limits the rate): it may pass. */
+  private passing(reason: unknown): boolean {
+    const { BaseError, HttpRequestError, TimeoutError, LimitExceededRpcError } = viem();
+    return !(reason instanceof BaseError) || reason.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof LimitExceededRpcError) !== null;
   }
 
   /**
@@ -273,7 +329,10 @@ export class ChainFollower {
     for (const step of steps) {
       // A lost lock or a stop ends the range between its transactions; the next holder resumes from the positions.
       if (!this.following || this.stopped) return false;
-      chainTransfersApplied.inc(labels, await applyChainStep(this.ds, step));
+      const applied = await applyChainStep(this.ds, step);
+      chainTransfersApplied.inc(labels, applied);
+      // Mints and metadata updates list tokenURI reads: the reader, asleep between its rounds, starts one now.
+      if (applied || step.metadataUpdates?.length) this.wakeSleepers();
     }
     const low = collections.reduce((min, c) => (c.syncedBlock < to && !reading.includes(c) && c.syncedBlock < min ? c.syncedBlock : min), to);
     chainLagBlocks.set(labels, Number(confirmed - low));
@@ -341,6 +400,11 @@ export class ChainFollower {
         [this.chain.chainId, message],
       )
       .catch(() => undefined);
+  }
+
+  /** Ends the sleeps under way: at stop, and after a step that listed tokenURI reads (the reader starts a round at once; the steps' loop is not asleep while it steps). */
+  private wakeSleepers(): void {
+    for (const wake of [...this.wakers]) wake();
   }
 
   private sleep(ms: number): Promise<void> {

@@ -1,5 +1,6 @@
 import type { PublicClient } from 'viem';
 import { ChainStep, ChainTransfer, TrackedCollection } from './chain.transfers';
+import { BATCH_METADATA_UPDATE_TOPIC, METADATA_UPDATE_TOPIC, MetadataUpdate, metadataUpdateOfLog, withMetadataUpdates } from './chain.metadata-updates';
 
 /**
  * keccak256("Transfer(address,address,uint256)"). The logs are read raw (eth_getLogs) and their indexed
@@ -24,6 +25,8 @@ export interface RangeRead {
   transfers: ChainTransfer[];
   blockHashes: Map<bigint, string>;
   toHash: string;
+  /** ERC-4906 updates of the range's collections, in chain order (chain.metadata-updates.ts). */
+  metadataUpdates: MetadataUpdate[];
   /** Logs in the node's answer (ERC20 transfers and blocks already read included): what the range's size is judged by. */
   logs: number;
 }
@@ -52,12 +55,18 @@ export async function readRange(client: PublicClient, plan: RangePlan): Promise<
   const { from, to, reading } = plan;
   const logs = await client.request({
     method: 'eth_getLogs',
-    params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
+    params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [[TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC]], fromBlock: toHex(from), toBlock: toHex(to) }],
   });
   const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
   const transfers: ChainTransfer[] = [];
   const blockHashes = new Map<bigint, string>();
+  const metadataUpdates: MetadataUpdate[] = [];
   for (const log of logs) {
+    if (log.topics[0] !== TRANSFER_TOPIC) {
+      const update = metadataUpdateOfLog(log);
+      if (update && update.blockNumber > (synced.get(update.tokenAddress) ?? to)) metadataUpdates.push(update);
+      continue;
+    }
     // ERC721's Transfer has its three arguments indexed; ERC20's (the same topic) has the amount in its data.
     if (log.topics.length !== 4 || log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue;
     const tokenAddress = log.address.toLowerCase();
@@ -78,7 +87,7 @@ export async function readRange(client: PublicClient, plan: RangePlan): Promise<
   }
   transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   const toHash = (await client.getBlock({ blockNumber: to })).hash;
-  return { transfers, blockHashes, toHash, logs: logs.length };
+  return { transfers, blockHashes, toHash, metadataUpdates, logs: logs.length };
 }
 
 /**
@@ -103,7 +112,7 @@ export function stepsOfRange(chainId: string, plan: RangePlan, read: RangeRead, 
     i = end;
   }
   steps.push(step(chainId, plan, read, start, transfers.length, plan.to, read.toHash));
-  return steps;
+  return withMetadataUpdates(steps, plan.from, read.metadataUpdates);
 }
 
 function step(chainId: string, plan: RangePlan, read: RangeRead, start: number, end: number, toBlock: bigint, toHash: string): ChainStep {

@@ -54,3 +54,14 @@ export async function readPendingTokenUris(
   if (taken) queuedNow();
   return taken;
 }
+
+/** Whether a follower has followed this chain (it keeps a sync row): a refresh then reads tokenURIs from the chain again. */
+export async function chainFollowed(q: Pick<DataSource, 'query'>, chainId: string): Promise<boolean> {
+  const rows: unknown[] = await q.query('SELECT 1 FROM chain_sync WHERE chain_id = $1', [chainId]);
+  return rows.length > 0;
+}
+
+/** Lists assets for the follower to read their tokenURI again (a refresh): a URI it reads is stored and its document queued. */
+export async function queueTokenUriReads(q: Pick<DataSource, 'query'>, chainId: string, assetIds: readonly string[]): Promise<void> {
+  await q.query(`INSERT INTO chain_token_uris_pending (asset_id, chain_id) SELECT unnest($2::uuid[]), $1 ON CONFLICT (asset_id) DO NOTHING`, [chainId, assetIds]);
+}

@@ -6,6 +6,7 @@ import { EventLog, withEvents } from '../event/event.log';
 import { lockAssets } from '../listing/auction';
 import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivateListings, reactivateListings } from '../listing/listing.service';
 import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
+import { MetadataUpdate, queueMetadataUpdates } from './chain.metadata-updates';
 import { ApprovalLog, applyApprovals, rollBackApprovals } from './chain.approvals';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
@@ -43,6 +44,8 @@ export interface ChainStep {
   transfers: ChainTransfer[];
   /** The collections read up to toBlock by this step. */
   collections: TrackedCollection[];
+  /** ERC-4906 updates of the step's blocks: their tokens' tokenURIs are read again (chain.metadata-updates.ts). */
+  metadataUpdates?: MetadataUpdate[];
   /** The chain's operator (CHAIN_OPERATOR_<chain_id>) and the step's approval logs (chain.approvals.ts); unset: approvals are not followed. */
   operator?: string;
   approvals?: ApprovalLog[];
@@ -71,6 +74,7 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
     // SETTLEMENT=chain: the pending orders these transfers complete or fail (settlement.ts), in chain order.
     await settleByTransfers(m, events, applied.map((a) => ({ ...a, blockNumber: a.blockNumber.toString() })), now);
     if (step.operator) await applyApprovals(m, events, step, now);
+    await queueMetadataUpdates(m, step.chainId, step.collections, step.metadataUpdates);
     await m.query(
       `INSERT INTO chain_collection_sync (collection_id, synced_block) SELECT unnest($1::uuid[]), $2::bigint
        ON CONFLICT (collection_id) DO UPDATE SET synced_block = GREATEST(chain_collection_sync.synced_block, EXCLUDED.synced_block)`,

@@ -5,9 +5,11 @@ import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 100_000;
 
-export const CSV_COLUMNS = ['name', 'description', 'image_url', 'animation_url', 'external_link', 'metadata', 'owner', 'token_id'] as const;
+export const CSV_COLUMNS = ['name', 'description', 'image_url', 'animation_url', 'external_link', 'metadata', 'owner', 'token_id', 'token_uri'] as const;
 export type CsvColumn = (typeof CSV_COLUMNS)[number];
 const REQUIRED_COLUMNS: CsvColumn[] = ['name', 'description', 'image_url', 'owner'];
+/** With a token_uri column the documents may fill name, description and image: only owner is required. */
+const REQUIRED_WITH_TOKEN_URI: CsvColumn[] = ['owner'];
 
 export interface CsvRow {
   /** Line of the file where the row starts (the header is line 1). */
@@ -55,7 +57,7 @@ function countLineBreaks(text: string): number {
 function checkHeader(header: string[]): CsvColumn[] {
   const columns = header.map((h) => h.trim().toLowerCase());
   const unknown = columns.filter((c) => !(CSV_COLUMNS as readonly string[]).includes(c));
-  const missing = REQUIRED_COLUMNS.filter((c) => !columns.includes(c));
+  const missing = (columns.includes('token_uri') ? REQUIRED_WITH_TOKEN_URI : REQUIRED_COLUMNS).filter((c) => !columns.includes(c));
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i);
   const problems = [
     ...unknown.map((c) => ({ field: c, message: `unknown column; the columns are ${CSV_COLUMNS.join(', ')}` })),

@@ -59,7 +59,7 @@ export class ImportResolver {
   @Mutation(() => ImportResult, {
     description:
       'Imports a CSV of assets into a collection, all or nothing (columns: name, description, image_url, animation_url, ' +
-      'external_link, metadata, owner, token_id). Multipart requests need the header apollo-require-preflight: true.',
+      'external_link, metadata, owner, token_id, token_uri). Multipart requests need the header apollo-require-preflight: true.',
   })
   async importAssets(
     @Arg('collectionId', () => String, { description: 'Collection id (UUID) or contract address' }) collectionId: string,

@@ -7,7 +7,8 @@ import { FieldProblem, Problems, ValidationError } from '../../common/errors';
 import { camelToSnake } from '../../common/names';
 import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';
 import { checkStorable, stringProblem } from '../../common/limits';
-import { lockCollectionForMint, checkAssetFields } from '../asset/asset.service';
+import { lockCollectionForMint, checkAssetFields, checkTokenUri } from '../asset/asset.service';
+import { queueFetches, queuedNow } from '../metadata/metadata.queue';
 import { indexAssetTraits } from '../asset/asset.traits';
 import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
@@ -44,10 +45,15 @@ interface PreparedRow {
   externalLink: string | null;
   metadata: string;
   owner: string;
+  /** The row has a token_uri (in its metadata): its document is queued for the fetch. */
+  tokenUri: boolean;
 }
 
 /** One row's checks, with the CSV's column names; the same field rules as createAsset. */
-function checkRow(row: CsvRow, caller: { address: string; admin: boolean }): { problems: FieldProblem[]; metadata?: Record<string, unknown>; owner?: string; tokenId?: string } {
+function checkRow(
+  row: CsvRow,
+  caller: { address: string; admin: boolean },
+): { problems: FieldProblem[]; metadata?: Record<string, unknown>; owner?: string; tokenId?: string; tokenUri?: string } {
   const problems = new Problems();
   const v = row.values;
   if (row.fieldCountProblem) problems.add('row', row.fieldCountProblem);
@@ -66,10 +72,13 @@ function checkRow(row: CsvRow, caller: { address: string; admin: boolean }): { p
       problems.add('metadata', 'is not valid JSON');
     }
   }
+  // A row with a token_uri starts as createAsset's with tokenUri: its document fills the fields left empty.
+  const tokenUri = v.token_uri ? checkTokenUri(problems, v.token_uri) : undefined;
+  const withUri = Boolean(v.token_uri);
   checkAssetFields(problems, {
-    name: v.name,
-    description: v.description,
-    imageUrl: v.image_url,
+    name: withUri ? v.name || '#' : v.name,
+    description: withUri ? v.description || '-' : v.description,
+    imageUrl: withUri ? v.image_url || 'ipfs://-' : v.image_url,
     animationUrl: v.animation_url,
     externalLink: v.external_link,
     metadata: metadata === undefined ? {} : metadata,
@@ -94,9 +103,10 @@ function checkRow(row: CsvRow, caller: { address: string; admin: boolean }): { p
   }
   return {
     problems: problems.list.map((p) => ({ line: row.line, field: camelToSnake(p.field), message: p.message })),
-    metadata: metadata as Record<string, unknown>,
+    metadata: tokenUri ? { ...(metadata as Record<string, unknown>), token_uri: tokenUri } : (metadata as Record<string, unknown>),
     owner,
     tokenId,
+    tokenUri,
   };
 }
 
@@ -129,6 +139,8 @@ async function insertBatch(m: EntityManager, events: EventLog, collection: Colle
   // Only rows whose metadata may hold attributes cost the trait index a look (most imports of plain rows none).
   const mayHaveTraits = new Set(rows.filter((r) => r.metadata.includes('"attributes"')).map((r) => r.tokenId));
   await indexAssetTraits(m, inserted.filter((row) => mayHaveTraits.has(row.token_id)).map((row) => row.id));
+  const fetched = new Set(rows.filter((r) => r.tokenUri).map((r) => r.tokenId));
+  await queueFetches(m, inserted.filter((row) => fetched.has(row.token_id)).map((row) => row.id));
   for (const row of inserted) events.add('asset.imported', 'asset', row.id);
   const written = new Set(inserted.map((r) => r.token_id));
   return new Set(rows.map((r) => r.tokenId).filter((id) => !written.has(id)));
@@ -247,13 +259,14 @@ export async function importAssets(
       batch.push({
         line: row.line,
         tokenId,
-        name: v.name!,
-        description: v.description!,
-        imageUrl: v.image_url!,
+        name: v.name || `#${tokenId}`,
+        description: v.description ?? '',
+        imageUrl: v.image_url ?? '',
         animationUrl: v.animation_url ?? null,
         externalLink: v.external_link ?? null,
         metadata: JSON.stringify(checked.metadata ?? {}),
         owner: checked.owner!,
+        tokenUri: checked.tokenUri !== undefined,
       });
       if (batch.length >= BATCH_ROWS) {
         seenInBatch.clear();
@@ -280,6 +293,7 @@ export async function importAssets(
     return { count: written, ...range, collection };
   }));
   importedRows.inc(summary.count);
+  queuedNow();
   await analyzeImported(ctx, timeoutMs);
   ctx.invalidate();
   return summary;

@@ -3,6 +3,9 @@ import { ConflictError, RateLimitedError } from '../../common/errors';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
 import { findCollectionByAddress } from '../collection/collection.service';
+import { chainFollowed, queueTokenUriReads } from '../chain/chain.token-uris';
+import { queueCollectionTokenUriReads } from '../chain/chain.metadata-updates';
+import { royaltyReadDue } from '../chain/chain.royalties';
 import { queueFetches, queuedNow } from './metadata.queue';
 
 /** How often a key may refresh one asset or collection, when the deployment does not say (METADATA_REFRESH_INTERVAL_S). */
@@ -33,17 +36,23 @@ async function takeRefreshTurn(ctx: Context, keyId: string, targetId: string, wh
 
 /**
  * Queues the fetch of an asset's tokenURI document again (any API key; once per key and asset per
- * METADATA_REFRESH_INTERVAL_S). 409 when the asset has no tokenURI. Returns the asset, pending.
+ * METADATA_REFRESH_INTERVAL_S), and on a followed chain the read of its tokenURI(id) from the chain (a URI
+ * that changed is stored and fetched in its place). 409 when the asset has no tokenURI and its chain is not
+ * followed. Returns the asset, pending.
  */
 export async function refreshAssetMetadata(ctx: Context, tokenAddress: string, tokenId: string, chainId: string | null): Promise<Asset> {
   const caller = await ctx.requireCaller();
   const asset = await getAsset(ctx, tokenAddress, tokenId, chainId);
   const uri = (asset.metadata as { token_uri?: unknown })?.token_uri;
-  if (typeof uri !== 'string' || uri === '') {
+  const followed = await chainFollowed(ctx.ds, asset.chainId);
+  if ((typeof uri !== 'string' || uri === '') && !followed) {
     throw new ConflictError(`asset ${tokenAddress}/${tokenId} has no tokenURI (metadata.token_uri) to fetch`);
   }
   await takeRefreshTurn(ctx, caller.keyId, asset.id, `asset ${tokenAddress}/${tokenId}`);
-  await ctx.ds.transaction((m) => queueFetches(m, [asset.id]));
+  await ctx.ds.transaction(async (m) => {
+    await queueFetches(m, [asset.id]);
+    if (followed) await queueTokenUriReads(m, asset.chainId, [asset.id]);
+  });
   queuedNow();
   ctx.invalidate();
   return getAsset(ctx, tokenAddress, tokenId, asset.chainId);
@@ -51,7 +60,9 @@ export async function refreshAssetMetadata(ctx: Context, tokenAddress: string, t
 
 /**
  * Queues the fetch of the tokenURI documents of every asset of a collection that has one (its owner or an
- * admin; once per key and collection per METADATA_REFRESH_INTERVAL_S). Returns how many were queued.
+ * admin; once per key and collection per METADATA_REFRESH_INTERVAL_S); on a followed chain also the read of
+ * every token's tokenURI from the chain (as one range, chain.metadata-updates.ts) and of the contract's
+ * ERC-2981 royalty. Returns how many documents were queued.
  */
 export async function refreshCollectionMetadata(ctx: Context, address: string, chainId: string | null): Promise<number> {
   const caller = await ctx.requireCaller();
@@ -60,6 +71,8 @@ export async function refreshCollectionMetadata(ctx: Context, address: string, c
   await takeRefreshTurn(ctx, caller.keyId, collection.id, `collection ${collection.contractAddress}`);
   const queued = await ctx.ds.transaction(async (m) => {
     const rows: { id: string }[] = await m.query(`SELECT id FROM assets WHERE collection_id = $1 AND metadata->>'token_uri' <> ''`, [collection.id]);
+    await royaltyReadDue(m, [collection.id]);
+    if (await chainFollowed(m, collection.chainId)) await queueCollectionTokenUriReads(m, collection.chainId, collection.id);
     return queueFetches(m, rows.map((r) => r.id));
   });
   queuedNow();
