@@ -69,6 +69,10 @@ onPostgres('migrations down and up again', () => {
     const counts = async () => (await ds.query(`SELECT (SELECT count(*)::int FROM listings) AS listings, (SELECT count(*)::int FROM offers) AS offers, (SELECT count(*)::int FROM orders) AS orders`))[0];
     const before = await counts();
 
+    expect(await lastMigration()).toBe('EventTraceContext1765586000000');
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await columnsOf('events')).not.toContain('traceparent');
+
     expect(await lastMigration()).toBe('AssetMetadata1765520000000');
     await ds.undoLastMigration({ transaction: 'each' });
     expect(await tableExists('asset_metadata_queue')).toBe(false);
@@ -114,7 +118,8 @@ onPostgres('migrations down and up again', () => {
 
   test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('AssetMetadata1765520000000');
+    expect(await lastMigration()).toBe('EventTraceContext1765586000000');
+    expect(await columnsOf('events')).toContain('traceparent');
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 
@@ -141,7 +146,7 @@ onPostgres('migrations down and up again', () => {
     } finally {
       await api.close();
     }
-    for (let i = 0; i < 3; i += 1) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < 4; i += 1) await ds.undoLastMigration({ transaction: 'each' });
     expect(await lastMigration()).toBe('Currencies1765490000000');
 
     await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
@@ -150,7 +155,7 @@ onPostgres('migrations down and up again', () => {
     expect(await tableExists('currencies')).toBe(true);
     expect((await ds.query('SELECT currency FROM offers WHERE id = $1', [offerId]))[0].currency).toBe(WETH);
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('AssetMetadata1765520000000');
+    expect(await lastMigration()).toBe('EventTraceContext1765586000000');
   });
 });
 
