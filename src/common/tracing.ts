@@ -100,9 +100,13 @@ export function nameRequestSpan(span: Span, method: string, route: string, reque
  * door, or express's known-query shortcut). Its SQL statements are its children: while it runs, it is
  * the scope's span.
  */
-export async function traceOperation<T>(type: string, name: string | undefined, scope: TracedScope, run: () => Promise<T>): Promise<T> {
+export function traceOperation<T>(type: string, name: string | undefined, scope: TracedScope, run: () => Promise<T>): Promise<T> {
   const parent = scope.span;
-  if (!parent?.isRecording()) return run();
+  // Off or not sampled: the operation itself, not even a promise more.
+  return parent?.isRecording() ? inOperationSpan(type, name, scope, parent, run) : run();
+}
+
+async function inOperationSpan<T>(type: string, name: string | undefined, scope: TracedScope, parent: Span, run: () => Promise<T>): Promise<T> {
   const attributes: Attributes = { 'graphql.operation.type': type };
   if (name) attributes['graphql.operation.name'] = name;
   const span = tracer().startSpan(name ? `${type} ${name}` : type, { attributes }, under(parent));
@@ -180,8 +184,11 @@ function linkTo(traceparent: string | null | undefined): Link[] {
  * that caused it (`causedBy`, its stored traceparent). `run` gets the span, to hand its statements and
  * outgoing requests as their parent (a scope's span, traceOutgoing).
  */
-export async function traceTask<T>(name: string, attributes: Attributes, causedBy: string | null | undefined, run: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!enabled) return run(undefined);
+export function traceTask<T>(name: string, attributes: Attributes, causedBy: string | null | undefined, run: (span: Span | undefined) => Promise<T>): Promise<T> {
+  return enabled ? inTaskSpan(name, attributes, causedBy, run) : run(undefined);
+}
+
+async function inTaskSpan<T>(name: string, attributes: Attributes, causedBy: string | null | undefined, run: (span: Span | undefined) => Promise<T>): Promise<T> {
   const span = tracer().startSpan(name, { attributes, links: linkTo(causedBy), root: true });
   try {
     return await run(span);
@@ -197,8 +204,11 @@ export async function traceTask<T>(name: string, attributes: Attributes, causedB
  * An outgoing HTTP request (a client span under `parent`): `headers` get its `traceparent` for the
  * receiver; `statusOf` reads the response's status from what `run` answers (null: none came).
  */
-export async function traceOutgoing<T>(parent: Span | undefined, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
-  if (!parent?.isRecording()) return run();
+export function traceOutgoing<T>(parent: Span | undefined, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
+  return parent?.isRecording() ? inOutgoingSpan(parent, method, target, headers, run, statusOf) : run();
+}
+
+async function inOutgoingSpan<T>(parent: Span, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
   const url = new URL(target);
   const span = tracer().startSpan(
     method,
