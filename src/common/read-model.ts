@@ -68,12 +68,22 @@ export interface ReadFilter {
   check?: (value: any, args: Record<string, any>) => string | undefined;
 }
 
+/**
+ * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on
+ * the statement (its moment, a joined row), written for it. Plans read only a sort of a fixed expression.
+ */
+export interface ReadSort extends Omit<SortKey, 'expression'> {
+  expression: string | ((row: string, s: SqlScope) => string);
+}
+
 /** How rows of another noun reached from this one are read (the planner follows them inside its statement). */
 export type ReadRelation =
   /** The row of `table` whose id is this row's `key` column (null when none). */
   | { kind: 'byId'; type: string; table: string; key: string }
   /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
-  | { kind: 'currency'; chain: string; address: string };
+  | { kind: 'currency'; chain: string; address: string }
+  /** Fees stored as JSON arrays (collection.entity.ts's StoredFee[]): [royalty], or [royalty, maker], over the row `row`. */
+  | { kind: 'fees'; stored: (row: string) => string[] };
 
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */
@@ -90,13 +100,26 @@ export interface ReadModel {
   /** The root list's own filters, besides `filters`. */
   rootFilters: ReadFilter[];
   /** The sorts by `orderBy` value, over `alias`. */
-  sorts: Record<string, SortKey>;
+  sorts: Record<string, ReadSort>;
   relations: Record<string, ReadRelation>;
   /**
    * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
    * row `parent`. Plans read these pages' first page inside the parent's row, with `filters`.
    */
   pagesOf: Record<string, (row: string, parent: string) => string>;
+  /** Its search root (Query.searchCollections): the root list's filters, its rows ranked by name (common/name-search.ts). */
+  search?: string;
+  /**
+   * A boolean argument of its roots (list, search, one row) that, when false, answers the rows' `field`
+   * with null (a collection's `assets` with includeAssets: false). Plans read it; null is the resolvers' error.
+   */
+  omits?: { arg: string; field: string };
+  /**
+   * Its root of one row (Query.collection): the arguments it reads (besides `omits`'), and the conditions on
+   * the row `row` that find it, or undefined when the resolvers answer (a mistake in the arguments). Found
+   * on no chain or on several, the resolvers answer too (their error).
+   */
+  one?: { field: string; args: readonly string[]; where: (s: SqlScope, row: string, args: Record<string, any>) => string[] | undefined };
 }
 
 /** A field's SQL expression over `row`. */
@@ -113,6 +136,15 @@ export function selectList(model: ReadModel, s: SqlScope, row = model.alias): st
     })
     .join(', ');
 }
+
+/** A sort as the statement writes it, over `row`. */
+export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
+  const { expression, ...key } = sort;
+  return { ...key, expression: typeof expression === 'string' ? expression : expression(row, s) };
+}
+
+/** A sort plans read as it is (a fixed expression over the model's alias), or undefined. */
+export const fixedSort = (sort: ReadSort | undefined): SortKey | undefined => (sort && typeof sort.expression === 'string' ? (sort as SortKey) : undefined);
 
 /** The REST query parameter of a filter. */
 export const restName = (filter: ReadFilter): string => filter.rest ?? filter.arg.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

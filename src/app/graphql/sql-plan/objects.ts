@@ -5,13 +5,14 @@ import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { Category } from '../../../modules/catalog/category.entity';
 import { Chain } from '../../../modules/chain/chain.entity';
 import { Currency } from '../../../modules/currency/currency.entity';
-import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
+import type { StoredFee } from '../../../modules/collection/collection.entity';
+import { COLLECTION_READ } from '../../../modules/collection/collection.read';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
 import { LISTING_READ } from '../../../modules/listing/listing.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
-import { filterProblems, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
+import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
 import { UUID } from '../../../common/validate';
 import { argumentReader } from '../variables';
 import {
@@ -44,7 +45,7 @@ import { assetCountSql, columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEX
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ, LISTING_READ];
+export const READ_MODELS: ReadModel[] = [ORDER_READ, OFFER_READ, LISTING_READ, COLLECTION_READ];
 /** The rows joined to a model's row, as a plan has them: a listing's asset is the asset it is read in. */
 const JOINED: Partial<Record<Planned, (b: Build, row: string) => Record<string, string>>> = { Listing: (b, l) => ({ asset: b.assetOf.get(l)! }) };
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
@@ -64,7 +65,6 @@ export class ObjectPlanner {
   ) {
     this.entities = {
       Asset: ds.getMetadata(Asset),
-      Collection: ds.getMetadata(Collection),
       Chain: ds.getMetadata(Chain),
       Category: ds.getMetadata(Category),
       Currency: ds.getMetadata(Currency),
@@ -120,8 +120,6 @@ export class ObjectPlanner {
     switch (`${typeName}.${field.name}`) {
       case 'Asset.collection':
         return this.assetCollection(node);
-      case 'Collection.chain':
-        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
       case 'Asset.chain':
         // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
         return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => b.collectionOf.get(row));
@@ -134,10 +132,6 @@ export class ObjectPlanner {
           (b, row) => `${b.assetOf.get(row) ?? row}.chain_id`,
           (b, l) => b.collectionOf.get(b.assetOf.get(l)!),
         );
-      case 'Collection.category':
-        return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
-      case 'Collection.fees':
-        return this.fees(node, (_b, c) => [`${c}.fees`]);
       case 'Asset.fees':
         return this.fees(node, (b, a) => [this.collectionFees(b, a)]);
       case 'Listing.fees':
@@ -251,6 +245,7 @@ export class ObjectPlanner {
   /** A relation a read model declares. */
   private relation(relation: ReadRelation, node: FieldNode): Part | undefined {
     if (relation.kind === 'currency') return this.currency(node, (_b, row) => `${row}.${relation.chain}`, relation.address);
+    if (relation.kind === 'fees') return this.fees(node, (_b, row) => relation.stored(row));
     return this.byId(relation.type as Planned, relation.table, node, (_b, row) => `${row}.${relation.key}`);
   }
 
@@ -353,7 +348,6 @@ export class ObjectPlanner {
    */
   private collectionAssets(field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     return this.nestedPage(field, node, 'AssetPage', 'Asset', [...PAGE_ARGUMENTS, 'currency'], (b, row, args) => {
-      if (b.withoutAssets.has(row)) return 'NULL';
       const sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
       if (!sort || !plannedPage(args) || args.currency != null) return undefined;
       const a = nextAlias(b);
@@ -369,7 +363,7 @@ export class ObjectPlanner {
   private modelPage(model: ReadModel, at: string, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     const names = [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)];
     return this.nestedPage(field, node, `${model.type}Page`, model.type as Planned, names, (b, row, args) => {
-      const sort = model.sorts[args.orderBy as string];
+      const sort = fixedSort(model.sorts[args.orderBy as string]);
       if (!sort || !plannedPage(args)) return undefined;
       const o = nextAlias(b);
       const filtered = plannedFilters(b, model.filters, args, o);
@@ -399,6 +393,8 @@ export class ObjectPlanner {
       (json: PagePlan['render'] | undefined): Render | undefined =>
       json &&
       ((b, row) => {
+        // Read with its model's `omits` argument false (includeAssets: false): null.
+        if (b.omitted.get(row) === field.name) return 'NULL';
         const rows = rowsOf(b, row, argumentsOf(b.variables));
         return rows === 'NULL' ? rows : rows && json(b, rows);
       });
