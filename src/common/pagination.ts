@@ -271,6 +271,12 @@ type IdType = 'uuid' | 'text' | 'bigint';
 export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
+  /**
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
+   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
+   * of its own) before they are merged.
+   */
+  sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
   columns: string;
   /** Primary key expression used to break ties, e.g. `t.id`. */
@@ -287,6 +293,12 @@ export interface ListQuery {
    * most 1,000) matching rows to rank them anyway, and a count of its own would find them all a second time.
    */
   countAllRead?: boolean;
+  /**
+   * The count of every row matching `where` without reading them (counts the writes keep), when there is
+   * one: `remaining` after a cursor is then that count less the rows up to the cursor, which a later page
+   * reads by the sort's index as far as the cursor, not to the end of the list.
+   */
+  count?: string;
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -302,6 +314,14 @@ function keysetCondition(q: Directed, after: NonNullable<Position['after']>): st
   const value = q.params.add(after.value);
   const tuple = `(${expression}, ${q.idExpression}) ${op} (${value}::${sqlType}, ${id}::${q.idType ?? 'uuid'})`;
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
+}
+
+/** The rows up to the cursor, it included: what keysetCondition leaves out (sorts without nulls only). */
+function upToCursor(q: ListQuery, after: NonNullable<Position['after']>): string {
+  const op = q.args.direction === SortDirection.ASC ? '<=' : '>=';
+  const id = `${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
+  if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${id}`;
+  return `(${q.sort.expression}, ${q.idExpression}) ${op} (${q.params.add(after.value)}::${q.sort.sqlType}, ${id})`;
 }
 
 /** A list's ORDER BY: the sort key, then the id to break ties, both in the page's direction. */
@@ -370,9 +390,21 @@ function sortColumn(q: ListQuery): string {
  * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
  * `allRead` (ListQuery's countAllRead): the page reads every matching row anyway, so the window counts them.
  */
-function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
+function countColumn(q: Directed, whereSql: string, position: Position, allRead = false): string {
   if (q.args.countRemaining === false) return '';
-  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+  const kept = keptCount(q, position);
+  if (kept) return `, ${kept} AS "__total"`;
+  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"`;
+}
+
+/**
+ * The rows from the position on, from the list's kept count (ListQuery.count) less the rows up to the
+ * cursor; undefined without a kept count (or on a sort with nulls, whose cursor conditions are an OR).
+ */
+function keptCount(q: Directed, position: Position): string | undefined {
+  if (q.count === undefined || q.sort.nullable) return undefined;
+  if (!position.after) return q.count;
+  return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, position.after)]))}))`;
 }
 
 /**
@@ -381,14 +413,26 @@ function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
  * (`__all`). They are made before the page and joined to it (`LEFT JOIN LATERAL` the page): so they come
  * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
  */
-function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined): string {
-  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
-  return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
+function totalColumns(q: Directed, whereSql: string, filterSql: string | undefined, position: Position): string {
+  const kept = keptCount(q, position);
+  if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
+  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
+  return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
 function pageLimit(q: ListQuery): string {
   return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
+}
+
+/**
+ * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
+ * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ */
+function rowsFrom(q: Directed, whereSql: string, cut?: string): string {
+  if (!q.sources) return `${q.from}${whereSql}`;
+  const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
+  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
 }
 
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
@@ -409,11 +453,14 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
-  const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  const from = rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
+  const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
-      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
-      : `${select}${countColumn(q, whereSql, q.countAllRead)}${rest}`;
+      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      : `${select}${countColumn(q, whereSql, position, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);
 }
@@ -437,6 +484,7 @@ export async function fetchPagesByParent<T>(
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
   const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const page = (head: string) =>
     `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
@@ -444,14 +492,14 @@ export async function fetchPagesByParent<T>(
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =
-      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql)} FROM ${parents}) ` +
+      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql, position)} FROM ${parents}) ` +
       `SELECT x.*, p.id AS "__parent", p."__total"${filterSql === undefined ? '' : ', p."__all"'} FROM p ` +
       `LEFT JOIN LATERAL ${page('true AS "__in", ')} ON true`;
   } else {
     sql =
       (q.args.countRemaining === false
         ? `SELECT x.* FROM ${parents}`
-        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
+        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql, position)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
       ` CROSS JOIN LATERAL ${page('p.id AS "__parent", ')}`;
   }
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);

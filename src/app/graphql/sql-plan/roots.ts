@@ -2,7 +2,7 @@ import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
-import { fixedSort, ReadFilter, ReadModel } from '../../../common/read-model';
+import { fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
@@ -269,7 +269,11 @@ export class Planner extends ObjectPlanner {
   private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
     const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts, sortTable: model.alias };
-    return this.listRoot(field, node, types, (b, args, a) => (readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined));
+    return this.listRoot(field, node, types, (b, args, a) => {
+      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined;
+      // Counted without reading the rows where the model keeps counts for the filters given.
+      return filtered && { ...filtered, count: keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined };
+    });
   }
 }
 
