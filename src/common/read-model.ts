@@ -86,12 +86,22 @@ export interface ReadJoin {
   sql: (row: string, alias: string, s: SqlScope) => string;
 }
 
+/**
+ * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on
+ * the statement (its moment, a joined row), written for it. Plans read only a sort of a fixed expression.
+ */
+export interface ReadSort extends Omit<SortKey, 'expression'> {
+  expression: string | ((row: string, s: SqlScope) => string);
+}
+
 /** How rows of another noun reached from this one are read (the planner follows them inside its statement). */
 export type ReadRelation =
   /** The row of `table` whose id is this row's `key` column (null when none). */
   | { kind: 'byId'; type: string; table: string; key: string }
   /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
-  | { kind: 'currency'; chain: string; address: string };
+  | { kind: 'currency'; chain: string; address: string }
+  /** Fees stored as JSON arrays (collection.entity.ts's StoredFee[]): [royalty], or [royalty, maker], over the row `row`. */
+  | { kind: 'fees'; stored: (row: string) => string[] };
 
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */
@@ -111,7 +121,7 @@ export interface ReadModel {
   sorts: Record<string, ReadSort>;
   /** Rows joined to the noun's row only when a given filter or the sort reads them. */
   joins?: Record<string, ReadJoin>;
-  /** Its search root (Query.searchAssets): the root list's filters, its rows ranked by name (common/name-search.ts). */
+  /** Its search root (Query.searchAssets, Query.searchCollections): the root list's filters, its rows ranked by name (common/name-search.ts). */
   search?: string;
   /**
    * Counts kept on writes, which a first page's `remaining` reads instead of counting rows: of a nested page
@@ -125,6 +135,17 @@ export interface ReadModel {
    * row `parent`. Plans read these pages' first page inside the parent's row, with `filters`.
    */
   pagesOf: Record<string, (row: string, parent: string) => string>;
+  /**
+   * A boolean argument of its roots (list, search, one row) that, when false, answers the rows' `field`
+   * with null (a collection's `assets` with includeAssets: false). Plans read it; null is the resolvers' error.
+   */
+  omits?: { arg: string; field: string };
+  /**
+   * Its root of one row (Query.collection): the arguments it reads (besides `omits`'), and the conditions on
+   * the row `row` that find it, or undefined when the resolvers answer (a mistake in the arguments). Found
+   * on no chain or on several, the resolvers answer too (their error).
+   */
+  one?: { field: string; args: readonly string[]; where: (s: SqlScope, row: string, args: Record<string, any>) => string[] | undefined };
   /**
    * The count of the root list's rows without reading them (counts kept by the writes), for lists whose
    * filters given are all among `filters`: `sql` for the filter values `args` (a chain as its EIP-155 id).

@@ -5,7 +5,9 @@ import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { Collection } from './collection.entity';
 import { NestedCollectionArgs } from './collection.inputs';
-import { COLLECTION_SORTS, collectionConditions } from './collection.service';
+import { fixedSort } from '../../common/read-model';
+import { COLLECTION_READ } from './collection.read';
+import { collectionConditions } from './collection.service';
 
 declare module '../../common/request/context' {
   interface Loaders {
@@ -27,7 +29,7 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
         idExpression: 't.id',
         where: collectionConditions(p, args),
         params: p,
-        sort: COLLECTION_SORTS[args.orderBy],
+        sort: fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
         orderBy: args.orderBy,
         args,
       },

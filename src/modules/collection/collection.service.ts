@@ -1,6 +1,7 @@
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
-import { fetchPage, Page, SortDirection, SortKey } from '../../common/pagination';
+import { fetchPage, Page } from '../../common/pagination';
+import { filterConditions, fixedSort, sqlScope } from '../../common/read-model';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
@@ -10,14 +11,8 @@ import { MAX_LENGTH } from '../../common/limits';
 import { keyOf } from '../../common/graphql/node';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
-import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
-
-/** The sort keys of collection lists. */
-export const COLLECTION_SORTS: Record<CollectionOrderBy, SortKey> = {
-  [CollectionOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
-  [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
-  [CollectionOrderBy.TOTAL_SUPPLY]: { expression: 't.total_supply', sqlType: 'integer', nullable: true },
-};
+import { COLLECTION_READ } from './collection.read';
+import { CollectionListArgs, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
 
 /** Collections marked this way answer `assets` with null (REST include_assets=false, GraphQL includeAssets: false). */
 export const OMIT_ASSETS = Symbol('omitAssets');
@@ -57,13 +52,9 @@ export async function chainCondition(ctx: Context, p: Params, column: string, gi
   return `${column} = ${p.add(chainId)}`;
 }
 
-/** The conditions of a collection list's filters that need no look-up, over `collections t`. */
+/** The conditions of a collection list's filters that need no look-up (COLLECTION_READ's), over `collections t`. */
 export function collectionConditions(p: Params, args: NestedCollectionArgs & { ownerAddress?: string | null }): string[] {
-  const where: string[] = [];
-  if (args.categoryId != null) where.push(`t.category_id = ${p.add(keyOf('Category', args.categoryId))}`);
-  if (args.ownerAddress != null) where.push(`t.owner = ${p.add(args.ownerAddress)}`);
-  if (args.status != null) where.push(`t.status = ${p.add(args.status)}`);
-  return where;
+  return filterConditions([...COLLECTION_READ.filters, ...COLLECTION_READ.rootFilters], sqlScope(p), 't', args);
 }
 
 export async function listCollections(ctx: Context, args: CollectionListArgs, fields?: Set<string>): Promise<Page<Collection>> {
@@ -86,7 +77,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     idExpression: 't.id',
     where,
     params: p,
-    sort: search?.sort ?? COLLECTION_SORTS[args.orderBy],
+    sort: search?.sort ?? fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
     orderBy: search ? RELEVANCE : args.orderBy,
     countAllRead: search !== undefined,
     args,

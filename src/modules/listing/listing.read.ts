@@ -1,14 +1,15 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { ReadModel, selectList } from '../../common/read-model';
+import { equalsFilter, ReadModel, selectList } from '../../common/read-model';
 import { Params } from '../../common/sql';
+import { currencyFilterSql } from '../currency/currency.service';
 import { currentPriceSql, isActiveListingSql, listingStatusSql } from './listing.sql';
-import { Listing } from './listing.types';
+import { Listing, ListingOrderBy } from './listing.types';
 
 /**
- * How listings are read: by listing.service.ts and its loaders, and by the SQL plans (a listing inside its
- * asset). A listing is read with its asset, joined as `asset` (the name, token and chain are the asset's).
- * Its lists' filters and sorts (by current price, which depends on the moment) are listing.service.ts's:
- * plans do not read lists of listings.
+ * How listings are read: by listing.service.ts and its loaders (fields, and the filters and sorts of the
+ * lists of an asset's, a collection's and a seller's listings), and by the SQL plans (a listing inside its
+ * asset; plans do not read lists of listings yet). A listing is read with its asset, joined as `asset`
+ * (the name, token and chain are the asset's). Its status and current price are read at the moment.
  */
 export const LISTING_READ: ReadModel = {
   type: 'Listing',
@@ -37,9 +38,20 @@ export const LISTING_READ: ReadModel = {
     createdAt: { sql: 'created_at', kind: 'timestamp' },
     updatedAt: { sql: 'updated_at', kind: 'timestamp' },
   },
-  filters: [],
+  filters: [
+    // As read now: an active listing past its closing date is expired.
+    { arg: 'status', type: 'ListingStatus', plan: 'sql', where: (s, l, status: string) => `${listingStatusSql(l, s.now())} = ${s.p.add(status)}` },
+    equalsFilter('orderType', 'ListingOrderType', 'order_type'),
+    // The resolvers check that the currency exists first; a listing's chain is its asset's.
+    { arg: 'currency', type: 'String', plan: 'aside', where: (s, l, given: string) => currencyFilterSql(s.p, `${l}.currency`, `${s.joined!.asset}.chain_id`, given) },
+  ],
   rootFilters: [],
-  sorts: {},
+  sorts: {
+    [ListingOrderBy.CREATED_AT]: { expression: 'l.created_at', sqlType: 'timestamptz' },
+    [ListingOrderBy.LISTING_TIME]: { expression: 'l.listing_time', sqlType: 'timestamptz' },
+    // The price as read at the statement's moment.
+    [ListingOrderBy.CURRENT_PRICE]: { expression: (l, s) => currentPriceSql(l, s.now()), sqlType: 'numeric' },
+  },
   relations: {},
   pagesOf: {},
 };

@@ -2,7 +2,8 @@ import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { AppError, ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError } from '../../common/errors';
-import { ListQuery, SortKey } from '../../common/pagination';
+import { ListQuery } from '../../common/pagination';
+import { filterConditions, sortKey, SqlScope } from '../../common/read-model';
 import { Params, updateReturning } from '../../common/sql';
 import { ADDRESS, UUID, checkPositivePrice, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
@@ -14,14 +15,13 @@ import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
 import { APPROVAL_REVOKED, approvalRevokedSql } from './listing.approval';
-import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
-import { currentPriceSql, listingStatusSql } from './listing.sql';
-import { activeListingsByAssets, listingColumns, listingsByIds } from './listing.read';
+import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
+import { activeListingsByAssets, LISTING_READ, listingColumns, listingsByIds } from './listing.read';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
 import { settlement } from '../order/settlement.settings';
-import { checkPriceDecimals, currencyFilterSql, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import type { Currency } from '../currency/currency.entity';
 
 /** Each price a listing request gives has at most its currency's decimals. */
@@ -385,31 +385,21 @@ export async function cancelListing(ctx: Context, tokenAddress: string, tokenId:
   return readListing(ctx, listing.id);
 }
 
-/** How a list of listings sorts (over `l`); by current price, the price as read at `now` (a parameter). */
-function listingSort(orderBy: ListingOrderBy, now: string): SortKey {
-  if (orderBy === ListingOrderBy.CURRENT_PRICE) return { expression: currentPriceSql('l', now), sqlType: 'numeric' };
-  if (orderBy === ListingOrderBy.LISTING_TIME) return { expression: 'l.listing_time', sqlType: 'timestamptz' };
-  return { expression: 'l.created_at', sqlType: 'timestamptz' };
-}
-
 /**
  * The list of listings, every status, each with its figures as read now: the one list that an asset's, a
- * collection's and a seller's listings page (the caller names the parent). `status` filters by the status
- * as read now (listingStatusSql: an active listing past its closing date is expired).
+ * collection's and a seller's listings page (the caller names the parent); its filters and sorts are
+ * LISTING_READ's, over `listings l` joined to its asset `a`.
  */
 export function listingListQuery(args: ListingListArgs, p = new Params()): ListQuery {
   const now = p.add(clock.now());
-  const where: string[] = [];
-  if (args.status != null) where.push(`${listingStatusSql('l', now)} = ${p.add(args.status)}`);
-  if (args.orderType != null) where.push(`l.order_type = ${p.add(args.orderType)}`);
-  if (args.currency != null) where.push(currencyFilterSql(p, 'l.currency', 'a.chain_id', args.currency));
+  const s: SqlScope = { p, now: () => now, joined: { asset: 'a' } };
   return {
     from: 'listings l JOIN assets a ON a.id = l.asset_id',
     columns: listingColumns(now),
     idExpression: 'l.id',
-    where,
+    where: filterConditions(LISTING_READ.filters, s, 'l', args),
     params: p,
-    sort: listingSort(args.orderBy, now),
+    sort: sortKey(LISTING_READ.sorts[args.orderBy], s, 'l'),
     orderBy: args.orderBy,
     args,
   };

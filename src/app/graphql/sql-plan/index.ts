@@ -65,7 +65,7 @@ class RequestBuild implements Build {
   now?: string;
   private parents?: Map<string, { type: string; row: string }>;
   private assets?: Map<string, string>;
-  private emptied?: Set<string>;
+  private omittedRows?: Map<string, string>;
   private sharedValues?: Map<string, string>;
 
   constructor(readonly variables: Record<string, unknown>) {}
@@ -78,8 +78,8 @@ class RequestBuild implements Build {
     return (this.assets ??= new Map());
   }
 
-  get withoutAssets() {
-    return (this.emptied ??= new Set());
+  get omitted() {
+    return (this.omittedRows ??= new Map());
   }
 
   get shared() {

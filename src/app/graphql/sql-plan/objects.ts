@@ -4,7 +4,8 @@ import { ASSET_READ, assetCountSql } from '../../../modules/asset/asset.read';
 import { Category } from '../../../modules/catalog/category.entity';
 import { Chain } from '../../../modules/chain/chain.entity';
 import { Currency } from '../../../modules/currency/currency.entity';
-import { Collection, StoredFee } from '../../../modules/collection/collection.entity';
+import type { StoredFee } from '../../../modules/collection/collection.entity';
+import { COLLECTION_READ } from '../../../modules/collection/collection.read';
 import { feesOf } from '../../../modules/collection/fee.type';
 import { isActiveListingSql } from '../../../modules/listing/listing.sql';
 import { LISTING_READ } from '../../../modules/listing/listing.read';
@@ -44,7 +45,7 @@ import { columnPart, FEE_SQL, readFieldPart, TRAIT_SQL, TRAIT_TEXT } from './lea
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ];
+export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ, COLLECTION_READ];
 /** The rows joined to a model's row, as a plan has them: a listing's asset is the asset it is read in. */
 const JOINED: Partial<Record<Planned, (b: Build, row: string) => Record<string, string>>> = { Listing: (b, l) => ({ asset: b.assetOf.get(l)! }) };
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
@@ -63,7 +64,6 @@ export class ObjectPlanner {
     ds: DataSource,
   ) {
     this.entities = {
-      Collection: ds.getMetadata(Collection),
       Chain: ds.getMetadata(Chain),
       Category: ds.getMetadata(Category),
       Currency: ds.getMetadata(Currency),
@@ -118,8 +118,6 @@ export class ObjectPlanner {
     switch (`${typeName}.${field.name}`) {
       case 'Asset.collection':
         return this.assetCollection(node);
-      case 'Collection.chain':
-        return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`);
       case 'Asset.chain':
         // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
         return this.byId('Chain', 'chains', node, (_b, row) => `${row}.chain_id`, (b, row) => parentRow(b, row, 'Collection'));
@@ -132,10 +130,6 @@ export class ObjectPlanner {
           (b, row) => `${b.assetOf.get(row) ?? row}.chain_id`,
           (b, l) => parentRow(b, b.assetOf.get(l)!, 'Collection'),
         );
-      case 'Collection.category':
-        return this.byId('Category', 'categories', node, (_b, row) => `${row}.category_id`);
-      case 'Collection.fees':
-        return this.fees(node, (_b, c) => [`${c}.fees`]);
       case 'Asset.fees':
         return this.fees(node, (b, a) => [this.collectionFees(b, a)]);
       case 'Listing.fees':
@@ -249,6 +243,7 @@ export class ObjectPlanner {
   /** A relation a read model declares. */
   private relation(relation: ReadRelation, node: FieldNode): Part | undefined {
     if (relation.kind === 'currency') return this.currency(node, (_b, row) => `${row}.${relation.chain}`, relation.address);
+    if (relation.kind === 'fees') return this.fees(node, (_b, row) => relation.stored(row));
     return this.byId(relation.type as Planned, relation.table, node, (_b, row) => `${row}.${relation.key}`);
   }
 
@@ -356,7 +351,6 @@ export class ObjectPlanner {
     const [parentType] = at.split('.');
     const kept = model.counts?.pagesOf?.[at];
     return this.nestedPage(field, node, `${model.type}Page`, model.type as Planned, names, (b, row, args) => {
-      if (field.name === 'assets' && b.withoutAssets.has(row)) return 'NULL';
       const sort = fixedSort(model.sorts[args.orderBy as string]);
       if (!sort || !plannedPage(args)) return undefined;
       const o = nextAlias(b);
@@ -389,6 +383,8 @@ export class ObjectPlanner {
       (json: PagePlan['render'] | undefined): Render | undefined =>
       json &&
       ((b, row) => {
+        // Read with its model's `omits` argument false (includeAssets: false): null.
+        if (b.omitted.get(row) === field.name) return 'NULL';
         const rows = rowsOf(b, row, argumentsOf(b.variables));
         return rows === 'NULL' ? rows : rows && json(b, rows);
       });

@@ -23,8 +23,8 @@ export interface Build {
   /** Rows whose related row is already in the statement: a nested page's row, its parent's (type and alias); a listing's asset. */
   parentOf: Map<string, { type: string; row: string }>;
   assetOf: Map<string, string>;
-  /** Collections read with includeAssets: false, whose `assets` is null. */
-  withoutAssets: Set<string>;
+  /** Rows read with their model's `omits` argument false (includeAssets: false), and the field that answers null. */
+  omitted: Map<string, string>;
   /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
   shared: Map<string, string>;
 }

@@ -1,9 +1,6 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
-import { ADDRESS, UUID } from '../../../common/validate';
-import { keyOf } from '../../../common/graphql/node';
-import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
 import { fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
@@ -33,21 +30,36 @@ export interface Root {
 const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model) => [model.list!, model]));
 /** The search roots of read models (searchAssets), by field name. */
 const MODEL_SEARCHES = new Map(READ_MODELS.filter((model) => model.search).map((model) => [model.search!, model]));
+/** The roots of one row of read models (collection), by field name. */
+const MODEL_ONES = new Map(READ_MODELS.filter((model) => model.one).map((model) => [model.one!.field, model]));
+
+/** A read model's arguments every root of it reads besides its own: its `omits`. */
+const omitsArgument = (model: ReadModel) => (model.omits ? [model.omits.arg] : []);
 
 /**
- * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's list,
- * its declared filters): any other argument of the field means no plan (readsEveryArgument). A root reads
- * an argument by turning it into SQL or by stepping aside when it is given (a chain filter, a status of
- * assets, traits).
+ * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's roots,
+ * its declared filters and arguments): any other argument of the field means no plan (readsEveryArgument).
+ * A root reads an argument by turning it into SQL or by stepping aside when it is given (a chain filter, a
+ * status of assets, traits).
  */
 const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
-  ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg)]])),
-  ...Object.fromEntries([...MODEL_SEARCHES].map(([search, model]) => [search, [...PAGE_ARGUMENTS, 'query', ...listFilters(model).map((f) => f.arg)]])),
+  ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
+  ...Object.fromEntries([...MODEL_SEARCHES].map(([search, model]) => [search, [...PAGE_ARGUMENTS, 'query', ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
+  ...Object.fromEntries([...MODEL_ONES].map(([one, model]) => [one, [...model.one!.args, ...omitsArgument(model)]])),
   asset: ['tokenAddress', 'tokenId', 'chainId'],
-  collection: ['address', 'id', 'chainId', 'includeAssets'],
-  collections: [...PAGE_ARGUMENTS, 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
-  searchCollections: [...PAGE_ARGUMENTS, 'query', 'includeAssets', 'chainId', 'categoryId', 'ownerAddress', 'status'],
 };
+
+/**
+ * Whether a plan reads a model's `omits` argument as given (a boolean; anything else is the resolvers'
+ * error), marking the row `a` when it is false: its `omits.field` answers null.
+ */
+function readsOmits(b: Build, model: ReadModel, args: Record<string, unknown>, a: string): boolean {
+  if (!model.omits) return true;
+  const given = args[model.omits.arg];
+  if (typeof given !== 'boolean') return false;
+  if (!given) b.omitted.set(a, model.omits.field);
+  return true;
+}
 
 export class Planner extends ObjectPlanner {
   /** The operation's root fields, or undefined when one of them is not covered. */
@@ -64,11 +76,9 @@ export class Planner extends ObjectPlanner {
       if (field && !readsEveryArgument(field, ROOT_ARGUMENTS[name] ?? [])) return undefined;
       if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
       else if (name === 'asset') root = this.assetRoot(field, node);
-      else if (name === 'collection') root = this.collectionRoot(field, node);
-      else if (name === 'collections') root = this.collectionsRoot(field, node);
+      else if (MODEL_ONES.has(name)) root = this.modelOneRoot(MODEL_ONES.get(name)!, field, node);
       else if (MODEL_LISTS.has(name)) root = this.modelListRoot(MODEL_LISTS.get(name)!, field, node);
       else if (MODEL_SEARCHES.has(name)) root = this.modelSearchRoot(MODEL_SEARCHES.get(name)!, field, node);
-      else if (name === 'searchCollections') root = this.searchCollectionsRoot(field, node);
       if (!root) return undefined;
       roots.push({ key, ...root });
     }
@@ -83,26 +93,11 @@ export class Planner extends ObjectPlanner {
     });
   }
 
-  /** `collection(address | id, chainId, includeAssets)`: as collection.service.ts's findNamedCollection finds it. */
-  private collectionRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.oneRow(field, node, 'Collection', 'collections', (b, args, a) => {
-      if (typeof args.includeAssets !== 'boolean') return undefined;
-      const { address, id } = args;
-      // Named twice or not at all: the resolver's error.
-      if ((typeof address === 'string') === (typeof id === 'string')) return undefined;
-      // includeAssets: false answers its `assets` with null.
-      if (!args.includeAssets) b.withoutAssets.add(a);
-      const ref = (id ?? address) as string;
-      const where = [
-        UUID.test(ref)
-          ? `${a}.id = ${b.p.add(ref.toLowerCase())}::uuid`
-          : typeof address === 'string' || ADDRESS.test(ref)
-            ? `${a}.contract_address = ${b.p.add(ref.toLowerCase())}`
-            : `${a}.slug = ${b.p.add(ref)}`,
-      ];
-      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
-      return where;
-    });
+  /** A read model's root of one row (`one`), found as its service finds it. */
+  private modelOneRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    return this.oneRow(field, node, model.type as Planned, model.table, (b, args, a) =>
+      readsOmits(b, model, args, a) ? model.one!.where(scopeOf(b), a, args) : undefined,
+    );
   }
 
   /**
@@ -227,12 +222,7 @@ export class Planner extends ObjectPlanner {
   /** A read model's search root: its root list's filters, ranked by name as its service searches. */
   private modelSearchRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table };
-    return this.searchRoot(field, node, types, (b, args, a) => plannedFilters(b, listFilters(model), args, a));
-  }
-
-  /** `searchCollections(query, ...)`: the filters of `collections`, ranked by name as collection.service.ts's listCollections searches. */
-  private searchCollectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.searchRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections' }, collectionFilters);
+    return this.searchRoot(field, node, types, (b, args, a) => (readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined));
   }
 
   /**
@@ -262,7 +252,7 @@ export class Planner extends ObjectPlanner {
     const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
     const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts, sortTable: model.alias };
     return this.listRoot(field, node, types, (b, args, a) => {
-      const filtered = plannedFilters(b, listFilters(model), args, a);
+      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined;
       if (!filtered) return undefined;
       const byFilter = filtered.given.length === 1 && filtered.given[0].plan === 'collection' ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
       // Counted without reading the rows where the model keeps counts for the filters given.
@@ -270,23 +260,6 @@ export class Planner extends ObjectPlanner {
       return { ...filtered, count };
     });
   }
-
-  private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.listRoot(field, node, { page: 'CollectionPage', item: 'Collection', table: 'collections', sorts: COLLECTION_SORTS }, collectionFilters);
-  }
-}
-
-/** The filters of `collections` and `searchCollections` over `a`, or undefined when the resolver must answer. */
-function collectionFilters(b: Build, args: Record<string, unknown>, a: string): { where: string[] } | undefined {
-  // A chain filter checks that the chain exists.
-  if (args.chainId != null || typeof args.includeAssets !== 'boolean') return undefined;
-  // includeAssets: false answers `assets` of each collection with null.
-  if (!args.includeAssets) b.withoutAssets.add(a);
-  const where: string[] = [];
-  if (args.categoryId != null) where.push(`${a}.category_id = ${b.p.add(keyOf('Category', args.categoryId as string))}`);
-  if (args.ownerAddress != null) where.push(`${a}.owner = ${b.p.add(args.ownerAddress)}`);
-  if (args.status != null) where.push(`${a}.status = ${b.p.add(args.status)}`);
-  return { where };
 }
 
 /** A read model's root list's filters. */

@@ -1,4 +1,5 @@
 import { ASSET_READ } from '../../../modules/asset/asset.read';
+import { COLLECTION_READ } from '../../../modules/collection/collection.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
 import {
@@ -81,6 +82,7 @@ const collectionWithAssets = `${COLLECTION}
 const ASSETS = listFilters(ASSET_READ);
 const OFFERS = listFilters(OFFER_READ);
 const ORDERS = listFilters(ORDER_READ);
+const COLLECTIONS = listFilters(COLLECTION_READ);
 
 export const routes: RouteSpec[] = [
   {
@@ -100,11 +102,9 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/collections',
-    summary: 'List collections, filtered by chain_id, category_id, owner_address or status; their assets with include_assets=true',
-    operation: `query (${PAGE_VARS}, $order_by: CollectionOrderBy, $chain_id: String, $category_id: String,
-        $owner_address: Address, $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
-      collections(${PAGE_ARGS}, chainId: $chain_id, categoryId: $category_id, ownerAddress: $owner_address,
-          status: $status, includeAssets: $include_assets) {
+    summary: `List collections, filtered by ${COLLECTIONS.words}; their assets with include_assets=true`,
+    operation: `query (${PAGE_VARS}, $order_by: CollectionOrderBy, ${COLLECTIONS.vars}, $include_assets: Boolean = false, $assets_limit: Int) {
+      collections(${PAGE_ARGS}, ${COLLECTIONS.args}, includeAssets: $include_assets) {
         cursor remaining result { ${collectionWithAssets} } } }`,
   },
   {
@@ -172,11 +172,10 @@ export const routes: RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/search/collections',
-    summary: 'Search collections by name (query, 1 to 100 characters, any script), ranked best first, filtered by chain_id, category_id, owner_address or status',
-    operation: `query ($query: String!, ${PAGE_VARS}, $chain_id: String, $category_id: String, $owner_address: Address,
-        $status: CollectionStatus, $include_assets: Boolean = false, $assets_limit: Int) {
-      searchCollections(query: $query, limit: $limit, page: $page, direction: $direction, chainId: $chain_id,
-          categoryId: $category_id, ownerAddress: $owner_address, status: $status, includeAssets: $include_assets) { cursor remaining result { ${collectionWithAssets} } } }`,
+    summary: `Search collections by name (query, 1 to 100 characters, any script), ranked best first, filtered by ${COLLECTIONS.words}`,
+    operation: `query ($query: String!, ${PAGE_VARS}, ${COLLECTIONS.vars}, $include_assets: Boolean = false, $assets_limit: Int) {
+      searchCollections(query: $query, limit: $limit, page: $page, direction: $direction, ${COLLECTIONS.args},
+          includeAssets: $include_assets) { cursor remaining result { ${collectionWithAssets} } } }`,
     aliases: { query: ['q'] },
   },
   {

@@ -1,0 +1,90 @@
+import { keyOf } from '../../common/graphql/node';
+import { SortDirection } from '../../common/pagination';
+import { equalsFilter, ReadModel } from '../../common/read-model';
+import { ADDRESS, UUID } from '../../common/validate';
+import { CollectionOrderBy } from './collection.inputs';
+
+/**
+ * How collections are read: by collection.service.ts and its loaders (filters, sorts), and by the SQL
+ * plans (fields, relations, roots). The service selects the entity's columns (collection.entity.ts), which
+ * `fields` states as SQL for the plans.
+ */
+export const COLLECTION_READ: ReadModel = {
+  type: 'Collection',
+  list: 'collections',
+  search: 'searchCollections',
+  table: 'collections',
+  alias: 't',
+  fields: {
+    id: { sql: 'id', kind: 'text' },
+    chainId: { sql: 'chain_id', kind: 'value' },
+    contractAddress: { sql: 'contract_address', kind: 'value' },
+    owner: { sql: 'owner', kind: 'value' },
+    totalSupply: { sql: 'total_supply', kind: 'value' },
+    // A bigint, a JSON number (a block number stays below 2^53), as SafeInt serializes the service's text.
+    startBlock: { sql: 'start_block', kind: 'value' },
+    categoryId: { sql: 'category_id', kind: 'value' },
+    name: { sql: 'name', kind: 'value' },
+    slug: { sql: 'slug', kind: 'value' },
+    description: { sql: 'description', kind: 'value' },
+    imageUrl: { sql: 'image_url', kind: 'value' },
+    discordUrl: { sql: 'discord_url', kind: 'value' },
+    telegramUrl: { sql: 'telegram_url', kind: 'value' },
+    externalUrl: { sql: 'external_url', kind: 'value' },
+    twitterUsername: { sql: 'twitter_username', kind: 'value' },
+    instagramUsername: { sql: 'instagram_username', kind: 'value' },
+    royaltyFees: { sql: 'fees', kind: 'value', serviceOnly: true },
+    status: { sql: 'status', kind: 'enum' },
+    createdAt: { sql: 'created_at', kind: 'timestamp' },
+    updatedAt: { sql: 'updated_at', kind: 'timestamp' },
+  },
+  filters: [
+    {
+      arg: 'categoryId',
+      type: 'String',
+      plan: 'sql',
+      where: (s, t, category: string) => `${t}.category_id = ${s.p.add(keyOf('Category', category))}`,
+    },
+    equalsFilter('status', 'CollectionStatus', 'status'),
+  ],
+  rootFilters: [
+    // The resolvers check that the chain exists (collection.service.ts writes its condition).
+    { arg: 'chainId', type: 'String', plan: 'aside' },
+    equalsFilter('ownerAddress', 'Address', 'owner'),
+  ],
+  sorts: {
+    [CollectionOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
+    // A name reads A to Z unless a direction is given.
+    [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
+    [CollectionOrderBy.TOTAL_SUPPLY]: { expression: 't.total_supply', sqlType: 'integer', nullable: true },
+  },
+  relations: {
+    chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id' },
+    category: { kind: 'byId', type: 'Category', table: 'categories', key: 'category_id' },
+    // Royalty fees, stored as JSON.
+    fees: { kind: 'fees', stored: (c) => [`${c}.fees`] },
+  },
+  pagesOf: {},
+  // includeAssets: false answers each collection's `assets` with null.
+  omits: { arg: 'includeAssets', field: 'assets' },
+  one: {
+    field: 'collection',
+    args: ['address', 'id', 'chainId'],
+    /** As collection.service.ts's findNamedCollection finds it: by UUID, contract address or slug. */
+    where: (s, t, args) => {
+      const { address, id } = args;
+      // Named twice or not at all: the resolver's error.
+      if ((typeof address === 'string') === (typeof id === 'string')) return undefined;
+      const ref = (id ?? address) as string;
+      const where = [
+        UUID.test(ref)
+          ? `${t}.id = ${s.p.add(ref.toLowerCase())}::uuid`
+          : typeof address === 'string' || ADDRESS.test(ref)
+            ? `${t}.contract_address = ${s.p.add(ref.toLowerCase())}`
+            : `${t}.slug = ${s.p.add(ref)}`,
+      ];
+      if (args.chainId != null) where.push(`${t}.chain_id = ${s.p.add(args.chainId)}`);
+      return where;
+    },
+  },
+};
