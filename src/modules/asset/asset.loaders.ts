@@ -9,7 +9,7 @@ import { selectedFields } from '../../common/graphql/selection';
 import type { Loaders } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
-import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
+import { fetchPagesByParent, ListQuery, Page, PageArgs, SortDirection, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { currencyFilterSql } from '../currency/currency.service';
@@ -128,7 +128,7 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRICE>, SortKey> = {
   [AssetOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
   [AssetOrderBy.UPDATED_AT]: { expression: 't.updated_at', sqlType: 'timestamptz' },
-  [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
+  [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
   [AssetOrderBy.TOKEN_ID]: { expression: 't.token_id', sqlType: 'numeric' },
 };
 

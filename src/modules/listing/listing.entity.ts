@@ -66,4 +66,15 @@ export class ListingRecord {
   /** The currency's decimals when listed (a price keeps at most this many). */
   @Column({ name: 'currency_decimals', type: 'smallint', default: 18 })
   currencyDecimals: number;
+
+  /**
+   * The least and the most its current price can be while it is active, whatever the moment (equal when only
+   * writes change it: a fixed price, an english auction without bids). Kept by triggers (migration
+   * 1765640000000-listing-price-bounds), never written by the application; read by listedByPriceSql.
+   */
+  @Column({ name: 'price_low', type: 'numeric', precision: 38, scale: 18, nullable: true, insert: false, update: false })
+  priceLow: string | null;
+
+  @Column({ name: 'price_high', type: 'numeric', precision: 38, scale: 18, nullable: true, insert: false, update: false })
+  priceHigh: string | null;
 }
