@@ -39,13 +39,13 @@ const COMPACT_PAST = 256;
 /**
  * Folds the deltas into one row per group, in one statement (atomic: a reader sums the rows before or after
  * it; deltas committed meanwhile are not in its snapshot and stay). Two processes at once: the second skips
- * the rows the first deleted. Only past COMPACT_PAST rows, so a quiet market writes nothing.
+ * the rows the first deleted. Only past `past` rows, so a quiet market writes nothing.
  */
-export async function compactTradeListCounts(ds: DataSource): Promise<void> {
+export async function compactTradeListCounts(ds: DataSource, past = COMPACT_PAST): Promise<void> {
   await ds.query(
     `WITH gone AS (DELETE FROM trade_list_counts WHERE (SELECT count(*) FROM trade_list_counts) > $1 RETURNING *)
      INSERT INTO trade_list_counts (list, chain_id, currency, kind, status, swept, n)
      SELECT list, chain_id, currency, kind, status, swept, sum(n) FROM gone GROUP BY list, chain_id, currency, kind, status, swept HAVING sum(n) <> 0`,
-    [COMPACT_PAST],
+    [past],
   );
 }
