@@ -270,6 +270,13 @@ export interface ListQuery {
    * most 1,000) matching rows to rank them anyway, and a count of its own would find them all a second time.
    */
   countAllRead?: boolean;
+  /**
+   * Where the page's rows are read from instead of `from` (its counts still read `from`): `from` restricted
+   * to a relation that holds at least the first `rows` rows after `after` in the list's order, found by an
+   * index (listed assets by current price: listing.sql.ts listedByPriceSql). The page's statement then
+   * filters, orders and limits those few as it would every row, so its answer is the same.
+   */
+  pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number }) => string;
 }
 
 function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): string {
@@ -391,7 +398,8 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
-  const rest = ` FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+  const from = q.pageFrom ? q.pageFrom(q.where, { after: position.after, rows: position.offset + q.args.limit + 1 }) : q.from;
+  const rest = ` FROM ${from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
   const sql =
     q.args.countRemaining === 'total'
       ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`

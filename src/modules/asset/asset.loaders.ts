@@ -11,7 +11,7 @@ import { clock } from '../../common/clock';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
-import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { currentPriceSql, isActiveListingSql, listedByPriceSql } from '../listing/listing.sql';
 import { currencyFilterSql } from '../currency/currency.service';
 import { Asset, AssetStatus } from './asset.entity';
 import { AssetOrderBy } from './asset.types';
@@ -135,25 +135,37 @@ export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRIC
 /**
  * The FROM clause and sort key of an asset list. Only when the list filters on listed/unlisted or on the
  * listing's currency, or sorts by current price, is each asset joined with its active listing now (`l`,
- * at most one by constraint).
+ * at most one by constraint). Listed assets by current price read their page from the listings' price
+ * indexes (listedByPriceSql; `collection`: the parameter of the list's collection, which picks an index).
  */
 export function assetListBase(
   ds: DataSource,
   p: Params,
   args: NestedAssetPageArgs,
   filtersOnListing = false,
+  collection?: string,
 ): Omit<ListQuery, 'where'> {
   let from = 'assets t';
   let sort: SortKey;
+  let pageFrom: ListQuery['pageFrom'];
   if (filtersOnListing || args.currency != null || args.orderBy === AssetOrderBy.CURRENT_PRICE) {
     const now = p.add(clock.now());
-    from += ` LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', now)}) l ON true`;
+    const listing = (fence = '') => ` LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', now)}${fence}) l ON true`;
+    from += listing();
     sort = args.orderBy === AssetOrderBy.CURRENT_PRICE ? { expression: currentPriceSql('l', now), sqlType: 'numeric', nullable: true } : ASSET_SORTS[args.orderBy];
+    // Listed assets only: the page's few candidates come from the listings' price indexes.
+    if (args.orderBy === AssetOrderBy.CURRENT_PRICE && (args.status === AssetStatus.LISTED || args.currency != null)) {
+      // Each candidate's asset and listing by their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates).
+      pageFrom = (filters, { after, rows }) =>
+        `${listedByPriceSql(p, { now, direction: args.direction, filters, collection, currency: args.currency, after, rows })} c ` +
+        `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t${listing(' OFFSET 0')}`;
+    }
   } else {
     sort = ASSET_SORTS[args.orderBy as keyof typeof ASSET_SORTS];
   }
   return {
     from,
+    pageFrom,
     columns: columnsFor(ds.getMetadata(Asset), 't', args.fields ? new Set(args.fields) : undefined, ASSET_KEYS).sql,
     idExpression: 't.id',
     params: p,

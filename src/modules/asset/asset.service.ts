@@ -27,20 +27,21 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   // A collection given by id on a first page is checked only when the page comes back empty: a page with
   // rows proves it exists (foreign key), and the common case costs one statement instead of two.
   const checkAfter = args.collectionId != null && UUID.test(args.collectionId) && (args.page == null || args.page === '');
+  let collectionParam: string | undefined;
   if (checkAfter) {
-    where.push(`t.collection_id = ${p.add(args.collectionId!.toLowerCase())}`);
+    collectionParam = p.add(args.collectionId!.toLowerCase());
   } else if (args.collectionId != null) {
-    const collection = await findCollectionByRef(ctx, args.collectionId);
-    where.push(`t.collection_id = ${p.add(collection.id)}`);
+    collectionParam = p.add((await findCollectionByRef(ctx, args.collectionId)).id);
   }
+  if (collectionParam) where.push(`t.collection_id = ${collectionParam}`);
   if (args.assetContract != null) where.push(`t.token_address = ${p.add(args.assetContract)}`);
   if (args.ownerId != null) where.push(`t.owner = ${p.add(args.ownerId)}`);
   where.push(...assetListingFilters(p, args));
   if (args.trait?.length) where.push(...traitFilterSql(p, 't.id', parseTraitParams(args.trait)));
   const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
-  const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null);
+  const base = assetListBase(ctx.ds, p, { ...args, fields }, args.status != null, collectionParam);
   if (search) where.push(search.where(base.from, where));
-  const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true }), where });
+  const page = await fetchPage<Asset>(ctx.ds, { ...base, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }), where });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;
