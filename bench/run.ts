@@ -24,6 +24,7 @@ import { benchChain, startBenchChain } from './chain';
 import { parseShapes, shapedRequest } from './shapes';
 import { sequentialLatency } from './sequential';
 import { benchSweeps } from './sweep';
+import { tracingCost } from './tracing-cost';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -718,22 +719,29 @@ async function startTraceReceiver(): Promise<{ url: string; exports: () => numbe
 
 /**
  * --tracing (PostgreSQL): the workloads (--only) against this build with traces off (no OTEL_* variable)
- * and on (OTLP over HTTP, protobuf, every request sampled, to a receiver in the bench), and with
+ * and on (OTLP over HTTP, protobuf, to a receiver in the bench; every request sampled, and one in ten), and with
  * --baseline against that build too, all running at once and driven in interleaved rounds (the order
  * turning each round), so that a machine whose load changes weighs on each alike. A row: req/s (median
  * of the rounds) and the server's CPU ms per request (its utime + stime over the requests of all
- * rounds), the figure least moved by other load; the note compares both with traces off.
+ * rounds, less its idle CPU over the same time, measured while the others are driven), the figure least
+ * moved by other load; the note compares both with traces off.
  */
 async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
   if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
+  log('measuring the CPU of tracing alone (bench/tracing-cost.ts)');
+  const cost = await tracingCost();
+  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs, one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU`;
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
   // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.
   const own = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')) as [string, string][]);
   const pool = Number(opts.pool);
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' };
   const servers = [
     { name: 'traces off', ...(await startServer({ ...env, ...clean }, pool)) },
-    { name: 'traces on', ...(await startServer({ ...env, ...own, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'nft-marketplace-gateway-bench' }, pool)) },
+    { name: 'traces on', ...(await startServer({ ...env, ...own, ...traced }, pool)) },
+    // Head sampling as an operator at volume would set it: one trace in ten.
+    { name: 'traces on, 1 in 10', ...(await startServer({ ...env, ...own, ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, pool)) },
     ...(opts.baseline ? [{ name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) }] : []),
   ];
   const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
@@ -748,22 +756,35 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
         connections: Number(opts.connections),
       };
       for (const server of servers) await autocannon({ ...options, url: server.base + w.path, duration: Number(opts.warmup) });
-      const runs = servers.map(() => ({ perSec: [] as number[], requests: 0, cpu: 0, errors: 0, latency: [] as autocannon.Result['latency'][] }));
+      const runs = servers.map(() => ({ perSec: [] as number[], requests: 0, cpu: 0, ms: 0, idleCpu: 0, idleMs: 0, errors: 0, latency: [] as autocannon.Result['latency'][] }));
       const rounds = Number(opts.rounds) * Number(opts.passes);
       for (let round = 0; round < rounds; round += 1) {
-        log(`running ${w.name} (${w.door}), traces off / on${opts.baseline ? ' / baseline' : ''}, round ${round + 1} of ${rounds}`);
+        log(`running ${w.name} (${w.door}), ${servers.map((server) => server.name).join(' / ')}, round ${round + 1} of ${rounds}`);
         for (let k = 0; k < servers.length; k += 1) {
           const i = (k + round) % servers.length;
-          const before = cpuMs(servers[i].child.pid!);
+          // Every server's CPU around each window: the driven one's is its work, the others' their idle cost
+          // (timers, pollers, the exporter's flushes), which is taken off the work at the same rate.
+          const before = servers.map((server) => cpuMs(server.child.pid!));
+          const started = performance.now();
           const result = await autocannon({ ...options, url: servers[i].base + w.path, duration: Number(opts.duration) });
-          runs[i].cpu += cpuMs(servers[i].child.pid!) - before;
+          const ms = performance.now() - started;
+          servers.forEach((server, j) => {
+            const used = cpuMs(server.child.pid!) - before[j];
+            if (j === i) {
+              runs[j].cpu += used;
+              runs[j].ms += ms;
+            } else {
+              runs[j].idleCpu += used;
+              runs[j].idleMs += ms;
+            }
+          });
           runs[i].requests += result.requests.total;
           runs[i].perSec.push(result.requests.average);
           runs[i].errors += result.errors + result.non2xx + result.timeouts;
           runs[i].latency.push(result.latency);
         }
       }
-      const cpuPerRequest = runs.map((r) => (r.requests ? r.cpu / r.requests : 0));
+      const cpuPerRequest = runs.map((r) => (r.requests ? Math.max(0, r.cpu - (r.idleMs ? (r.idleCpu / r.idleMs) * r.ms : 0)) / r.requests : 0));
       const perSec = runs.map((r) => median(r.perSec));
       servers.forEach((server, i) => {
         const latency = runs[i].latency.sort((a, b) => a.p50 - b.p50)[Math.floor(runs[i].latency.length / 2)];
@@ -778,11 +799,13 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
           peakRssMb: peakRssMb(server.child.pid!),
           sqlPerRequest: sql,
           bytesPerResponse: bytes,
-          note: `${cpuPerRequest[i].toFixed(2)} CPU ms/req${against}`,
+          note: `${cpuPerRequest[i].toFixed(3)} CPU ms/req (idle ${((runs[i].idleCpu / Math.max(1, runs[i].idleMs)) * 1000).toFixed(0)} ms/s taken off)${against}`,
         });
       });
     }
     log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
+    log(isolated);
+    rows.push({ workload: 'tracing alone', door: '(isolated)', reqPerSec: null, p50Ms: null, p99Ms: null, errors: 0, peakRssMb: 0, sqlPerRequest: null, bytesPerResponse: null, note: isolated });
   } finally {
     for (const { child } of servers) {
       child.kill('SIGTERM');

@@ -66,6 +66,11 @@ export interface ChainFollowSettings {
   rpcUrl: string;
   /** Blocks on top of a block before it is applied (CHAIN_CONFIRMATIONS_<chain_id>, else CHAIN_CONFIRMATIONS, else the chain's default). */
   confirmations: number;
+  /**
+   * CHAIN_OPERATOR_<chain_id>: the marketplace's operator on this chain (lower case), the address sellers approve
+   * (setApprovalForAll, approve) so that their listings can be filled; unset: approvals are not followed.
+   */
+  operator?: string;
 }
 
 export interface ChainSettings {
@@ -113,6 +118,15 @@ function gatewayFromEnv(name: string, raw: string | undefined, fallback: string)
   return value.endsWith('/') ? value : `${value}/`;
 }
 
+/** CHAIN_OPERATOR_<chain_id>: an address ("0x" + 40 hex digits), in lower case; undefined when unset. */
+function operatorFromEnv(chainId: string, env: NodeJS.ProcessEnv): string | undefined {
+  const name = `CHAIN_OPERATOR_${chainId}`;
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new Error(`${name} must be an address ("0x" + 40 hex digits), got "${raw}"`);
+  return raw.toLowerCase();
+}
+
 export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
   const follow: ChainFollowSettings[] = [];
   for (const [name, raw] of Object.entries(env)) {
@@ -122,7 +136,12 @@ export function chainSettingsFromEnv(env: NodeJS.ProcessEnv): ChainSettings {
     if (!/^[1-9]\d{0,19}$/.test(chainId)) throw new Error(`${name}: the suffix must be an EIP-155 chain id (a positive integer), got "${chainId}"`);
     if (!/^https?:\/\/\S+$/.test(raw)) throw new Error(`${name} must be an http(s):// URL of a JSON-RPC node, got "${raw}"`);
     const fallback = intFromEnv('CHAIN_CONFIRMATIONS', DEFAULT_CHAIN_CONFIRMATIONS[chainId] ?? FALLBACK_CHAIN_CONFIRMATIONS, env);
-    follow.push({ chainId, rpcUrl: raw, confirmations: intFromEnv(`CHAIN_CONFIRMATIONS_${chainId}`, fallback, env) });
+    const operator = operatorFromEnv(chainId, env);
+    follow.push({ chainId, rpcUrl: raw, confirmations: intFromEnv(`CHAIN_CONFIRMATIONS_${chainId}`, fallback, env), ...(operator ? { operator } : {}) });
+  }
+  for (const name of Object.keys(env)) {
+    const match = /^CHAIN_OPERATOR_(.*)$/.exec(name);
+    if (match && env[name] && !follow.some((c) => c.chainId === match[1])) throw new Error(`${name} is set but CHAIN_RPC_${match[1]} is not: an operator is only followed on a followed chain`);
   }
   follow.sort((a, b) => Number(a.chainId) - Number(b.chainId));
   return {

@@ -25,6 +25,14 @@ describe('chain settings', () => {
     expect(chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node', CHAIN_CONFIRMATIONS: '0' }).follow[0].confirmations).toBe(0);
   });
 
+  test("when CHAIN_OPERATOR_<chain_id> is set, then that chain's approvals of the operator are followed; malformed or for an unfollowed chain, the start is refused", () => {
+    const operator = '0x00000000000000ADc04C56Bf30aC9d3c0aAF14dC';
+    expect(chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node', CHAIN_OPERATOR_1: operator }).follow[0].operator).toBe(operator.toLowerCase());
+    expect(chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node' }).follow[0].operator).toBeUndefined();
+    expect(() => chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node', CHAIN_OPERATOR_1: 'seaport' })).toThrow(/CHAIN_OPERATOR_1 must be an address/);
+    expect(() => chainSettingsFromEnv({ CHAIN_RPC_1: 'http://node', CHAIN_OPERATOR_5: operator })).toThrow(/CHAIN_OPERATOR_5 is set but CHAIN_RPC_5 is not/);
+  });
+
   test('when a chain setting is malformed, then the start is refused naming the variable', () => {
     expect(() => chainSettingsFromEnv({ CHAIN_RPC_mainnet: 'http://node' })).toThrow(/CHAIN_RPC_mainnet: the suffix must be an EIP-155 chain id/);
     expect(() => chainSettingsFromEnv({ CHAIN_RPC_1: 'ws://node' })).toThrow(/CHAIN_RPC_1 must be an http\(s\):\/\/ URL/);

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createDataSource } from '../src/db/data-source';
+import { migrations } from '../src/db/migrations';
 import { settlement } from '../src/modules/order/settlement.settings';
 import { openWindow, saveListing, saveOffer, saveOwnedAsset } from './factories/market';
 import { freshDatabase } from './setup/global-setup';
@@ -29,6 +30,44 @@ const columnsOf = async (table: string): Promise<string[]> =>
 const tableExists = async (table: string): Promise<boolean> => (await ds.query('SELECT to_regclass($1) IS NOT NULL AS found', [table]))[0].found;
 const triggerDefinition = async (name: string): Promise<string> => (await ds.query('SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgname = $1', [name]))[0].def;
 const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Promise<string | undefined> => (await ds.query(`SELECT status FROM ${table} WHERE id = $1`, [id]))[0]?.status;
+
+/** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
+const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  ListingApprovals1765660000000: async () => {
+    expect(await tableExists('chain_approvals')).toBe(false);
+    expect(await columnsOf('chain_sync')).not.toContain('operator');
+  },
+  ListingPriceBounds1765640000000: async () => {
+    expect(await columnsOf('listings')).not.toContain('price_low');
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('offers_bids_insert', 'listings_price_bounds')`)).toEqual([]);
+  },
+  CollectionFigures1765630000000: async () => {
+    expect(await tableExists('collection_figures')).toBe(false);
+    expect(await tableExists('collection_holdings')).toBe(false);
+  },
+  TradeListCounts1765620000001: async () => {
+    expect(await tableExists('trade_list_counts')).toBe(false);
+  },
+  TradeListIndexes1765620000000: async () => {
+    const indexes = await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_offers_price', 'ix_orders_price', 'ix_collections_name', 'ix_orders_collection_created') ORDER BY 1`);
+    expect(indexes.map((i: { indexname: string }) => i.indexname)).toEqual(['ix_orders_collection_created']);
+  },
+  EventTraceContext1765586000000: async () => {
+    expect(await columnsOf('events')).not.toContain('traceparent');
+  },
+};
+
+/** Reverts the newest migrations one by one until `name` is the last one run, checking each as AFTER_DOWN says. */
+async function undoUntil(name: string): Promise<void> {
+  for (let last = await lastMigration(); last !== name; last = await lastMigration()) {
+    expect(migrations.map((m) => m.name)).toContain(last);
+    await ds.undoLastMigration({ transaction: 'each' });
+    await AFTER_DOWN[last]?.();
+  }
+}
+
+/** The newest migration of the code: where `up` ends. */
+const NEWEST = migrations[migrations.length - 1].name;
 
 /** Rows the newest migrations touch, written through the API: a sale completed off chain, a sale pending on chain, an asset whose tokenURI is pending. */
 async function marketRows(api: TestServer) {
@@ -69,10 +108,8 @@ onPostgres('migrations down and up again', () => {
     const counts = async () => (await ds.query(`SELECT (SELECT count(*)::int FROM listings) AS listings, (SELECT count(*)::int FROM offers) AS offers, (SELECT count(*)::int FROM orders) AS orders`))[0];
     const before = await counts();
 
-    expect(await lastMigration()).toBe('ListingPriceBounds1765640000000');
-    await ds.undoLastMigration({ transaction: 'each' });
-    expect(await columnsOf('listings')).not.toContain('price_low');
-    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('offers_bids_insert', 'listings_price_bounds')`)).toEqual([]);
+    // The migrations newer than AssetMetadata, newest first, each checked after its `down` where it has a check.
+    await undoUntil('AssetMetadata1765520000000');
 
     expect(await lastMigration()).toBe('AssetMetadata1765520000000');
     await ds.undoLastMigration({ transaction: 'each' });
@@ -119,7 +156,18 @@ onPostgres('migrations down and up again', () => {
 
   test('when the migrations run up again, then the rows are there as the current schema shows them (native prices) and the API sells again', async () => {
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('ListingPriceBounds1765640000000');
+    expect(await lastMigration()).toBe(NEWEST);
+    // Each collection's kept figures were filled from the rows there.
+    const [figures] = await ds.query(
+      `SELECT count(*)::int AS collections, count(*) FILTER (WHERE f.holders > 0)::int AS held, count(*) FILTER (WHERE f.sales > 0)::int AS sold,
+         count(*) FILTER (WHERE f.holders <> (SELECT count(DISTINCT a.owner) FROM assets a WHERE a.collection_id = c.id)
+           OR (f.volume, f.sales) <> (SELECT COALESCE(sum(o.price), 0), count(o.id) FROM orders o
+                                       WHERE o.collection_id = c.id AND o.status = 'completed' AND o.seller <> o.buyer))::int AS wrong
+       FROM collections c LEFT JOIN collection_figures f ON f.collection_id = c.id`,
+    );
+    expect(figures).toMatchObject({ wrong: 0 });
+    expect(figures.held).toBeGreaterThan(0);
+    expect(figures.sold).toBeGreaterThan(0);
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 
@@ -146,8 +194,7 @@ onPostgres('migrations down and up again', () => {
     } finally {
       await api.close();
     }
-    for (let i = 0; i < 4; i += 1) await ds.undoLastMigration({ transaction: 'each' });
-    expect(await lastMigration()).toBe('Currencies1765490000000');
+    await undoUntil('Currencies1765490000000');
 
     await expect(ds.undoLastMigration({ transaction: 'each' })).rejects.toThrow(/priced in an ERC-20 token: 0 listings, 1 offers, 0 orders/);
 
@@ -155,7 +202,7 @@ onPostgres('migrations down and up again', () => {
     expect(await tableExists('currencies')).toBe(true);
     expect((await ds.query('SELECT currency FROM offers WHERE id = $1', [offerId]))[0].currency).toBe(WETH);
     await ds.runMigrations({ transaction: 'each' });
-    expect(await lastMigration()).toBe('ListingPriceBounds1765640000000');
+    expect(await lastMigration()).toBe(NEWEST);
   });
 });
 

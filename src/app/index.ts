@@ -7,6 +7,7 @@ import { watchMetadataQueue, watchPool, watchSettlements, PoolFigures } from '..
 import { QueryGate } from '../common/query-gate';
 import type { RequestPolicy } from '../common/request/context';
 import { readRouterOf } from '../common/request/scope';
+import { traceRequest } from '../common/tracing';
 import { callerForKey } from '../modules/apikey/api-key.service';
 import { ChainFollower, startChainFollowers } from '../modules/chain/chain.follower';
 import { EventWakeup } from '../modules/event/event.wakeup';
@@ -116,6 +117,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   );
   const watchBody = endStalledBodies(options.requestBodyTimeoutMs ?? 30_000);
   const listener: http.RequestListener = (req, res) => {
+    traceRequest(req, res);
     watchBody(req, res);
     door(req, res);
   };

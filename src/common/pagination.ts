@@ -16,6 +16,9 @@ export enum SortDirection {
 registerEnumType(SortDirection, { name: 'SortDirection' });
 
 export const DEFAULT_LIMIT = 20;
+
+/** What a list's `direction` argument says of its default (the same words for every list, both doors). */
+export const DIRECTION_DESCRIPTION = 'ASC or DESC; when absent, ASC (A to Z) for a sort by name, DESC for every other sort';
 export const MAX_LIMIT = 100;
 
 /**
@@ -53,8 +56,9 @@ export class PageArgs {
   })
   page?: string | null;
 
-  @Field(() => SortDirection, { defaultValue: SortDirection.DESC })
-  direction: SortDirection;
+  /** Absent: the sort's own direction (SortKey.defaultDirection), so the server tells an absent direction from a given one. */
+  @Field(() => SortDirection, { nullable: true, description: DIRECTION_DESCRIPTION })
+  direction?: SortDirection | null;
 
   /**
    * Relay's names of `limit` and `page` (the connection's arguments): the schema's list fields take them
@@ -141,12 +145,25 @@ export function PageType<T extends object>(itemType: ClassType<T>) {
   return PageClass;
 }
 
-/** How a list sorts by one `order_by` value: the SQL expression, its type, and whether it can be null. */
+/**
+ * How a list sorts by one `order_by` value: the SQL expression, its type, whether it can be null, and its
+ * direction when the request gives none (DESC unless declared: dates, prices and volumes read newest and
+ * highest first; a name reads A to Z).
+ */
 export interface SortKey {
   expression: string;
   sqlType: 'timestamptz' | 'numeric' | 'text' | 'integer' | 'bigint';
   nullable?: boolean;
+  defaultDirection?: SortDirection;
 }
+
+/** The direction of a page: the one given, else its sort's default. */
+export const directionOf = (given: SortDirection | null | undefined, sort: SortKey): SortDirection => given ?? sort.defaultDirection ?? SortDirection.DESC;
+
+/** A list query whose direction is resolved (directionOf). */
+type Directed = ListQuery & { args: ListQuery['args'] & { direction: SortDirection } };
+
+const directed = (q: ListQuery): Directed => ({ ...q, args: { ...q.args, direction: directionOf(q.args.direction, q.sort) } });
 
 interface Position {
   offset: number;
@@ -205,7 +222,7 @@ function cursorIdFits(id: unknown, idType: IdType): boolean {
   return storableText(id, 1000);
 }
 
-function decodePosition(args: PageArgs, orderBy: string, sort: SortKey, idType: IdType = 'uuid'): Position {
+function decodePosition(args: PageArgs & { direction: SortDirection }, orderBy: string, sort: SortKey, idType: IdType = 'uuid'): Position {
   if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_LIMIT) {
     throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${args.limit}`, [
       { field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` },
@@ -254,6 +271,12 @@ type IdType = 'uuid' | 'text' | 'bigint';
 export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
+  /**
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
+   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
+   * of its own) before they are merged.
+   */
+  sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
   columns: string;
   /** Primary key expression used to break ties, e.g. `t.id`. */
@@ -271,15 +294,21 @@ export interface ListQuery {
    */
   countAllRead?: boolean;
   /**
+   * The count of every row matching `where` without reading them (counts the writes keep), when there is
+   * one: `remaining` after a cursor is then that count less the rows up to the cursor, which a later page
+   * reads by the sort's index as far as the cursor, not to the end of the list.
+   */
+  count?: string;
+  /**
    * Where the page's rows are read from instead of `from` (its counts still read `from`): `from` restricted
    * to a relation that holds at least the first `rows` rows after `after` in the list's order, found by an
    * index (listed assets by current price: listing.sql.ts listedByPriceSql). The page's statement then
    * filters, orders and limits those few as it would every row, so its answer is the same.
    */
-  pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number }) => string;
+  pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
 }
 
-function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): string {
+function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
   const op = q.args.direction === SortDirection.ASC ? '>' : '<';
   // Sorted by the key itself (event positions): one comparison, which an index on (parent, key) serves.
   if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
@@ -294,6 +323,14 @@ function keysetCondition(q: ListQuery, after: NonNullable<Position['after']>): s
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
 }
 
+/** The rows up to the cursor, it included: what keysetCondition leaves out (sorts without nulls only). */
+function upToCursor(q: ListQuery, after: NonNullable<Position['after']>): string {
+  const op = q.args.direction === SortDirection.ASC ? '<=' : '>=';
+  const id = `${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
+  if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${id}`;
+  return `(${q.sort.expression}, ${q.idExpression}) ${op} (${q.params.add(after.value)}::${q.sort.sqlType}, ${id})`;
+}
+
 /** A list's ORDER BY: the sort key, then the id to break ties, both in the page's direction. */
 export function orderBySql(sort: SortKey, idExpression: string, direction: SortDirection): string {
   const dir = direction === SortDirection.ASC ? 'ASC' : 'DESC';
@@ -301,7 +338,7 @@ export function orderBySql(sort: SortKey, idExpression: string, direction: SortD
   return `${sort.expression} ${dir}${sort.nullable ? ' NULLS LAST' : ''}, ${idExpression} ${dir}`;
 }
 
-function orderClause(q: ListQuery): string {
+function orderClause(q: Directed): string {
   return orderBySql(q.sort, q.idExpression, q.args.direction);
 }
 
@@ -309,7 +346,7 @@ function orderClause(q: ListQuery): string {
  * The page of a list's rows. With `countRemaining: 'total'` (totalColumns) the rows come with the counts
  * even when the page is empty: then as one row of counts alone, without `__in`.
  */
-function toPage<T>(rows: Record<string, unknown>[], position: Position, q: ListQuery): Page<T> {
+function toPage<T>(rows: Record<string, unknown>[], position: Position, q: Directed): Page<T> {
   const counts = rows[0];
   if (q.args.countRemaining === 'total' && counts && !counts.__in) rows = [];
   let remaining: number;
@@ -336,7 +373,7 @@ function toPage<T>(rows: Record<string, unknown>[], position: Position, q: ListQ
  * after that row. The ids are taken now: a list may drop `id` from its rows before they are returned
  * (statistics records have none).
  */
-function connectionCursors(rows: Record<string, unknown>[], q: ListQuery): (index: number) => string {
+function connectionCursors(rows: Record<string, unknown>[], q: Directed): (index: number) => string {
   const ids = rows.map((row) => String(row.id));
   return (index) => encodeCursor(q.orderBy, q.args.direction, rows[index].__sort, ids[index]);
 }
@@ -360,9 +397,21 @@ function sortColumn(q: ListQuery): string {
  * ANALYZE ran past the client's 30 s timeout (by owner, or by current price), its count read per row.
  * `allRead` (ListQuery's countAllRead): the page reads every matching row anyway, so the window counts them.
  */
-function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
+function countColumn(q: Directed, whereSql: string, position: Position, allRead = false): string {
   if (q.args.countRemaining === false) return '';
-  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"`;
+  const kept = keptCount(q, position);
+  if (kept) return `, ${kept} AS "__total"`;
+  return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"`;
+}
+
+/**
+ * The rows from the position on, from the list's kept count (ListQuery.count) less the rows up to the
+ * cursor; undefined without a kept count (or on a sort with nulls, whose cursor conditions are an OR).
+ */
+function keptCount(q: Directed, position: Position): string | undefined {
+  if (q.count === undefined || q.sort.nullable) return undefined;
+  if (!position.after) return q.count;
+  return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, position.after)]))}))`;
 }
 
 /**
@@ -371,9 +420,11 @@ function countColumn(q: ListQuery, whereSql: string, allRead = false): string {
  * (`__all`). They are made before the page and joined to it (`LEFT JOIN LATERAL` the page): so they come
  * even when the page is empty, and are made once (a one-row relation, or once per parent) before the rows.
  */
-function totalColumns(q: ListQuery, whereSql: string, filterSql: string | undefined): string {
-  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${q.from}${filterSql}) AS "__all"`;
-  return `(SELECT count(*) FROM ${q.from}${whereSql}) AS "__total"${all}`;
+function totalColumns(q: Directed, whereSql: string, filterSql: string | undefined, position: Position): string {
+  const kept = keptCount(q, position);
+  if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
+  const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
+  return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
@@ -381,10 +432,20 @@ function pageLimit(q: ListQuery): string {
   return q.params.add(q.args.limit + (q.args.countRemaining === false ? 1 : 0));
 }
 
+/**
+ * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
+ * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ */
+function rowsFrom(q: Directed, whereSql: string, cut?: string): string {
+  if (!q.sources) return `${q.from}${whereSql}`;
+  const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
+  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
+}
+
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
 
 /** The WHERE of a page: the list's filters, and after a cursor, the rows past it; and the filters alone (for `__all`). */
-function pageWhere(q: ListQuery, filters: string[], position: Position): { whereSql: string; filterSql?: string } {
+function pageWhere(q: Directed, filters: string[], position: Position): { whereSql: string; filterSql?: string } {
   const filterSql = whereClause(filters);
   if (!position.after) return { whereSql: filterSql };
   return { whereSql: whereClause([...filters, keysetCondition(q, position.after)]), filterSql };
@@ -394,16 +455,21 @@ function pageWhere(q: ListQuery, filters: string[], position: Position): { where
  * One page of a list in one statement: the rows, the sort value of each (for the next cursor) and the
  * count of all matching rows from which `remaining` follows (when the request selects it).
  */
-export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T>> {
+export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Page<T>> {
+  const q = directed(query);
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
-  const from = q.pageFrom ? q.pageFrom(q.where, { after: position.after, rows: position.offset + q.args.limit + 1 }) : q.from;
-  const rest = ` FROM ${from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  const from = q.pageFrom
+    ? `${q.pageFrom(q.where, { after: position.after, rows: position.offset + q.args.limit + 1, direction: q.args.direction })}${whereSql}`
+    : rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
+  const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
-      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
-      : `${select}${countColumn(q, whereSql, q.countAllRead)}${rest}`;
+      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      : `${select}${countColumn(q, whereSql, position, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);
 }
@@ -418,14 +484,16 @@ export async function fetchPage<T>(ds: DataSource, q: ListQuery): Promise<Page<T
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
-  q: ListQuery,
+  query: ListQuery,
   parent: { column: string | readonly string[]; ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
+  const q = directed(query);
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const ids = q.params.add(parent.ids);
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
   const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const page = (head: string) =>
     `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
@@ -433,14 +501,14 @@ export async function fetchPagesByParent<T>(
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =
-      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql)} FROM ${parents}) ` +
+      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql, position)} FROM ${parents}) ` +
       `SELECT x.*, p.id AS "__parent", p."__total"${filterSql === undefined ? '' : ', p."__all"'} FROM p ` +
       `LEFT JOIN LATERAL ${page('true AS "__in", ')} ON true`;
   } else {
     sql =
       (q.args.countRemaining === false
         ? `SELECT x.* FROM ${parents}`
-        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
+        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql, position)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
       ` CROSS JOIN LATERAL ${page('p.id AS "__parent", ')}`;
   }
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);

@@ -97,6 +97,23 @@ export interface ReadModel {
    * row `parent`. Plans read these pages' first page inside the parent's row, with `filters`.
    */
   pagesOf: Record<string, (row: string, parent: string) => string>;
+  /**
+   * The count of the root list's rows without reading them (counts kept by the writes), for lists whose
+   * filters given are all among `filters`: `sql` for the filter values `args` (a chain as its EIP-155 id).
+   */
+  count?: { filters: readonly string[]; sql: (s: SqlScope, args: Record<string, unknown>) => string };
+}
+
+/** Whether a model's root list keeps a count for the filters given in `args` (see ReadModel.count). */
+export function keepsCount(model: ReadModel, args: object): boolean {
+  const given = args as Record<string, unknown>;
+  const filters = model.count?.filters;
+  return filters !== undefined && [...model.filters, ...model.rootFilters].every((f) => given[f.arg] == null || filters.includes(f.arg));
+}
+
+/** The kept count of a model's root list for `args`; undefined when it keeps none for the filters given. */
+export function keptCountSql(model: ReadModel, s: SqlScope, args: object): string | undefined {
+  return keepsCount(model, args) ? model.count!.sql(s, args as Record<string, unknown>) : undefined;
 }
 
 /** A field's SQL expression over `row`. */

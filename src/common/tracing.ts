@@ -1,9 +1,13 @@
-import { Attributes, Span, SpanOptions, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { RequestScope } from './request/scope';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Attributes, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 
 /**
- * The gateway's own spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). While tracing
- * is off nothing here creates an object: each helper runs its work directly, so off costs a boolean test.
+ * The gateway's spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). A span's parent
+ * is passed explicitly, never looked up in an AsyncLocalStorage: the request's span rides on the request
+ * and on its scope (RequestScope.span), which already reaches every statement of the request (see
+ * scopedDataSource). AsyncLocalStorage's promise hooks, and the http and pg instrumentations that need
+ * them, cost more CPU than a small request's own work. While tracing is off nothing here creates an
+ * object; a request that is not sampled makes its one non-recording span and no other.
  */
 let enabled = false;
 let stop: () => Promise<void> = async () => {};
@@ -25,62 +29,214 @@ export function tracingStarted(shutdown: () => Promise<void>): void {
   stop = shutdown;
 }
 
+/** Whether spans are made at all (the SDK runs). */
+export const tracingEnabled = (): boolean => enabled;
+
 /** Sends the spans still queued (at shutdown, before the process exits); at most `withinMs`. */
 export function stopTracing(withinMs: number): Promise<void> {
   if (!enabled) return Promise.resolve();
   return Promise.race([stop().catch(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, withinMs).unref())]);
 }
 
-const tracer = () => trace.getTracer('nft-marketplace-gateway');
-
-/** The span of the HTTP request being served (the http instrumentation's), when tracing is on. */
-export function requestSpan(): Span | undefined {
-  return enabled ? trace.getActiveSpan() : undefined;
+/** What the spans here need of a request's scope (RequestScope): its span of the moment, and its road once run. */
+interface TracedScope {
+  span?: Span;
+  executor?: string;
+  entry?: string;
 }
 
-/** Names the request's span after its route once known (`GET /v1/assets/{token_address}/{token_id}`, `POST /graphql`). */
-export function nameRequestSpan(span: Span, method: string, route: string): void {
+const tracer = () => trace.getTracer('nft-marketplace-gateway');
+const under = (parent: Span) => trace.setSpan(ROOT_CONTEXT, parent);
+
+/** Paths probed by balancers and scrapers every few seconds: no trace of their own. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const REQUEST_SPAN = Symbol('requestSpan');
+type Traced = IncomingMessage & { [REQUEST_SPAN]?: Span };
+
+/**
+ * The request's span (server), when tracing is on: a child of the caller's span when the request carries
+ * a `traceparent` (OTEL_PROPAGATORS), else the root of a new trace. It ends when the response is done.
+ */
+export function traceRequest(req: IncomingMessage, res: ServerResponse): void {
+  if (!enabled) return;
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (UNTRACED_PATHS.has(path)) return;
+  const method = req.method ?? 'GET';
+  const span = tracer().startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' } },
+    propagation.extract(ROOT_CONTEXT, req.headers),
+  );
+  (req as Traced)[REQUEST_SPAN] = span;
+  if (!span.isRecording()) return;
+  res.once('close', () => {
+    const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    // A client that left before its answer was sent.
+    if (!res.writableFinished) span.setAttribute('error.type', 'aborted');
+    span.end();
+  });
+}
+
+/** The request's span (traceRequest), when it has one. */
+export function requestSpanOf(req: IncomingMessage): Span | undefined {
+  return (req as Traced)[REQUEST_SPAN];
+}
+
+/** Names the request's span after its route once known (`GET /v1/assets/{token_address}/{token_id}`, `POST /graphql`), and says which request it was. */
+export function nameRequestSpan(span: Span, method: string, route: string, requestId: string): void {
+  if (!span.isRecording()) return;
   span.updateName(`${method} ${route}`);
-  span.setAttribute('http.route', route);
+  span.setAttributes({ 'http.route': route, 'gateway.request_id': requestId });
 }
 
 /**
  * One GraphQL operation (its span: `query Collections`), whichever road runs it: the span records its
  * name and type, whether a SQL plan answered it (`gateway.sql_plan`; `gateway.executor` says which
  * executor did) and, when it did not come through Apollo, where it came in (`gateway.entry`: the lean
- * door, or express's known-query shortcut). Its SQL statements are its children.
+ * door, or express's known-query shortcut). Its SQL statements are its children: while it runs, it is
+ * the scope's span.
  */
-export function traceOperation<T>(type: string, name: string | undefined, scope: RequestScope, run: () => Promise<T>): Promise<T> {
-  if (!enabled) return run();
+export async function traceOperation<T>(type: string, name: string | undefined, scope: TracedScope, run: () => Promise<T>): Promise<T> {
+  const parent = scope.span;
+  if (!parent?.isRecording()) return run();
   const attributes: Attributes = { 'graphql.operation.type': type };
   if (name) attributes['graphql.operation.name'] = name;
-  return inSpan(name ? `${type} ${name}` : type, { attributes }, run, (span) => {
+  const span = tracer().startSpan(name ? `${type} ${name}` : type, { attributes }, under(parent));
+  scope.span = span;
+  try {
+    return await run();
+  } catch (err) {
+    failed(span, err);
+    throw err;
+  } finally {
+    scope.span = parent;
     if (scope.executor) span.setAttributes({ 'gateway.executor': scope.executor, 'gateway.sql_plan': scope.executor === 'plan' });
     if (scope.entry) span.setAttribute('gateway.entry', scope.entry);
-  });
+    span.end();
+  }
 }
 
 /**
- * Work that no request started (a webhook delivery): a trace of its own, whose outgoing HTTP request
- * carries its `traceparent`, and whose SQL statements are its children.
+ * A statement's text as its span shows it: plans' statements are several KB, which every span would copy
+ * into its export; the start names the statement, and `db.query.text` is cut here (semantic conventions
+ * allow it). OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT cuts shorter still.
  */
-export function traceTask<T>(name: string, attributes: Attributes, run: () => Promise<T>): Promise<T> {
-  if (!enabled) return run();
-  return inSpan(name, { attributes, root: true }, run);
+export const MAX_QUERY_TEXT = 1024;
+
+/** The statement's verb: `SELECT`, `INSERT`, `WITH`, ... (the span's name). */
+function verbOf(sql: string): string {
+  const match = /^\s*([A-Za-z]+)/.exec(sql);
+  return match ? match[1].toUpperCase() : 'SQL';
 }
 
-/** Runs `run` with a new span active; a failure is recorded on it; `before` adds to it as it ends. */
-function inSpan<T>(name: string, options: SpanOptions, run: () => Promise<T>, before?: (span: Span) => void): Promise<T> {
-  return tracer().startActiveSpan(name, options, async (span) => {
-    try {
-      return await run();
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      throw err;
-    } finally {
-      before?.(span);
+/** One SQL statement of `scope`'s request (a client span under the scope's span), when the request is traced. */
+export function traceStatement<T>(scope: TracedScope | undefined, sql: string, run: () => Promise<T>): Promise<T> {
+  const parent = scope?.span;
+  if (!parent?.isRecording()) return run();
+  const verb = verbOf(sql);
+  const span = tracer().startSpan(
+    verb,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'db.system.name': 'postgresql',
+        'db.operation.name': verb,
+        'db.query.text': sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}…` : sql,
+      },
+    },
+    under(parent),
+  );
+  return ended(span, run());
+}
+
+/** One Redis call of a request (a client span under `parent`), when the request is traced. */
+export function traceRedis<T>(parent: Span | undefined, command: string, run: () => Promise<T>): Promise<T> {
+  if (!parent?.isRecording()) return run();
+  const span = tracer().startSpan(command, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'redis', 'db.operation.name': command } }, under(parent));
+  return ended(span, run());
+}
+
+/** A W3C `traceparent` of `scope`'s current span (stored with what the request causes, for later work to link to), or null. */
+export function traceparentOf(scope: TracedScope | undefined): string | null {
+  const span = scope?.span;
+  if (!span?.isRecording()) return null;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
+}
+
+/** The span context of a stored `traceparent`, as a link. */
+function linkTo(traceparent: string | null | undefined): Link[] {
+  if (!traceparent) return [];
+  const span = trace.getSpan(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return span ? [{ context: span.spanContext() }] : [];
+}
+
+/**
+ * Work that no request runs (a webhook delivery): a trace of its own, linked to the span of the request
+ * that caused it (`causedBy`, its stored traceparent). `run` gets the span, to hand its statements and
+ * outgoing requests as their parent (a scope's span, traceOutgoing).
+ */
+export async function traceTask<T>(name: string, attributes: Attributes, causedBy: string | null | undefined, run: (span: Span | undefined) => Promise<T>): Promise<T> {
+  if (!enabled) return run(undefined);
+  const span = tracer().startSpan(name, { attributes, links: linkTo(causedBy), root: true });
+  try {
+    return await run(span);
+  } catch (err) {
+    failed(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * An outgoing HTTP request (a client span under `parent`): `headers` get its `traceparent` for the
+ * receiver; `statusOf` reads the response's status from what `run` answers (null: none came).
+ */
+export async function traceOutgoing<T>(parent: Span | undefined, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
+  if (!parent?.isRecording()) return run();
+  const url = new URL(target);
+  const span = tracer().startSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      // Without its query, which may hold a receiver's token.
+      attributes: { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname },
+    },
+    under(parent),
+  );
+  propagation.inject(under(span), headers);
+  try {
+    const answer = await run();
+    const status = statusOf(answer);
+    if (status !== null) span.setAttribute('http.response.status_code', status);
+    if (status === null || status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+    return answer;
+  } finally {
+    span.end();
+  }
+}
+
+function failed(span: Span, err: unknown): void {
+  span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+}
+
+/** Ends `span` when `work` settles; a failure is recorded on it. */
+function ended<T>(span: Span, work: Promise<T>): Promise<T> {
+  return work.then(
+    (value) => {
       span.end();
-    }
-  });
+      return value;
+    },
+    (err: unknown) => {
+      failed(span, err);
+      span.end();
+      throw err;
+    },
+  );
 }

@@ -2,6 +2,7 @@ import pg, { type CustomTypesConfig, type Pool, type PoolClient, type QueryResul
 import { QueryFailedError, QueryRunner } from 'typeorm';
 import type { Context } from '../common/request/context';
 import { countScopedStatement, readRouterOf } from '../common/request/scope';
+import { traceStatement } from '../common/tracing';
 import { clientTimedOutFor, driverErrorOf, isClientQueryTimeout, isConnectionFailure, isStatementCancelled, POOL_WAIT, timedOutFor, unavailableFor } from './faults';
 import { NamedQueryClient, QUERY_NAMED } from './named-statements';
 
@@ -99,7 +100,7 @@ export async function readStatement<Row = Record<string, unknown>>(context: Stat
   const started = slowMs ? Date.now() : 0;
   let result: QueryResult;
   try {
-    result = await onPooledConnection(pool, sql, values, options.textAsBytes ? TEXT_AS_BYTES : undefined);
+    result = await traceStatement(scope, sql, () => onPooledConnection(pool, sql, values, options.textAsBytes ? TEXT_AS_BYTES : undefined));
   } catch (err) {
     if (isStatementCancelled(err)) throw timedOutFor(scope, sql, err);
     if (isClientQueryTimeout(err)) throw clientTimedOutFor(scope, sql);

@@ -239,14 +239,35 @@ describe('wording and defaults', () => {
     expect(after).toBe(before);
   });
 
-  test('when categories and tags are listed without a direction, then A to Z; the OpenAPI default says asc', async () => {
+  test('when categories and tags are listed without a direction, then A to Z; the OpenAPI says so', async () => {
+    const doc = (await server.rest('GET', '/v1/openapi.json')).body;
     for (const path of ['/v1/categories', '/v1/tags']) {
       const res = await server.rest('GET', `${path}?limit=100`);
       const names = res.body.result.map((c: { category_name: string }) => c.category_name);
       expect(names).toEqual([...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
-      const doc = (await server.rest('GET', '/v1/openapi.json')).body;
-      expect(doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'direction').schema.default).toBe('asc');
+      const direction = doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'direction');
+      expect(direction.schema.default).toBeUndefined();
+      expect(direction.schema.description).toMatch(/when absent, asc \(A to Z\) for order_by=name, desc for every other order/);
     }
+  });
+
+  test('when collections are sorted by name without a direction, then A to Z on both doors, first page and cursor alike; by date still newest first', async () => {
+    const { key, address } = await server.key();
+    const tag = Math.random().toString(36).slice(2, 6);
+    for (const name of ['Mid', 'Zeta', 'Alpha']) await saveCollection(server, key, { name: `${name} ${tag}` });
+    const expected = ['Alpha', 'Mid', 'Zeta'].map((name) => `${name} ${tag}`);
+    const first = await server.rest('GET', `/v1/collections?owner_address=${address}&order_by=name&limit=2&include_assets=false`);
+    const second = await server.rest('GET', `/v1/collections?owner_address=${address}&order_by=name&limit=2&include_assets=false&page=${encodeURIComponent(first.body.cursor)}`);
+    expect([...first.body.result, ...second.body.result].map((c: { name: string }) => c.name)).toEqual(expected);
+    const gqlFirst = await server.gql(COLLECTIONS_BY_NAME, { owner: address, page: null });
+    const gqlSecond = await server.gql(COLLECTIONS_BY_NAME, { owner: address, page: gqlFirst.body.data.collections.cursor });
+    expect([...gqlFirst.body.data.collections.result, ...gqlSecond.body.data.collections.result].map((c: { name: string }) => c.name)).toEqual(expected);
+    // The cursor carries the direction it was read in: asc.
+    expect(JSON.parse(Buffer.from(first.body.cursor, 'base64url').toString())[1]).toBe('asc');
+    const explicit = await server.rest('GET', `/v1/collections?owner_address=${address}&order_by=name&direction=desc&include_assets=false`);
+    expect(explicit.body.result.map((c: { name: string }) => c.name)).toEqual([...expected].reverse());
+    const byDate = await server.rest('GET', `/v1/collections?owner_address=${address}&include_assets=false`);
+    expect(byDate.body.result.map((c: { name: string }) => c.name)).toEqual(['Alpha', 'Zeta', 'Mid'].map((name) => `${name} ${tag}`));
   });
 
   test('when a subscription names an unknown event type, then graphql-ws ends it with an error message (not next then complete)', async () => {
@@ -268,6 +289,9 @@ describe('wording and defaults', () => {
 
 const CREATE_ASSET = /* GraphQL */ `
   mutation ($input: CreateAssetInput!) { createAsset(input: $input) { id tokenId } }`;
+
+const COLLECTIONS_BY_NAME = /* GraphQL */ `
+  query ($owner: Address, $page: String) { collections(ownerAddress: $owner, orderBy: NAME, limit: 2, page: $page, includeAssets: false) { cursor result { name } } }`;
 
 const COLLECTION_BY_ID = /* GraphQL */ `
   query ($id: String!) { collection(id: $id) { id } }`;

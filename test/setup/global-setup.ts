@@ -3,8 +3,8 @@ import { Client } from 'pg';
 import { createDataSource } from '../../src/db/data-source';
 import { startEmbedded } from '../../src/db/embedded';
 
-/** EIP-155 ids of the test chains: chain-follow, chain-lock, chain-reorg, chain-settlement, chain-range. */
-export const TEST_CHAIN_IDS = ['31337', '31338', '31339', '31340', '31341'];
+/** EIP-155 ids of the test chains: chain-follow, chain-lock, chain-reorg, chain-settlement, chain-range, collection-figures. */
+export const TEST_CHAIN_IDS = ['31337', '31338', '31339', '31340', '31341', '31342'];
 
 /**
  * A fresh database with the migrations run: on the server of DATABASE_URL (named after `prefix`), or one

@@ -4,6 +4,7 @@ import { GraphQLError } from 'graphql';
 import { BadRequestError, httpStatusOf } from '../../common/errors';
 import type { InFlight } from '../../common/in-flight';
 import { logger } from '../../common/logger';
+import { requestSpanOf } from '../../common/tracing';
 import { processCounters, type RequestScope } from '../../common/request/scope';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { internalMessage } from '../graphql/format-error';
@@ -152,7 +153,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
    * its answer is written.
    */
   const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> => {
-    const scope: RequestScope = { requestId: taken.requestId, sqlStatements: 0, entry: 'lean' };
+    const scope: RequestScope = { requestId: taken.requestId, sqlStatements: 0, entry: 'lean', span: requestSpanOf(req) };
     deps.inFlight.enter();
     const finish = (answered: HttpAnswer) => {
       try {

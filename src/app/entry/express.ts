@@ -13,6 +13,7 @@ import { parseLsn } from '../../common/lsn';
 import { metricsRegistry } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
 import { processCounters, type RequestScope } from '../../common/request/scope';
+import { requestSpanOf } from '../../common/tracing';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { chainLags } from '../../modules/chain/chain.sync';
 import { MAX_IMPORT_BYTES } from '../../modules/import/csv-rows';
@@ -65,7 +66,7 @@ export function compressionOf(options: AppOptions): RequestHandler | undefined {
  */
 function openScope(req: Request, _res: Response, next: NextFunction): void {
   processCounters.requests += 1;
-  req.scope = { requestId: req.requestId, sqlStatements: 0 };
+  req.scope = { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) };
   // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
   const token = req.headers['x-min-lsn'];
   if (typeof token === 'string' && token !== '') {
@@ -134,7 +135,7 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
   if (!production) app.use(explorerRouter());
   if (parts.rateLimit) app.use(['/graphql', '/v1'], parts.rateLimit.middleware);
-  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0 }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
+  app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);
   app.use('/graphql', ...graphqlChain(parts, idempotency));
   app.use(requireBodyType(schema, routes));

@@ -3,7 +3,7 @@ import { NextFunction, Request, Response } from 'express';
 import type { RequestScope } from '../../common/request/scope';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
-import { nameRequestSpan, requestSpan } from '../../common/tracing';
+import { nameRequestSpan, requestSpanOf } from '../../common/tracing';
 
 /** Paths outside both doors that are worth a label of their own; anything else is `(unmatched)`. */
 const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/docs']);
@@ -66,7 +66,7 @@ export type Exchange = () => { requestId: string; scope?: RequestScope };
  */
 export function observeRequest(req: IncomingMessage, res: ServerResponse, options: ObserveOptions, started: number, exchange: Exchange): void {
   // The request's trace (OTEL_*): its id goes into the log line, its span is named after the route.
-  const span = requestSpan();
+  const span = requestSpanOf(req);
   res.on('finish', () => {
     const durationMs = performance.now() - started;
     const { requestId, scope } = exchange();
@@ -74,7 +74,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, option
     const door = doorOf(path);
     const route = routeOf(scope, door, path);
     const spanRoute = door === 'graphql' ? '/graphql' : door === 'rest' ? scope?.route : undefined;
-    if (span && spanRoute) nameRequestSpan(span, req.method ?? 'GET', spanRoute);
+    if (span && spanRoute) nameRequestSpan(span, req.method ?? 'GET', spanRoute, requestId);
     const sqlStatements = scope?.sqlStatements;
     if (options.metrics) {
       httpRequests.inc({ door, route, status: res.statusCode });

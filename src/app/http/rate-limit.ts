@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Span } from '@opentelemetry/api';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimitSettings } from '../../config';
 import { RateLimitedError } from '../../common/errors';
 import { rateLimitRejections } from '../../common/metrics';
+import { requestSpanOf, traceRedis } from '../../common/tracing';
 import { digestOf, keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { sendMiddlewareError } from './respond';
 import { closeRedis, throttledWarning } from './redis';
@@ -101,10 +103,13 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
     else known.delete(digest);
   };
 
-  /** Takes a token from one bucket; `result` is null when the store cannot be reached. At once from a store in memory. */
-  const takeFrom = (bucket: string, limit: number, who: string): Taken | Promise<Taken> => {
+  /**
+   * Takes a token from one bucket; `result` is null when the store cannot be reached. At once from a store
+   * in memory; Redis's call is a span of the request's trace (`span`, when traced).
+   */
+  const takeFrom = (bucket: string, limit: number, who: string, span: Span | undefined): Taken | Promise<Taken> => {
     if (store.takeNow) return { limit, who, result: store.takeNow(bucket, limit, durationMs) };
-    return store.take(bucket, limit, durationMs).then(
+    return traceRedis(span, 'evalsha', () => store.take(bucket, limit, durationMs)).then(
       (result) => ({ limit, who, result }),
       (err: unknown) => {
         warn(err instanceof Error ? err.message : String(err));
@@ -126,11 +131,12 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
    */
   const takeToken = (req: IncomingMessage & { ip?: string }): Taken | Promise<Taken> => {
     const apiKey = keyFromHeaders(req.headers);
-    if (!apiKey) return takeFrom(ipBucket(req), settings.anonymousPoints, 'requests without an API key from this address');
+    const span = requestSpanOf(req);
+    if (!apiKey) return takeFrom(ipBucket(req), settings.anonymousPoints, 'requests without an API key from this address', span);
     const digest = digestOf(apiKey);
-    const own = () => takeFrom(`${settings.redisPrefix}:key:${digest}`, settings.keyedPoints, 'this API key');
+    const own = () => takeFrom(`${settings.redisPrefix}:key:${digest}`, settings.keyedPoints, 'this API key', span);
     if (known.has(digest)) return own();
-    return andThen(takeFrom(ipBucket(req), settings.anonymousPoints, 'requests from this address without a known API key'), (byAddress) => {
+    return andThen(takeFrom(ipBucket(req), settings.anonymousPoints, 'requests from this address without a known API key', span), (byAddress) => {
       if (!byAddress.result || byAddress.result.allowed) return own();
       return isValidKey(apiKey).then(
         (valid) => {

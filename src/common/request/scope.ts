@@ -1,4 +1,6 @@
+import type { Span } from '@opentelemetry/api';
 import { DataSource, EntityManager, QueryRunner, ReplicationMode } from 'typeorm';
+import { traceStatement, tracingEnabled } from '../tracing';
 
 /** What the server tracks for one HTTP request: its id and the SQL statements it caused. */
 export interface RequestScope {
@@ -20,6 +22,11 @@ export interface RequestScope {
    */
   entry?: 'lean' | 'express';
   executor?: 'plan' | 'compiled' | 'graphql-js';
+  /**
+   * With traces on (common/tracing.ts), the span its statements go under: the request's, the running
+   * GraphQL operation's, a webhook delivery's. Absent: the request is not traced.
+   */
+  span?: Span;
 }
 
 /**
@@ -81,11 +88,20 @@ export function scopedDataSource(ds: DataSource, scope: RequestScope): DataSourc
   Object.defineProperties(view, {
     createQueryRunner: {
       value(mode?: ReplicationMode): QueryRunner {
-        return router && scope.readOnly ? router.createQueryRunner(scope, () => onPrimary(mode)) : onPrimary(mode);
+        const queryRunner = router && scope.readOnly ? router.createQueryRunner(scope, () => onPrimary(mode)) : onPrimary(mode);
+        return tracingEnabled() && scope.span ? tracedRunner(queryRunner, scope) : queryRunner;
       },
     },
     // DataSource.transaction and getRepository go through `manager`, which must create its runners here too.
     manager: { get: () => (manager ??= view.createEntityManager()) },
   });
   return view;
+}
+
+/** Each statement of the runner (its transaction's BEGIN and COMMIT too) as a span under the scope's span of the moment. */
+function tracedRunner(queryRunner: QueryRunner, scope: RequestScope): QueryRunner {
+  const query = queryRunner.query as (sql: string, parameters?: unknown, structured?: boolean) => Promise<unknown>;
+  queryRunner.query = ((sql: string, parameters?: unknown, structured?: boolean) =>
+    traceStatement(scope, sql, () => query.call(queryRunner, sql, parameters, structured))) as QueryRunner['query'];
+  return queryRunner;
 }

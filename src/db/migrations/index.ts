@@ -21,7 +21,12 @@ import { Currencies1765490000000 } from './1765490000000-currencies';
 import { NativeSettledRollups1765495000000 } from './1765495000000-native-settled-rollups';
 import { ChainStepChecks1765500000000 } from './1765500000000-chain-step-checks';
 import { AssetMetadata1765520000000 } from './1765520000000-asset-metadata';
+import { EventTraceContext1765586000000 } from './1765586000000-event-trace-context';
+import { TradeListIndexes1765620000000 } from './1765620000000-trade-list-indexes';
+import { TradeListCounts1765620000001 } from './1765620000001-trade-list-counts';
+import { CollectionFigures1765630000000 } from './1765630000000-collection-figures';
 import { ListingPriceBounds1765640000000 } from './1765640000000-listing-price-bounds';
+import { ListingApprovals1765660000000 } from './1765660000000-listing-approvals';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -48,5 +53,10 @@ export const migrations = [
   NativeSettledRollups1765495000000,
   ChainStepChecks1765500000000,
   AssetMetadata1765520000000,
+  EventTraceContext1765586000000,
+  TradeListIndexes1765620000000,
+  TradeListCounts1765620000001,
+  CollectionFigures1765630000000,
   ListingPriceBounds1765640000000,
+  ListingApprovals1765660000000,
 ];

@@ -9,7 +9,7 @@ import { selectedFields } from '../../common/graphql/selection';
 import type { Loaders } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
-import { fetchPagesByParent, ListQuery, Page, PageArgs, SortKey } from '../../common/pagination';
+import { fetchPagesByParent, ListQuery, Page, PageArgs, SortDirection, SortKey } from '../../common/pagination';
 import { columnsFor, Params, selectColumns } from '../../common/sql';
 import { currentPriceSql, isActiveListingSql, listedByPriceSql } from '../listing/listing.sql';
 import { currencyFilterSql } from '../currency/currency.service';
@@ -128,7 +128,7 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 export const ASSET_SORTS: Record<Exclude<AssetOrderBy, AssetOrderBy.CURRENT_PRICE>, SortKey> = {
   [AssetOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
   [AssetOrderBy.UPDATED_AT]: { expression: 't.updated_at', sqlType: 'timestamptz' },
-  [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
+  [AssetOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
   [AssetOrderBy.TOKEN_ID]: { expression: 't.token_id', sqlType: 'numeric' },
 };
 
@@ -156,8 +156,8 @@ export function assetListBase(
     // Listed assets only: the page's few candidates come from the listings' price indexes.
     if (args.orderBy === AssetOrderBy.CURRENT_PRICE && (args.status === AssetStatus.LISTED || args.currency != null)) {
       // Each candidate's asset and listing by their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates).
-      pageFrom = (filters, { after, rows }) =>
-        `${listedByPriceSql(p, { now, direction: args.direction, filters, collection, currency: args.currency, after, rows })} c ` +
+      pageFrom = (filters, { after, rows, direction }) =>
+        `${listedByPriceSql(p, { now, direction, filters, collection, currency: args.currency, after, rows })} c ` +
         `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t${listing(' OFFSET 0')}`;
     }
   } else {

@@ -16,10 +16,6 @@ registerEnumType(CatalogOrderBy, { name: 'CatalogOrderBy' });
 export class CatalogListArgs extends PageArgs {
   @Field(() => CatalogOrderBy, { defaultValue: CatalogOrderBy.NAME })
   orderBy: CatalogOrderBy;
-
-  /** A name sort reads A to Z unless asked otherwise (a picker's order); every other list's default is desc. */
-  @Field(() => SortDirection, { defaultValue: SortDirection.ASC })
-  declare direction: SortDirection;
 }
 
 @ObjectType()
@@ -37,7 +33,7 @@ function listCatalog<T>(ctx: Context, entity: typeof Category | typeof Tag, args
     idType: 'text',
     where: [],
     params: new Params(),
-    sort: { expression: 't.name', sqlType: 'text' },
+    sort: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
     orderBy: args.orderBy,
     args,
   });

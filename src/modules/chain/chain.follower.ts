@@ -6,6 +6,7 @@ import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepE
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
 import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
+import { readApprovals, withApprovals } from './chain.approvals';
 
 type Viem = typeof import('viem');
 /** viem is large: loaded when a follower starts, not by a gateway that follows no chain. */
@@ -266,7 +267,10 @@ export class ChainFollower {
     }
     this.rangeAnswered(to - from + 1n, read.logs);
     this.readAhead(afterRange(collections, plan), confirmed);
-    for (const step of stepsOfRange(chainId, plan, read, this.stepTransfers)) {
+    let steps = stepsOfRange(chainId, plan, read, this.stepTransfers);
+    // With an operator set, the range's approval logs too (chain.approvals.ts), each applied with the step of its block.
+    if (this.chain.operator) steps = withApprovals(steps, await readApprovals(this.client, plan, this.chain.operator), this.chain.operator);
+    for (const step of steps) {
       // A lost lock or a stop ends the range between its transactions; the next holder resumes from the positions.
       if (!this.following || this.stopped) return false;
       chainTransfersApplied.inc(labels, await applyChainStep(this.ds, step));

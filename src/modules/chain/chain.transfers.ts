@@ -6,6 +6,7 @@ import { EventLog, withEvents } from '../event/event.log';
 import { lockAssets } from '../listing/auction';
 import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivateListings, reactivateListings } from '../listing/listing.service';
 import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
+import { ApprovalLog, applyApprovals, rollBackApprovals } from './chain.approvals';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
 const KEPT_BLOCK_HASHES = 1024;
@@ -42,6 +43,9 @@ export interface ChainStep {
   transfers: ChainTransfer[];
   /** The collections read up to toBlock by this step. */
   collections: TrackedCollection[];
+  /** The chain's operator (CHAIN_OPERATOR_<chain_id>) and the step's approval logs (chain.approvals.ts); unset: approvals are not followed. */
+  operator?: string;
+  approvals?: ApprovalLog[];
 }
 
 /** A transfer applied by a step (not one applied before), in chain order: what it did to which asset. */
@@ -66,6 +70,7 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
     const applied = await applyTransfers(m, events, step, now);
     // SETTLEMENT=chain: the pending orders these transfers complete or fail (settlement.ts), in chain order.
     await settleByTransfers(m, events, applied.map((a) => ({ ...a, blockNumber: a.blockNumber.toString() })), now);
+    if (step.operator) await applyApprovals(m, events, step, now);
     await m.query(
       `INSERT INTO chain_collection_sync (collection_id, synced_block) SELECT unnest($1::uuid[]), $2::bigint
        ON CONFLICT (collection_id) DO UPDATE SET synced_block = GREATEST(chain_collection_sync.synced_block, EXCLUDED.synced_block)`,
@@ -295,6 +300,7 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
       await reactivateListings(m, events, t.assetId, t.inactivated, restored, now, undone);
     }
     await unsettleByTransfers(m, events, chainId, orphaned, now);
+    await rollBackApprovals(m, events, chainId, forkBlock, [...owners.keys()].filter((id) => !removedIds.has(id)), now);
     if (removedIds.size) {
       // The events about these assets are written with their rows as they are now, before the rows go.
       await events.flush(m);

@@ -1,6 +1,6 @@
 import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
-import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { fetchPage, Page, SortDirection, SortKey } from '../../common/pagination';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
@@ -15,7 +15,7 @@ import { CollectionListArgs, CollectionOrderBy, CreateCollectionInput, FeeInput,
 /** The sort keys of collection lists. */
 export const COLLECTION_SORTS: Record<CollectionOrderBy, SortKey> = {
   [CollectionOrderBy.CREATED_AT]: { expression: 't.created_at', sqlType: 'timestamptz' },
-  [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text' },
+  [CollectionOrderBy.NAME]: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
   [CollectionOrderBy.TOTAL_SUPPLY]: { expression: 't.total_supply', sqlType: 'integer', nullable: true },
 };
 

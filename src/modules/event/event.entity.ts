@@ -32,4 +32,8 @@ export class EventRecord {
   /** The listing, offer or order the event is about, if any. */
   @Column({ name: 'subject_id', type: 'uuid', nullable: true })
   subjectId: string | null;
+
+  /** The writing request's trace context (W3C traceparent), while traces were on: a webhook delivery of the event links to it. */
+  @Column({ type: 'varchar', length: 55, nullable: true })
+  traceparent: string | null;
 }

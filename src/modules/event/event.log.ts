@@ -1,4 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
+import type { RequestScope } from '../../common/request/scope';
+import { traceparentOf } from '../../common/tracing';
 import { EVENTS_CHANNEL, eventsCommitted } from './event.wakeup';
 
 /** Every kind of event the log holds. */
@@ -108,8 +110,8 @@ export class EventLog {
        seq AS (
          UPDATE event_sequence SET last = last + $5::bigint WHERE id
          RETURNING last - $5::bigint AS base, pg_notify('${EVENTS_CHANNEL}', last::text) AS woken)
-       INSERT INTO events (position, type, subject_id, chain_id, collection_id, asset_id, data)
-       SELECT (SELECT base FROM seq) + e.n, e.type, CASE WHEN e.subject IN ('listing', 'offer', 'order') THEN e.id END, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb)
+       INSERT INTO events (position, type, subject_id, chain_id, collection_id, asset_id, data, traceparent)
+       SELECT (SELECT base FROM seq) + e.n, e.type, CASE WHEN e.subject IN ('listing', 'offer', 'order') THEN e.id END, d.chain_id, d.collection_id, d.asset_id, d.data || COALESCE(e.extra, '{}'::jsonb), $6::text
        FROM e CROSS JOIN LATERAL (
          SELECT c.chain_id, c.id AS collection_id, NULL::uuid AS asset_id, to_jsonb(c) AS data
            FROM collections c WHERE e.subject = 'collection' AND c.id = e.id
@@ -121,7 +123,8 @@ export class EventLog {
          UNION ALL SELECT r.chain_id, r.collection_id, r.asset_id, to_jsonb(r) || ${currencyOf('r.chain_id', 'r.currency')}
            FROM orders r WHERE e.subject = 'order' AND r.id = e.id
        ) d`,
-      [this.types, this.subjects, this.ids, this.extras, this.size],
+      // The writing request's span, while it is traced: a webhook delivery of these events links to it.
+      [this.types, this.subjects, this.ids, this.extras, this.size, traceparentOf((m.queryRunner?.data as { scope?: RequestScope } | undefined)?.scope)],
     );
   }
 }

@@ -3,6 +3,7 @@ import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
 import { settleDueAuctions } from '../listing/auction';
 import { failOverdueSettlements } from '../order/settlement';
+import { compactTradeListCounts } from '../trade/list-counts';
 import { withEvents } from './event.log';
 
 /** Longest sleep between looks: a listing created meanwhile (by any process) is swept this late at worst. */
@@ -90,6 +91,8 @@ export function startExpirySweeper(ds: DataSource, maxSleepMs = SWEEP_MAX_SLEEP_
     });
 
   const step = async (): Promise<number> => {
+    // The deltas of the counts of offers and orders, folded once they pile up (a market that writes stays at a few hundred rows).
+    await compactTradeListCounts(ds);
     const due = await nextDue(ds);
     const now = Date.now();
     if (due === null || due.getTime() > now) return due === null ? maxSleepMs : Math.min(maxSleepMs, due.getTime() - now + 1);

@@ -13,6 +13,7 @@ import { setAssetsStatus } from '../asset/asset.status';
 import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
+import { APPROVAL_REVOKED, approvalRevokedSql } from './listing.approval';
 import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderBy, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
 import { currentPriceSql, listingStatusSql } from './listing.sql';
 import { activeListingsByAssets, listingColumns, listingsByIds } from './listing.read';
@@ -201,7 +202,8 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
  * Writes checked listings of `seller` inside the caller's transaction, behind the locks of their assets
  * (lockAssets), in a constant number of statements whatever their count. Per item: the new listing's id,
  * or the error that refuses it: 403 when the seller does not own the asset, 409 when the asset has an
- * active listing (or an earlier item lists it too). Nothing else is written when any item is refused:
+ * active listing (or an earlier item lists it too) or when the follower saw the seller revoke the chain's
+ * operator (docs/chain.md "Approvals": the listing could not be filled). Nothing else is written when any item is refused:
  * the caller then rolls the transaction back.
  */
 export async function insertListings(m: EntityManager, events: EventLog, seller: string, items: readonly CheckedListing[], now: Date): Promise<(string | AppError)[]> {
@@ -233,6 +235,7 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
        FROM unnest($1::uuid[], $2::uuid[], $4::varchar[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::text[],
            $11::varchar[], $12::int[])
          AS i(asset_id, collection_id, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature, currency, currency_decimals)
+       WHERE NOT EXISTS (SELECT 1 FROM assets a JOIN chain_sync s ON s.chain_id = a.chain_id WHERE a.id = i.asset_id AND ${sellerRevoked('$3::varchar')})
        ON CONFLICT (asset_id) WHERE status = 'active' DO NOTHING
        RETURNING id, asset_id AS "assetId"`,
       [
@@ -251,10 +254,18 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
       ],
     );
     const idOf = new Map(rows.map((r) => [r.assetId, r.id]));
+    const revoked = rows.length < written.length ? await revokedAssets(m, seller, written.map((i) => i.asset.id).filter((id) => !idOf.has(id))) : new Map<string, string>();
     items.forEach(({ asset }, i) => {
       if (outcomes[i] !== null) return;
+      const operator = revoked.get(asset.id);
       outcomes[i] =
         idOf.get(asset.id) ??
+        (operator !== undefined
+          ? new ConflictError(
+              `${seller} no longer approves the marketplace operator ${operator} on chain ${asset.chainId} (${APPROVAL_REVOKED}): a listing of ${asset.tokenAddress}/${asset.tokenId} could not be filled; ` +
+                `call setApprovalForAll(${operator}, true) or approve(${operator}, ${asset.tokenId}) on the contract first`,
+            )
+          : null) ??
         new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} already has an active listing; change it with PUT /v1/assets/listing/{token_address}/{token_id} (updateListing)`);
     });
   }
@@ -263,6 +274,18 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
     for (const id of outcomes as string[]) events.add('listing.created', 'listing', id);
   }
   return outcomes as (string | AppError)[];
+}
+
+/** SQL: the seller (a parameter) has revoked the chain's operator (chain_sync `s`) for asset `a`. */
+const sellerRevoked = (seller: string) => approvalRevokedSql({ chainId: 'a.chain_id', tokenAddress: 'a.token_address', tokenId: 'a.token_id', seller, operator: 's.operator' });
+
+/** Of these assets, those whose listing by `seller` is refused for a revoked approval, with the chain's operator. */
+async function revokedAssets(m: EntityManager, seller: string, assetIds: string[]): Promise<Map<string, string>> {
+  const rows: { id: string; operator: string }[] = await m.query(
+    `SELECT a.id, s.operator FROM assets a JOIN chain_sync s ON s.chain_id = a.chain_id WHERE a.id = ANY($1::uuid[]) AND ${sellerRevoked('$2')}`,
+    [assetIds, seller],
+  );
+  return new Map(rows.map((r) => [r.id, r.operator]));
 }
 
 export async function createListing(ctx: Context, input: CreateListingInput): Promise<Listing> {

@@ -4,10 +4,10 @@ import { byKey, observed, pagesByParent } from '../../common/batch';
 import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
 import { offersByIds } from './offer.sql';
-import { assetOffersSql, OFFER_READ, offerStatusSql } from './offer.read';
+import { assetOffersSql, OFFER_READ, offerStatusIsSql } from './offer.read';
 import { selectList, sqlScope } from '../../common/read-model';
 import { offerListQuery, OfferSource } from './offer.service';
-import { NestedOfferArgs, Offer, OfferPageArgs } from './offer.types';
+import { NestedOfferArgs, Offer, OfferPageArgs, OfferStatus } from './offer.types';
 import { isNativeSql } from '../currency/currency.entity';
 
 type OfferPages<A> = DataLoader<{ parentId: string; args: A }, Page<Offer>, string>;
@@ -61,7 +61,7 @@ async function topCollectionOffers(ds: DataSource, collectionIds: readonly strin
   return ds.query(
     `SELECT x.* FROM unnest(${p.add(collectionIds)}::uuid[]) AS c(id)
      CROSS JOIN LATERAL (SELECT ${selectList(OFFER_READ, s)} FROM offers o
-       WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${isNativeSql('o')} AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz
+       WHERE o.collection_id = c.id AND o.kind = 'collection' AND ${isNativeSql('o')} AND ${offerStatusIsSql('o', now, OfferStatus.ACTIVE)} AND o.start_time <= ${now}::timestamptz
        ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x`,
     p.values,
   );
@@ -84,7 +84,7 @@ async function topAssetOffers(ds: DataSource, assetIds: readonly string[]): Prom
     `SELECT x.*, a.id AS "forAssetId" FROM assets a
      CROSS JOIN LATERAL (SELECT ${selectList(OFFER_READ, s)} FROM offers o
        WHERE (${assetOffersSql('o', 'a')} OR (o.kind = 'trait' AND o.collection_id = a.collection_id AND ${traitsCarried}))
-         AND ${offerStatusSql('o', now)} = 'active' AND o.start_time <= ${now}::timestamptz AND o.taker <> a.owner
+         AND ${offerStatusIsSql('o', now, OfferStatus.ACTIVE)} AND o.start_time <= ${now}::timestamptz AND o.taker <> a.owner
        ORDER BY o.price DESC, o.created_at, o.id LIMIT 1) x
      WHERE a.id = ANY(${p.add(assetIds)}::uuid[])`,
     p.values,

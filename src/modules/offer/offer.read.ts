@@ -1,10 +1,30 @@
-import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
+import { countedSum, groupConditions } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
-import { OfferOrderBy } from './offer.types';
+import { OfferOrderBy, OfferStatus } from './offer.types';
 
 /** An offer's status at `now`: `expired` once its end has passed. */
 export function offerStatusSql(o: string, now: string): string {
   return `(CASE WHEN ${o}.status = 'active' AND ${o}.end_time <= ${now}::timestamptz THEN 'expired' ELSE ${o}.status END)`;
+}
+
+/**
+ * The offers whose status at `now` is `status`, as offerStatusSql computes it, written on the stored column
+ * so that an index with `status` first serves it (the CASE of offerStatusSql is opaque to the planner):
+ * `active` is stored `active` ending after now; `expired` stored so, or stored `active` ended by now.
+ */
+export function offerStatusIsSql(o: string, now: string, status: string): string {
+  switch (status) {
+    case OfferStatus.ACTIVE:
+      return `(${o}.status = 'active' AND ${o}.end_time > ${now}::timestamptz)`;
+    case OfferStatus.EXPIRED:
+      return `(${o}.status = 'expired' OR (${o}.status = 'active' AND ${o}.end_time <= ${now}::timestamptz))`;
+    case OfferStatus.ACCEPTED:
+    case OfferStatus.CANCELLED:
+      return `${o}.status = '${status}'`;
+    default:
+      throw new Error(`not an offer status: ${status}`);
+  }
 }
 
 /** The offers that can buy asset `a` (Asset.offers): its item offers, and the collection offers of its collection. */
@@ -46,7 +66,7 @@ export const OFFER_READ: ReadModel = {
     },
   },
   filters: [
-    { arg: 'status', type: 'OfferStatus', plan: 'sql', where: (s, o, status: string) => `${offerStatusSql(o, s.now())} = ${s.p.add(status)}` },
+    { arg: 'status', type: 'OfferStatus', plan: 'sql', where: (s, o, status: string) => offerStatusIsSql(o, s.now(), status) },
     equalsFilter('kind', 'OfferKind', 'kind'),
     // The resolvers check that the currency exists first.
     { arg: 'currency', type: 'String', note: 'address or symbol: sorting by price compares amounts of one currency only when it is given', plan: 'aside', where: (s, o, given: string) => currencyFilterSql(s.p, `${o}.currency`, `${o}.chain_id`, given) },
@@ -74,4 +94,24 @@ export const OFFER_READ: ReadModel = {
     // The offers that can buy the asset: its item offers and its collection's collection offers.
     'Asset.offers': assetOffersSql,
   },
+  count: { filters: ['status', 'kind', 'chainId', 'currency'], sql: (s, args) => offerCountSql(s, args) },
 };
+
+/**
+ * The count of the offers of the root list for `args` (status, kind, chain, currency), from trade_list_counts. The groups know the stored status and the sweeper's mark; an offer
+ * stored active is counted expired from the moment it ends: the unmarked ones that ended by now (what the
+ * sweeper has not reached yet, found by ix_offers_expiry_due) move from active to expired, and the marked
+ * ones that end after now (none, unless the reader's clock is behind the sweeper's) move back.
+ */
+function offerCountSql(s: SqlScope, args: Record<string, unknown>): string {
+  const groups = groupConditions(s, 'k', args);
+  const now = `${s.now()}::timestamptz`;
+  const rows = (condition: string) => `(SELECT count(*) FROM offers oc WHERE ${[condition, ...groupConditions(s, 'oc', args)].join(' AND ')})`;
+  const status = args.status as string | null | undefined;
+  if (status !== OfferStatus.ACTIVE && status !== OfferStatus.EXPIRED) return countedSum('offers', status == null ? groups : [...groups, `k.status = ${s.p.add(status)}`]);
+  const endedUnmarked = rows(`oc.status = 'active' AND NOT oc.expiry_swept AND oc.end_time <= ${now}`);
+  const markedOpen = rows(`oc.status = 'active' AND oc.expiry_swept AND oc.end_time > ${now}`);
+  return status === OfferStatus.ACTIVE
+    ? `(${countedSum('offers', [...groups, `k.status = 'active'`, 'NOT k.swept'])} - ${endedUnmarked} + ${markedOpen})`
+    : `(${countedSum('offers', [...groups, `(k.status = 'expired' OR (k.status = 'active' AND k.swept))`])} + ${endedUnmarked} - ${markedOpen})`;
+}

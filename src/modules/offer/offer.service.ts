@@ -1,3 +1,4 @@
+import { keyOf } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
@@ -21,7 +22,7 @@ import { completeSales, selfTrade } from '../order/sale';
 import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offersByIds } from './offer.sql';
 import { OFFER_READ } from './offer.read';
-import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, selectList, sqlScope } from '../../common/read-model';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o`. */
@@ -53,7 +54,9 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
   where.push(...filterConditions(OFFER_READ.rootFilters, s, 'o', { ...args, collectionId }));
-  return fetchPage<Offer>(ctx.ds, offerListQuery(args, s, { from: 'offers o', where }));
+  // The chain by its EIP-155 id, as its condition names it.
+  const count = keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
+  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: 'offers o', where }), count });
 }
 
 export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {

@@ -1,4 +1,5 @@
 import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { countedSum, groupConditions } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 import { OrderOrderBy } from './order.types';
 
@@ -61,4 +62,12 @@ export const ORDER_READ: ReadModel = {
     currency: { kind: 'currency', chain: 'chain_id', address: 'currency' },
   },
   pagesOf: {},
+  // From trade_list_counts.
+  count: {
+    filters: ['status', 'chainId', 'currency'],
+    sql: (s, args) => {
+      const groups = groupConditions(s, 'k', args);
+      return countedSum('orders', args.status == null ? groups : [...groups, `k.status = ${s.p.add(args.status)}`]);
+    },
+  },
 };

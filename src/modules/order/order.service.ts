@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
 import { checkCurrencyFilter } from '../currency/currency.service';
+import { keyOf } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
-import { checkFilters, filterConditions, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, selectList, sqlScope } from '../../common/read-model';
 import { uuidOf } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
@@ -36,7 +37,9 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
   where.push(...filterConditions(ORDER_READ.rootFilters, s, 'r', { ...args, collectionId }));
-  return fetchPage<Order>(ctx.ds, orderListQuery(args, s, where));
+  // The chain by its EIP-155 id, as its condition names it.
+  const count = keptCountSql(ORDER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
+  return fetchPage<Order>(ctx.ds, { ...orderListQuery(args, s, where), count });
 }
 
 export async function getOrder(ctx: Context, id: string): Promise<Order> {

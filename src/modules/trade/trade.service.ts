@@ -8,6 +8,7 @@ import { checkPositivePrice, uuidOf } from '../../common/validate';
 import { EventLog, withEvents } from '../event/event.log';
 import { LockedAsset, lockAsset } from '../listing/auction';
 import { currentPriceSql, listingStatusSql } from '../listing/listing.sql';
+import { APPROVAL_REVOKED } from '../listing/listing.approval';
 import { completeSales, Sale, selfBuy } from '../order/sale';
 
 /** Why a buy did not happen; the listing stays as it was. */
@@ -23,6 +24,7 @@ interface ListingNow {
   seller: string;
   orderType: string;
   status: string;
+  inactiveReason: string | null;
   acceptPrice: string | null;
   currencyAddress: string;
   currentPrice: string;
@@ -51,7 +53,7 @@ export async function findPurchases(m: EntityManager, wanted: readonly Wanted[],
   const p = new Params();
   const at = p.add(now);
   const rows: ListingNow[] = await m.query(
-    `SELECT l.id, l.seller, l.order_type AS "orderType", ${listingStatusSql('l', at)} AS status, l.accept_price::text AS "acceptPrice",
+    `SELECT l.id, l.seller, l.order_type AS "orderType", ${listingStatusSql('l', at)} AS status, l.inactive_reason AS "inactiveReason", l.accept_price::text AS "acceptPrice",
        l.currency AS "currencyAddress", ${currentPriceSql('l', at)}::text AS "currentPrice"
      FROM listings l WHERE l.id = ANY(${p.add(wanted.map((w) => w.listingId))}::uuid[])`,
     p.values,
@@ -95,7 +97,14 @@ async function whyNoLongerActive(m: EntityManager, lost: readonly { listing: Lis
     lost.map(({ listing }) => {
       const order = orderOf.get(listing.id);
       const sold = order && (order.status === 'pending' ? `is held by order ${order.id}, which awaits its transfer on chain` : `was sold meanwhile (order ${order.id})`);
-      const why = sold || (listing.status !== 'active' ? `is ${listing.status}, not active` : 'is no longer active: its seller no longer owns the asset');
+      const revoked = listing.status === 'inactive' && listing.inactiveReason === APPROVAL_REVOKED;
+      const why =
+        sold ||
+        (revoked
+          ? `is inactive (${APPROVAL_REVOKED}): its seller no longer approves the marketplace operator on chain; it can be bought again once the seller approves the operator`
+          : listing.status !== 'active'
+            ? `is ${listing.status}, not active`
+            : 'is no longer active: its seller no longer owns the asset');
       return [listing.id, `listing ${listing.id} ${why}`];
     }),
   );

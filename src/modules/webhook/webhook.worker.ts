@@ -2,12 +2,15 @@ import http from 'node:http';
 import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { Span } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import type { WebhookSettings } from '../../config';
 import { jsonWithExactNumbers, withExactTwins } from '../../common/decimal';
 import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
-import { traceTask } from '../../common/tracing';
+import type { RequestScope } from '../../common/request/scope';
+import { scopedDataSource } from '../../common/request/scope';
+import { traceOutgoing, traceTask } from '../../common/tracing';
 import { HEADERS, legacySignature, STANDARD_HEADERS, standardSignature } from './webhook.signing';
 import { checkedLookup, hostOf, isInternalAddress } from './webhook.target';
 
@@ -38,6 +41,8 @@ interface NextEvent {
   collectionId: string | null;
   assetId: string | null;
   data: Record<string, unknown>;
+  /** The writing request's traceparent, when it was traced. */
+  traceparent: string | null;
 }
 
 interface Outcome {
@@ -198,10 +203,10 @@ export class WebhookWorker {
         );
         return;
       }
-      // A trace per attempt (OTEL_*): its statements and its POST, which carries the trace's traceparent.
-      const delivered = await traceTask('webhook delivery', { 'webhook.id': webhook.id, 'webhook.event_id': event.id, 'webhook.event_type': event.type }, () =>
-        this.deliver(webhook, token, event),
-      );
+      // A trace per attempt (OTEL_*), linked to the request that wrote the event: its statements and its
+      // POST, which carries the trace's traceparent.
+      const attributes = { 'webhook.id': webhook.id, 'webhook.event_id': event.id, 'webhook.event_type': event.type };
+      const delivered = await traceTask('webhook delivery', attributes, event.traceparent, (span) => this.deliver(webhook, token, event, span));
       if (!delivered) return;
       cursor = event.id;
     }
@@ -212,7 +217,7 @@ export class WebhookWorker {
   private async nextEvent(webhook: Claimed, cursor: string): Promise<NextEvent> {
     const [row] = await this.ds.query(
       `SELECT h.last::text AS head, e.position::text AS id, e.type, e.occurred_at AS "occurredAt", e.chain_id AS "chainId",
-         e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data
+         e.collection_id AS "collectionId", e.asset_id AS "assetId", event_data_as_api(e.data) AS data, e.traceparent
        FROM (SELECT last FROM event_sequence) h
        LEFT JOIN LATERAL (
          SELECT * FROM events e
@@ -227,14 +232,14 @@ export class WebhookWorker {
   }
 
   /** The endpoint's pending delivery of this event, made when there is none yet. */
-  private async pendingDelivery(webhook: Claimed, event: NextEvent): Promise<{ id: string; attemptCount: number; retryingSince: Date | null }> {
+  private async pendingDelivery(ds: DataSource, webhook: Claimed, event: NextEvent): Promise<{ id: string; attemptCount: number; retryingSince: Date | null }> {
     const columns = `id, attempt_count AS "attemptCount", retrying_since AS "retryingSince", event_position::text AS position`;
-    const [pending] = await this.ds.query(`SELECT ${columns} FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'`, [webhook.id]);
+    const [pending] = await ds.query(`SELECT ${columns} FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'`, [webhook.id]);
     if (pending?.position === event.id) return pending;
     if (pending) {
-      await this.ds.query(`UPDATE webhook_deliveries SET status = 'cancelled', completed_at = now(), next_attempt_at = NULL WHERE id = $1`, [pending.id]);
+      await ds.query(`UPDATE webhook_deliveries SET status = 'cancelled', completed_at = now(), next_attempt_at = NULL WHERE id = $1`, [pending.id]);
     }
-    const [created] = await this.ds.query(
+    const [created] = await ds.query(
       `INSERT INTO webhook_deliveries (webhook_id, event_position, event_type, next_attempt_at) VALUES ($1, $2, $3, now()) RETURNING ${columns}`,
       [webhook.id, event.id, event.type],
     );
@@ -242,8 +247,11 @@ export class WebhookWorker {
   }
 
   /** One attempt at the event; true when it was delivered and the endpoint may go on to the next. */
-  private async deliver(webhook: Claimed, token: string, event: NextEvent): Promise<boolean> {
-    const delivery = await this.pendingDelivery(webhook, event);
+  private async deliver(webhook: Claimed, token: string, event: NextEvent, span: Span | undefined): Promise<boolean> {
+    // Traced, its statements are the delivery span's children.
+    const scope: RequestScope | undefined = span && { requestId: `webhook-delivery-${event.id}`, sqlStatements: 0, span };
+    const ds = scope ? scopedDataSource(this.ds, scope) : this.ds;
+    const delivery = await this.pendingDelivery(ds, webhook, event);
     // Prices as /v1/events writes them: numbers of their exact digits.
     const body = jsonWithExactNumbers({
       id: event.id,
@@ -257,25 +265,20 @@ export class WebhookWorker {
     });
     const timestamp = String(Math.floor(Date.now() / 1000));
     const attemptedAt = new Date();
-    const outcome = await post(
-      webhook.url,
-      body,
-      {
-        'content-type': 'application/json',
-        'user-agent': 'nft-marketplace-gateway-webhooks/1',
-        // Standard Webhooks: the message id is the event's, the same on every retry and replay of it.
-        [STANDARD_HEADERS.id]: event.id!,
-        [STANDARD_HEADERS.timestamp]: timestamp,
-        [STANDARD_HEADERS.signature]: standardSignature(webhook.secret, event.id!, timestamp, body),
-        [HEADERS.eventId]: event.id!,
-        [HEADERS.timestamp]: timestamp,
-        [HEADERS.signature]: legacySignature(webhook.secret, timestamp, body),
-        [HEADERS.webhookId]: webhook.id,
-        [HEADERS.deliveryId]: delivery.id,
-      },
-      this.options,
-      this.stopping.signal,
-    );
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'nft-marketplace-gateway-webhooks/1',
+      // Standard Webhooks: the message id is the event's, the same on every retry and replay of it.
+      [STANDARD_HEADERS.id]: event.id!,
+      [STANDARD_HEADERS.timestamp]: timestamp,
+      [STANDARD_HEADERS.signature]: standardSignature(webhook.secret, event.id!, timestamp, body),
+      [HEADERS.eventId]: event.id!,
+      [HEADERS.timestamp]: timestamp,
+      [HEADERS.signature]: legacySignature(webhook.secret, timestamp, body),
+      [HEADERS.webhookId]: webhook.id,
+      [HEADERS.deliveryId]: delivery.id,
+    };
+    const outcome = await traceOutgoing(span, 'POST', webhook.url, headers, () => post(webhook.url, body, headers, this.options, this.stopping.signal), (o) => o.status);
     const ok = outcome.error === null;
     const attempts = delivery.attemptCount + 1;
     const retryingSince = delivery.retryingSince ? new Date(delivery.retryingSince) : attemptedAt;
@@ -284,7 +287,7 @@ export class WebhookWorker {
     // The last retry falls at the end of the window at the latest, so the window is what decides.
     const next = new Date(Math.min(Date.now() + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs), windowEnds));
     let kept = false;
-    await this.ds.transaction(async (m) => {
+    await ds.transaction(async (m) => {
       await m.query(
         `INSERT INTO webhook_attempts (delivery_id, attempted_at, duration_ms, http_status, error)
          SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1 AND status = 'pending')`,

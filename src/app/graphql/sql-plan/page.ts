@@ -1,5 +1,5 @@
 import type { FieldNode } from 'graphql';
-import { orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import { directionOf, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
 import {
   base64urlSql,
   Build,
@@ -28,7 +28,7 @@ export interface Selected {
   node: FieldNode;
 }
 
-/** The rows of a first page: FROM `table` `alias` WHERE `where`, in the order of `sort`; `args` are the list's. */
+/** The rows of a first page: FROM `table` `alias` WHERE `where`, in the order of `sort`; `args` are the list's (see directed). */
 export interface PageRows {
   table: string;
   alias: string;
@@ -62,6 +62,9 @@ export interface RowsForm {
   sql: string;
   read: (rows: StreamRow<unknown>[]) => unknown;
 }
+
+/** The rows with their direction resolved: the one given, else the sort's default (as pagination.ts's fetchPage). */
+const directed = (r: PageRows): PageRows => ({ ...r, args: { ...r.args, direction: directionOf(r.args.direction as SortDirection | null | undefined, r.sort) } });
 
 /** Whether a shape holds a list (an item with lists of its own). */
 export const hasList = (shape: Shape): boolean =>
@@ -133,7 +136,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
   };
 
   /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
-  const values = (b: Build, r: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
+  const values = (b: Build, given: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
+    const r = directed(given);
     const limit = r.args.limit as number;
     const sort = realias(r.sort, r.alias);
     const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
@@ -172,8 +176,9 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
  * The page's rows with their item (`t`), the count (`n`), and each row's sort value as JSON (`s`) and
  * id (`i`) for the cursor; `textual`: the text forms (s and i as varchar, so only `t` is text).
    */
-  const itemRows = (b: Build, r: PageRows, item: string | undefined, textual: boolean) => {
+  const itemRows = (b: Build, given: PageRows, item: string | undefined, textual: boolean) => {
     if (!item) return undefined;
+    const r = directed(given);
     const sort = realias(r.sort, r.alias);
     const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
@@ -184,7 +189,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
   };
 
   /** The page's values as `render` sends them (decode's input), from its rows. */
-  const rowsForm = (b: Build, r: PageRows): RowsForm | undefined => {
+  const rowsForm = (b: Build, given: PageRows): RowsForm | undefined => {
+    const r = directed(given);
     const sql = itemRows(b, r, resultItem!.render!(b, r.alias), false);
     if (!sql) return undefined;
     const limit = r.args.limit as number;
@@ -204,7 +210,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     return { sql, read };
   };
 
-  const stream = (b: Build, r: PageRows): TextStream | undefined => {
+  const stream = (b: Build, given: PageRows): TextStream | undefined => {
+    const r = directed(given);
     const limit = r.args.limit as number;
     const sql = itemRows(b, r, resultItem!.text!(b, r.alias), true);
     if (!sql) return undefined;

@@ -5,9 +5,10 @@ import { ADDRESS, UUID } from '../../../common/validate';
 import { keyOf } from '../../../common/graphql/node';
 import { ASSET_SORTS } from '../../../modules/asset/asset.loaders';
 import { COLLECTION_SORTS } from '../../../modules/collection/collection.service';
+import { keepsCount, keptCountSql } from '../../../common/read-model';
 import type { ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
-import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, Shape, STEP_ASIDE } from './parts';
+import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { assetCountSql } from './leaves';
 import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
 import type { RowsForm, StreamRow } from './page';
@@ -268,7 +269,11 @@ export class Planner extends ObjectPlanner {
   /** A read model's root list, filtered by its declared filters as its service filters them. */
   private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts: model.sorts, sortTable: model.alias };
-    return this.listRoot(field, node, types, (b, args, a) => plannedFilters(b, listFilters(model), args, a));
+    return this.listRoot(field, node, types, (b, args, a) => {
+      const filtered = plannedFilters(b, listFilters(model), args, a);
+      // Counted without reading the rows where the model keeps counts for the filters given.
+      return filtered && { ...filtered, count: keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined };
+    });
   }
 
   private collectionsRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {

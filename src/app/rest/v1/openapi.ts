@@ -159,6 +159,8 @@ function argumentDescription(field: GraphQLField<unknown, unknown>, root: FieldN
 const LIMITS: Record<string, Schema> = {
   limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
   assets_limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+  // No default of its own: absent, the sort's (SortKey.defaultDirection).
+  direction: { description: 'asc or desc; when absent, asc (A to Z) for order_by=name, desc for every other order' },
 };
 
 /** Per status: its error codes and what they mean. */

@@ -1,0 +1,137 @@
+import { Params } from '../../common/sql';
+import {
+  countedSaleSql,
+  floorHour,
+  HOUR_MS,
+  NO_TREND_COLUMNS,
+  salesHours,
+  salesTable,
+  statisticsTable,
+  trendingColumns,
+} from './statistics.sql';
+import { Period, StatisticsOrderBy } from './statistics.types';
+
+/**
+ * Which collections come first in a statistics list, and the figures they are sorted and filtered by:
+ * sources of rows aliased `t` (fetchPage merges them), each of which an index serves, so a page reads
+ * about its own rows whatever the number of collections (issue #38):
+ *
+ * - holders, and the volume and sales of all time, are kept by the writes in `collection_figures`
+ *   (migration 1765630000000): an index walk. All time means before now: the few collections with a sale
+ *   at or after now (a clock set back; sales of the current hour ahead of a frozen clock) are a source
+ *   of their own, their figures less those sales.
+ * - the volume and sales of a sliding window change with time, not only with writes: the collections with
+ *   a rollup in the window's hours (bounded by the trades of the window, not by the market) are computed
+ *   and sorted, and every other collection has 0 and comes in the order of its id, an index walk.
+ * - the floor is computed per collection (LATERAL) for every one.
+ *
+ * With `isTrending`, each row's trend figures are computed by its collection's rollups (LATERAL); asked
+ * for trending ones only, only collections with a rollup in the trend window's hours are candidates.
+ */
+export interface Ranking {
+  sources: string[];
+  /** The record's fields the sources give: the page keeps them as its ranking saw them. */
+  fields: string[];
+}
+
+interface RankingArgs {
+  period: Period;
+  now: Date;
+  orderBy: StatisticsOrderBy;
+  /** The chain filter on a column (`f.chain_id`), or null. */
+  chain: ((column: string) => string) | null;
+  isTrending: number | null | undefined;
+}
+
+const SALES_FIELDS = ['volume', 'totalTransactions'];
+const TREND_FIELDS = ['trendVolume', 'previousVolume', 'isTrending', 'trendingScore'];
+
+export function ranking(p: Params, args: RankingArgs): Ranking {
+  const { period, now, orderBy, isTrending } = args;
+  const filtered = isTrending != null;
+  if (orderBy === StatisticsOrderBy.FLOOR_PRICE) {
+    const filter = args.chain?.('c.chain_id') ?? 'true';
+    return {
+      sources: [statisticsTable(p, period, now, filter, { floor: true, sales: filtered })],
+      fields: ['floorPrice', 'floorListingId', 'floorAssetId', 'floorTokenAddress', 'floorTokenId', ...(filtered ? [...SALES_FIELDS, ...TREND_FIELDS] : [])],
+    };
+  }
+  const where = (conditions: string[] = []) => {
+    const all = args.chain ? [...conditions, args.chain('f.chain_id')] : conditions;
+    return all.length ? ` WHERE ${all.join(' AND ')}` : '';
+  };
+  // Asked for trending collections only, the walks start from those with a sale in the trend window's hours.
+  const walked = () => figuresOf(p, isTrending === 1 ? salesHours(trendPeriod(period), now) : null);
+  // The trend figures of the walked collection, when the list is filtered by them.
+  const trendOf = () => (filtered ? ` LEFT JOIN LATERAL ${salesTable(p, trendPeriod(period), now, (column) => `${column} = f.collection_id`)} tv ON true` : '');
+  const trend = filtered ? `, ${trendingColumns('tv')}` : '';
+  const fields = (more: string[]) => [...more, ...(filtered ? TREND_FIELDS : [])];
+
+  if (orderBy === StatisticsOrderBy.TOTAL_HOLDERS) {
+    return {
+      sources: [`(SELECT f.collection_id AS id, f.holders AS "totalHolders"${trend} FROM ${walked()}${trendOf()}${where()}) t`],
+      fields: fields(['totalHolders']),
+    };
+  }
+  if (period === 'all') {
+    // Sales at or after now: the rollups of the hours after now's, and the orders of now's hour from now on.
+    const onTheHour = now.getTime() % HOUR_MS === 0;
+    const nextHour = onTheHour ? now : new Date(floorHour(now).getTime() + HOUR_MS);
+    const ahead = { from: floorHour(now), to: null };
+    const fromOrders = onTheHour
+      ? ''
+      : `UNION ALL SELECT o.collection_id, o.price, 1 FROM orders o
+           WHERE o.created_at >= ${p.add(now)}::timestamptz AND o.created_at < ${p.add(nextHour)}::timestamptz AND ${countedSaleSql('o')}`;
+    const future = `(SELECT x.collection_id, sum(x.volume) AS volume, sum(x.sales) AS sales FROM (
+        SELECT r.collection_id, r.volume, r.sales FROM collection_sales_hourly r WHERE r.hour >= ${p.add(nextHour)}::timestamptz
+        ${fromOrders}) x GROUP BY x.collection_id)`;
+    const columns = (volume: string, sales: string) =>
+      `f.collection_id AS id, (${volume})::text AS volume, (${sales})::int AS "totalTransactions", ${volume} AS volume_sort${trend}`;
+    return {
+      sources: [
+        `(SELECT ${columns('f.volume - COALESCE(fu.volume, 0)', 'f.sales - COALESCE(fu.sales, 0)')}
+          FROM ${figuresOf(p, ahead, (id) => ` LEFT JOIN ${future} fu ON fu.collection_id = ${id}`)}${trendOf()}${where()}) t`,
+        `(SELECT ${columns('f.volume', 'f.sales')} FROM ${walked()}${trendOf()}${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', ahead)})`])}) t`,
+      ],
+      fields: fields(SALES_FIELDS),
+    };
+  }
+  // A sliding window: the collections with a rollup in its hours, and the others (no sale: 0, by id).
+  const hours = salesHours(period, now);
+  return {
+    sources: [
+      `(SELECT f.collection_id AS id, COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
+          COALESCE(v.volume, 0) AS volume_sort, ${trendingColumns('v')}
+        FROM ${figuresOf(p, hours, (id) => ` LEFT JOIN ${salesTable(p, period, now, null)} v ON v.collection_id = ${id}`)}${where()}) t`,
+      `(SELECT f.collection_id AS id, '0'::text AS volume, 0 AS "totalTransactions", 0::numeric AS volume_sort, ${NO_TREND_COLUMNS}
+        FROM collection_figures f${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', hours)})`])}) t`,
+    ],
+    fields: [...SALES_FIELDS, ...TREND_FIELDS],
+  };
+}
+
+/** The trend window of a period is the period, but for all: the last 24 hours, the trend window of 24h. */
+const trendPeriod = (period: Period): Period => (period === 'all' ? '24h' : period);
+
+type Hours = { from: Date | null; to: Date | null };
+
+function hoursCondition(p: Params, hours: Hours): string {
+  const from = hours.from ? [`r.hour >= ${p.add(hours.from)}::timestamptz`] : [];
+  const to = hours.to ? [`r.hour <= ${p.add(hours.to)}::timestamptz`] : [];
+  return [...from, ...to].join(' AND ') || 'true';
+}
+
+/**
+ * `collection_figures f` of every collection (hours null), or of those with a rollup in `hours` (an index
+ * range scan by hour, bounded by the sales in them), each found by its key: `OFFSET 0` keeps the planner
+ * from hashing every collection's row to join them. `joins`: joined on the collection's id column before.
+ */
+function figuresOf(p: Params, hours: Hours | null, joins: (id: string) => string = () => ''): string {
+  if (!hours) return `collection_figures f${joins('f.collection_id')}`;
+  return `(SELECT DISTINCT r.collection_id FROM collection_sales_hourly r WHERE ${hoursCondition(p, hours)}) s${joins('s.collection_id')}
+    CROSS JOIN LATERAL (SELECT * FROM collection_figures f WHERE f.collection_id = s.collection_id OFFSET 0) f`;
+}
+
+/** A rollup of the collection `collectionId` in `hours` (its primary key). */
+const rollupOf = (p: Params, collectionId: string, hours: Hours) =>
+  `SELECT 1 FROM collection_sales_hourly r WHERE r.collection_id = ${collectionId} AND ${hoursCondition(p, hours)}`;

@@ -1,0 +1,249 @@
+import pg from 'pg';
+import { freshDatabase } from './setup/global-setup';
+import { startServer, TestServer } from './setup/server';
+
+/**
+ * Issue #38, item 4: every documented list of offers, orders and collections, with each sort and filter,
+ * is an index walk, whatever the market's size. On a database of its own, big enough that PostgreSQL's
+ * planner prefers an index where one serves (60,000 offers, 20,000 orders, 10,000 collections, made by
+ * generate_series and analyzed), the statements the gateway sends for each list (captured as it sends
+ * them, on both roads: SQL plans and resolvers) are explained: no Seq Scan of those tables, and no Sort
+ * over more than a bounded part of them (a token's or an account's few offers may be sorted).
+ */
+
+const OFFERS = 60_000;
+const ORDERS = 20_000;
+const COLLECTIONS = 10_000;
+/** A Sort or a kept count over more rows than this is one of the table, not of one parent's rows or up to a cursor. */
+const BOUNDED_SORT = 2_000;
+const WATCHED = ['offers', 'orders', 'collections'];
+
+interface Sent {
+  text: string;
+  values: unknown[];
+}
+
+let database: { url: string; drop: () => Promise<void> };
+let server: TestServer;
+let explainer: pg.Client;
+let sent: Sent[] = [];
+const originalQuery = pg.Client.prototype.query;
+
+beforeAll(async () => {
+  database = await freshDatabase('gw_shapes');
+  explainer = new pg.Client({ connectionString: database.url });
+  await explainer.connect();
+  await load(explainer);
+  // Every statement of the server's connections passes here (named ones as a config object).
+  pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+    if (this !== explainer) {
+      const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+      const given = Array.isArray(values) ? values : ((config as { values?: unknown[] }).values ?? []);
+      if (text) sent.push({ text, values: given });
+    }
+    return (originalQuery as (...args: unknown[]) => unknown).call(this, config, values, callback);
+  } as typeof pg.Client.prototype.query;
+  server = await startServer({}, { url: database.url });
+}, 300_000);
+
+afterAll(async () => {
+  pg.Client.prototype.query = originalQuery;
+  await server?.close();
+  await explainer?.end();
+  await database?.drop();
+});
+
+/** The market: 100 collections of 100 assets with offers and sales on them, and 20,000 collections more. */
+async function load(c: pg.Client): Promise<void> {
+  await c.query(
+    `INSERT INTO collections (id, chain_id, contract_address, owner, name, slug, total_supply, status, created_at)
+     SELECT md5('c' || i)::uuid, '1', '0x' || substr(md5('contract' || i) || md5('x' || i), 1, 40), '0x' || substr(md5('owner' || (i % 50)) || md5('y'), 1, 40),
+       'Collection ' || i, 'collection-' || i, CASE WHEN i % 10 = 0 THEN NULL ELSE i % 5000 END,
+       CASE WHEN i % 3 = 0 THEN 'verified' ELSE 'unverified' END, now() - make_interval(mins => i)
+     FROM generate_series(1, $1::int) i`,
+    [COLLECTIONS],
+  );
+  await c.query(
+    `INSERT INTO assets (id, collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner, created_at, updated_at)
+     SELECT md5('a' || ci || '-' || t)::uuid, md5('c' || ci)::uuid, '1', '0x' || substr(md5('contract' || ci) || md5('x' || ci), 1, 40), t,
+       'Asset ' || ci || '/' || t, 'Token ' || t, 'https://img.example/' || t || '.png', '{}'::jsonb, '0x' || substr(md5('holder' || ((ci * 31 + t) % 500)) || md5('z'), 1, 40), now(), now()
+     FROM generate_series(1, 100) ci CROSS JOIN generate_series(1, 100) t`,
+  );
+  // Kinds 80/10/10 %, statuses active, accepted (1 in 11), cancelled (1 in 7); a quarter ended; prices and times spread.
+  await c.query(
+    `INSERT INTO offers (id, kind, asset_id, token_id, traits, collection_id, chain_id, token_address, taker, price, start_time, end_time, status, created_at, updated_at)
+     SELECT md5('o' || k)::uuid, x.kind, CASE WHEN x.kind = 'item' THEN a.id END, CASE WHEN x.kind = 'item' THEN a.token_id END,
+       CASE WHEN x.kind = 'trait' THEN '[{"trait_type":"Background","value":"Blue"}]'::jsonb END,
+       a.collection_id, '1', a.token_address, '0x' || substr(md5('taker' || (k % 1000)) || md5('w'), 1, 40), (k % 997 + 1) / 100.0,
+       now() - interval '60 days', now() + make_interval(hours => (k % 200) - 50),
+       CASE WHEN k % 11 = 0 THEN 'accepted' WHEN k % 7 = 0 THEN 'cancelled' ELSE 'active' END,
+       now() - make_interval(secs => k), now()
+     FROM generate_series(1, $1::int) k
+     CROSS JOIN LATERAL (SELECT CASE WHEN k % 10 < 8 THEN 'item' WHEN k % 10 = 8 THEN 'collection' ELSE 'trait' END AS kind) x
+     JOIN assets a ON a.id = md5('a' || (1 + k % 100) || '-' || (1 + (k / 100) % 100))::uuid`,
+    [OFFERS],
+  );
+  await c.query(
+    `INSERT INTO orders (offer_id, asset_id, collection_id, chain_id, token_address, token_id, price, seller, buyer, status, created_at, updated_at)
+     SELECT o.id, o.asset_id, o.collection_id, o.chain_id, o.token_address, o.token_id, o.price, '0x' || substr(md5('seller' || o.token_id) || md5('v'), 1, 40),
+       o.taker, CASE WHEN k % 13 = 0 THEN 'failed' ELSE 'completed' END, now() - make_interval(mins => k), now()
+     FROM generate_series(1, $1::int) k JOIN offers o ON o.id = md5('o' || (k * 5 - 4))::uuid`,
+    [ORDERS],
+  );
+  // The expiry sweeper has caught up: what ended is marked (the active count subtracts only what it has not reached).
+  await c.query(`UPDATE offers SET expiry_swept = true WHERE status = 'active' AND end_time <= now()`);
+  await c.query('VACUUM ANALYZE');
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+
+/** The rows a node gave in all (its rows per loop times its loops). */
+const rowsOf = (node: PlanNode) => node['Actual Rows'] * node['Actual Loops'];
+
+/**
+ * How a statement's counts (`remaining`, `totalCount`: an Aggregate) are judged: `bounded`, each reads at
+ * most a bounded part of the tables (the kept counts, and the rows up to a cursor); `scanned`, as the rest of
+ * the plan (no Seq Scan: filters the kept counts do not cover are counted from an index); `ignored`, not
+ * looked at (collections' counts are the collection module's).
+ */
+type Counts = 'bounded' | 'scanned' | 'ignored';
+
+/** What is wrong with a statement's plan: Seq Scans of the watched tables, Sorts of more than a bounded part of them. */
+function planProblems(plan: PlanNode, counts: Counts): string[] {
+  const problems: string[] = [];
+  const scans = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] && WATCHED.includes(node['Relation Name']) ? [node] : []), ...(node.Plans ?? []).flatMap(scans)];
+  const visit = (node: PlanNode) => {
+    if (node['Node Type'] === 'Aggregate' && counts !== 'scanned') {
+      const big = counts === 'bounded' && scans(node).find((scan) => rowsOf(scan) > BOUNDED_SORT);
+      if (big) problems.push(`count reads ${rowsOf(big)} rows of ${big['Relation Name']}`);
+      return;
+    }
+    if (node['Node Type'] === 'Seq Scan' && WATCHED.includes(node['Relation Name'] ?? '')) problems.push(`Seq Scan on ${node['Relation Name']}`);
+    if (node['Node Type'] === 'Sort') {
+      const big = scans(node).find((scan) => rowsOf(scan) > BOUNDED_SORT);
+      if (big) problems.push(`Sort over ${rowsOf(big)} rows of ${big['Relation Name']}`);
+    }
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  visit(plan);
+  return problems;
+}
+
+/** The statements a request sent that read the watched tables, each with what is wrong with its plan. */
+async function explained(request: () => Promise<{ status: number }>, counts: Counts): Promise<{ sql: string; problems: string[] }[]> {
+  sent = [];
+  const res = await request();
+  expect(res.status).toBe(200);
+  const reads = sent.filter((s) => /^\s*(SELECT|WITH)/i.test(s.text) && WATCHED.some((t) => new RegExp(`\\b${t}\\b`).test(s.text)));
+  expect(reads.length).toBeGreaterThan(0);
+  const out: { sql: string; problems: string[] }[] = [];
+  for (const statement of reads) {
+    const { rows } = await explainer.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+    out.push({ sql: statement.text.replace(/\s+/g, ' ').slice(0, 300), problems: planProblems(rows[0]['QUERY PLAN'][0].Plan, counts) });
+  }
+  return out;
+}
+
+/** The plan problems of a REST list's first page and of the page after its cursor, by request. */
+async function restProblems(path: string, counts: Counts): Promise<Record<string, string[]>> {
+  const found: Record<string, string[]> = {};
+  let cursor: string | null = null;
+  const first = await explained(async () => {
+    const res = await server.rest('GET', path);
+    cursor = res.body.cursor;
+    return res;
+  }, counts);
+  for (const s of first) if (s.problems.length) found[`${path} ${s.sql}`] = s.problems;
+  expect(cursor).not.toBeNull();
+  const next = await explained(() => server.rest('GET', `${path}&page=${encodeURIComponent(cursor!)}`), counts);
+  for (const s of next) if (s.problems.length) found[`${path} (after its cursor) ${s.sql}`] = s.problems;
+  return found;
+}
+
+const DIRECTIONS = ['asc', 'desc'];
+/** A collection of the market with 600 offers and 200 orders. */
+const someCollection = '4d3a21d8-c684-c09c-19b9-3be911827fd5';
+
+/** The problems of a REST list over each sort and direction, with each filter; `counted`: filters whose count is kept (bounded). */
+async function listProblems(path: string, sorts: string[], counted: string[], others: string[]): Promise<Record<string, string[]>> {
+  const found: Record<string, string[]> = {};
+  for (const orderBy of sorts)
+    for (const direction of DIRECTIONS)
+      for (const [filters, counts] of [
+        [counted, 'bounded'],
+        [others, 'scanned'],
+      ] as const)
+        for (const filter of filters) Object.assign(found, await restProblems(`${path}?order_by=${orderBy}&direction=${direction}&limit=20${filter && `&${filter}`}`, counts));
+  return found;
+}
+
+describe('statement shapes of the documented lists on a market the planner indexes', () => {
+  test('when GET /v1/offers is sorted by each documented key in each direction, with each filter, then no statement scans or sorts the offers table, and counts by status, kind, chain and currency read a bounded part of it', async () => {
+    const counted = ['', 'status=active', 'status=expired', 'status=cancelled', 'status=accepted', 'kind=collection', 'kind=trait', 'chain_id=1', 'currency=ETH', 'status=active&kind=item&chain_id=1'];
+    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2'];
+    expect(await listProblems('/v1/offers', ['created_at', 'price', 'end_time'], counted, others)).toEqual({});
+  }, 300_000);
+
+  test('when GET /v1/orders is sorted by each documented key in each direction, with each filter, then no statement scans or sorts the orders table, and counts by status, chain and currency read a bounded part of it', async () => {
+    const counted = ['', 'status=completed', 'status=failed', 'chain_id=1', 'currency=ETH'];
+    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2'];
+    expect(await listProblems('/v1/orders', ['created_at', 'price'], counted, others)).toEqual({});
+  }, 300_000);
+
+  test('when GET /v1/collections is sorted by each documented key in each direction, then no page scans or sorts the collections table', async () => {
+    const found: Record<string, string[]> = {};
+    for (const orderBy of ['created_at', 'name', 'total_supply'])
+      for (const direction of DIRECTIONS) Object.assign(found, await restProblems(`/v1/collections?order_by=${orderBy}&direction=${direction}&limit=20`, 'ignored'));
+    expect(found).toEqual({});
+  }, 300_000);
+
+  test('when GraphQL asks offers and orders with totalCount, and a collection, an asset and an account their offers and orders, then no statement scans or sorts those tables', async () => {
+    const token = (await explainer.query(`SELECT token_address FROM assets WHERE collection_id = $1 LIMIT 1`, [someCollection])).rows[0].token_address as string;
+    const taker = (await explainer.query(`SELECT taker FROM offers LIMIT 1`)).rows[0].taker as string;
+    const found: Record<string, string[]> = {};
+    const check = async (query: string, variables: Record<string, unknown>, counts: Counts) => {
+      let after: string | undefined;
+      const request = async () => {
+        const res = await server.gql(query, variables);
+        expect(res.body.errors).toBeUndefined();
+        after = res.body.data.list?.edges.at(-1)?.cursor;
+        return res;
+      };
+      for (const s of await explained(request, counts)) if (s.problems.length) found[`${JSON.stringify(variables)} ${s.sql}`] = s.problems;
+      if (!after) return;
+      variables = { ...variables, after };
+      for (const s of await explained(request, counts)) if (s.problems.length) found[`${JSON.stringify(variables)} ${s.sql}`] = s.problems;
+    };
+    for (const direction of ['ASC', 'DESC']) {
+      for (const orderBy of ['CREATED_AT', 'PRICE', 'END_TIME'])
+        for (const status of [null, 'ACTIVE', 'EXPIRED']) {
+          await check(OFFERS_CONNECTION, { orderBy, direction, status }, 'bounded');
+          await check(NESTED_OFFERS, { orderBy, direction, status, collection: someCollection, token, taker }, 'scanned');
+        }
+      for (const orderBy of ['CREATED_AT', 'PRICE'])
+        for (const status of [null, 'COMPLETED']) {
+          await check(ORDERS_CONNECTION, { orderBy, direction, status }, 'bounded');
+          await check(NESTED_ORDERS, { orderBy, direction, status, collection: someCollection, taker }, 'scanned');
+        }
+    }
+    expect(found).toEqual({});
+  }, 300_000);
+});
+
+const OFFERS_CONNECTION = `query ($orderBy: OfferOrderBy, $direction: SortDirection, $status: OfferStatus, $after: String) {
+  list: offers(orderBy: $orderBy, direction: $direction, status: $status, first: 20, after: $after) { totalCount edges { cursor node { id price } } } }`;
+const ORDERS_CONNECTION = `query ($orderBy: OrderOrderBy, $direction: SortDirection, $status: OrderStatus, $after: String) {
+  list: orders(orderBy: $orderBy, direction: $direction, status: $status, first: 20, after: $after) { totalCount edges { cursor node { id price } } } }`;
+const NESTED_OFFERS = `query ($orderBy: OfferOrderBy, $direction: SortDirection, $status: OfferStatus, $collection: String!, $token: Address!, $taker: Address!) {
+  collection(id: $collection) { offers(orderBy: $orderBy, direction: $direction, status: $status) { remaining result { id } } }
+  asset(tokenAddress: $token, tokenId: "5") { offers(orderBy: $orderBy, direction: $direction, status: $status) { remaining result { id } } }
+  account(address: $taker) { offers(orderBy: $orderBy, direction: $direction, status: $status) { remaining result { id } } } }`;
+const NESTED_ORDERS = `query ($orderBy: OrderOrderBy, $direction: SortDirection, $status: OrderStatus, $collection: String!, $taker: Address!) {
+  collection(id: $collection) { orders(orderBy: $orderBy, direction: $direction, status: $status) { remaining result { id } } }
+  account(address: $taker) { orders(orderBy: $orderBy, direction: $direction, status: $status) { remaining result { id } } } }`;
