@@ -24,8 +24,9 @@ const MARKER = 'bench_dataset';
  * by batches of about BATCH_ROWS into tables whose indexes, keys and foreign keys are put back once the
  * rows are in (withoutIndexes): at 10,000,000 assets one INSERT ran past any sane timeout, and keeping
  * nine indexes and three foreign keys row by row (each check locks the row it finds) was most of the
- * time. The triggers stay on, so the counts and rollups they keep are what the application's writes
- * would have left.
+ * time. The triggers stay on, so the counts, rollups and listings' price bounds (price_low, price_high:
+ * the cheapest-first walk of listed assets reads them) they keep are what the application's writes would
+ * have left.
  */
 export async function loadDataset(ds: DataSource, scale: Scale, log: (line: string) => void): Promise<void> {
   const started = Date.now();

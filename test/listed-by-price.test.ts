@@ -94,3 +94,106 @@ describe('the stored price bounds', () => {
     expect(await boundsAstray([first.collection.id])).toEqual([]);
   });
 });
+
+interface RestAsset {
+  id: string;
+  listing: { current_price_decimal: string } | null;
+}
+
+/** Every item of a /v1 list, page after page by cursor, `limit` a page. */
+async function allPages(path: string, limit: number): Promise<{ items: RestAsset[]; remaining: number[] }> {
+  const items: RestAsset[] = [];
+  const remaining: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const res: HttpResult = await server.rest('GET', `${path}&limit=${limit}${cursor ? `&page=${encodeURIComponent(cursor)}` : ''}`);
+    expect(res.status).toBe(200);
+    items.push(...res.body.result);
+    remaining.push(res.body.remaining);
+    cursor = res.body.cursor;
+  } while (cursor);
+  return { items, remaining };
+}
+
+const priced = (items: RestAsset[]) => items.map((a) => [a.id, a.listing?.current_price_decimal ?? null]);
+
+describe('pages of listed assets by current price', () => {
+  let first: OwnedAsset;
+  let made: Date;
+  beforeAll(async () => {
+    made = clock.now();
+    first = await saveOwnedAsset(server);
+    const owned = [first];
+    for (let i = 1; i < 15; i += 1) owned.push(await saveSiblingAsset(server, first));
+    const [bidder, other] = [await server.key(), await server.key()];
+    // Fixed prices, two of them equal; dutch auctions falling through them; english auctions without bids,
+    // with a bid standing now, with a bid that opens in two hours, with one that ends in half an hour; one
+    // listing in WETH; two assets unlisted.
+    for (const [i, price] of [[0, 1], [1, 2], [2, 2], [3, 3], [4, 5]]) await list(owned[i], { order_type: 'fixed_price', start_price: price });
+    await list(owned[5], { order_type: 'dutch_auction', start_price: 6, accept_price: 0.5 });
+    await list(owned[6], { order_type: 'dutch_auction', start_price: 4, accept_price: 2.5, expiration_time: { duration_seconds: 4 * 3600 } });
+    await list(owned[7], { order_type: 'english_auction', start_price: 1.5 });
+    for (const i of [8, 9, 10]) await list(owned[i], { order_type: 'english_auction', start_price: 1.2 });
+    expect((await bid(bidder, owned[8], 4.2)).status).toBe(200);
+    expect((await bid(bidder, owned[9], 7, { start: later(made, 2 * HOUR), end: later(made, 5 * HOUR) })).status).toBe(200);
+    expect((await bid(other, owned[10], 3.3, { end: later(made, HOUR / 2) })).status).toBe(200);
+    await list(owned[11], { order_type: 'fixed_price', start_price: 0.7, currency: 'WETH' });
+    await list(owned[12], { order_type: 'fixed_price', start_price: 2.5 });
+  });
+
+  // Moments when the dutch prices have fallen through the fixed ones and the english bids have come and gone.
+  const moments = [['just after listing', 60 * SECOND], ['after 1 hour', HOUR], ['after 3 hours', 3 * HOUR], ['after 6 hours', 6 * HOUR], ['after 20 hours', 20 * HOUR]] as const;
+
+  test.each(moments)('when read %s, then every page of listed assets by current price is the listed part of the list priced in full, both ways, by cursor and by page number', async (_, after) => {
+    clock.set(later(made, after));
+    const collection = `collection_id=${first.collection.id}&order_by=current_price`;
+    for (const direction of ['asc', 'desc']) {
+      // Without a status filter the list prices every asset, the listed ones first (nulls last): the reference.
+      const full = (await allPages(`/v1/assets?${collection}&direction=${direction}`, 100)).items.filter((a) => a.listing);
+      // The shorter dutch auction has closed after 4 hours.
+      expect(full.length).toBe(after < 4 * HOUR ? 13 : 12);
+      for (const limit of [1, 3, 20]) {
+        const listed = await allPages(`/v1/assets?${collection}&direction=${direction}&status=listed`, limit);
+        expect(priced(listed.items)).toEqual(priced(full));
+        expect(listed.remaining[0]).toBe(full.length - Math.min(limit, full.length));
+      }
+      const second = await server.rest('GET', `/v1/assets?${collection}&direction=${direction}&status=listed&limit=4&page=2`);
+      expect(priced(second.body.result)).toEqual(priced(full.slice(4, 8)));
+      const eth = await allPages(`/v1/assets?${collection}&direction=${direction}&currency=ETH`, 3);
+      expect(priced(eth.items)).toEqual(priced(full.filter((a) => a.id !== firstWeth())));
+      const weth = await allPages(`/v1/assets?${collection}&direction=${direction}&currency=WETH`, 3);
+      expect(weth.items.map((a) => a.id)).toEqual([firstWeth()]);
+    }
+  });
+
+  let wethAsset: string | undefined;
+  const firstWeth = () => wethAsset!;
+  beforeAll(async () => {
+    [{ asset_id: wethAsset }] = await server.ds.query(`SELECT asset_id FROM listings WHERE collection_id = $1 AND currency <> $2 AND status = 'active'`, [
+      first.collection.id,
+      '0x0000000000000000000000000000000000000000',
+    ]);
+  });
+
+  test('when GraphQL asks for listed assets by current price, then its connection walks them in the same order as /v1', async () => {
+    clock.set(later(made, 3 * HOUR));
+    const rest = await allPages(`/v1/assets?collection_id=${first.collection.id}&order_by=current_price&direction=asc&status=listed`, 100);
+    const ids: string[] = [];
+    let after: string | null = null;
+    do {
+      const res: HttpResult = await server.gql(LISTED_BY_PRICE, { collectionId: first.collection.id, after });
+      expect(res.body.errors).toBeUndefined();
+      ids.push(...res.body.data.assets.edges.map((e: { node: { id: string } }) => e.node.id));
+      after = res.body.data.assets.pageInfo.hasNextPage ? res.body.data.assets.pageInfo.endCursor : null;
+    } while (after);
+    expect(ids).toEqual(rest.items.map((a) => a.id));
+  });
+});
+
+const LISTED_BY_PRICE = /* GraphQL */ `
+  query ($collectionId: String, $after: String) {
+    assets(collectionId: $collectionId, status: LISTED, orderBy: CURRENT_PRICE, direction: ASC, first: 4, after: $after) {
+      edges { node { id listing { currentPriceDecimal } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;

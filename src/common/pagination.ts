@@ -299,6 +299,13 @@ export interface ListQuery {
    * reads by the sort's index as far as the cursor, not to the end of the list.
    */
   count?: string;
+  /**
+   * Where the page's rows are read from instead of `from` (its counts still read `from`): `from` restricted
+   * to a relation that holds at least the first `rows` rows after `after` in the list's order, found by an
+   * index (listed assets by current price: listing.sql.ts listedByPriceSql). The page's statement then
+   * filters, orders and limits those few as it would every row, so its answer is the same.
+   */
+  pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -455,7 +462,9 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
   const limit = pageLimit(q);
   const offset = q.params.add(position.offset);
-  const from = rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
+  const from = q.pageFrom
+    ? `${q.pageFrom(q.where, { after: position.after, rows: position.offset + q.args.limit + 1, direction: q.args.direction })}${whereSql}`
+    : rowsFrom(q, whereSql, `${limit}::int + ${offset}::int`);
   const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'

@@ -73,14 +73,15 @@ export class ListingPriceBounds1765640000000 implements MigrationInterface {
         ELSE
           SELECT array_agg(DISTINCT o.asset_id) INTO touched FROM old_offers o WHERE o.asset_id IS NOT NULL AND o.status = 'active';
         END IF;
+        -- A join, not = ANY: a bulk insert (the bench's loader) touches hundreds of thousands of assets at once.
         IF touched IS NULL THEN
           RETURN NULL;
         END IF;
-        PERFORM 1 FROM listings l WHERE l.asset_id = ANY(touched) AND l.order_type = 'english_auction' AND l.status = 'active'
+        PERFORM 1 FROM listings l WHERE l.asset_id IN (SELECT unnest(touched)) AND l.order_type = 'english_auction' AND l.status = 'active'
           ORDER BY l.id FOR UPDATE;
         UPDATE listings l SET price_high = b.bound
         FROM (SELECT l2.id, listing_best_bid_bound(l2.asset_id, l2.currency, l2.start_price) AS bound FROM listings l2
-              WHERE l2.asset_id = ANY(touched) AND l2.order_type = 'english_auction' AND l2.status = 'active') b
+              WHERE l2.asset_id IN (SELECT unnest(touched)) AND l2.order_type = 'english_auction' AND l2.status = 'active') b
         WHERE l.id = b.id AND l.price_high IS DISTINCT FROM b.bound;
         RETURN NULL;
       END $$`);

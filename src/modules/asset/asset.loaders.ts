@@ -10,7 +10,8 @@ import type { Loaders } from '../../common/request/context';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
-import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
+import { isActiveListingSql, listedByPriceSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { ASSET_READ } from './asset.read';
 import { AssetOrderBy } from './asset.types';
@@ -128,13 +129,22 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 /**
  * An asset list with the filters every asset list takes (asset.read.ts `filters`) and the conditions in
  * `where` (over `assets t`, in `s`): the root list's and each relation's. The active listing is joined
- * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read.
+ * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read. Listed assets
+ * by current price read their page from the listings' price indexes (listedByPricePage; `collection`: the
+ * parameter of the list's collection, which picks an index).
  */
-export function assetListQuery<A extends NestedAssetPageArgs>(args: A, s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)), where: string[] = [], filters = ASSET_READ.filters): ListQuery {
+export function assetListQuery<A extends NestedAssetPageArgs>(
+  args: A,
+  s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)),
+  where: string[] = [],
+  filters = ASSET_READ.filters,
+  collection?: string,
+): ListQuery {
   checkFilters(filters, args);
   const sort = ASSET_READ.sorts[args.orderBy];
   return {
     from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
+    pageFrom: listedByPricePage(args, s, collection),
     columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
     idExpression: 't.id',
     where: [...where, ...filterConditions(filters, s, 't', args)],
@@ -143,6 +153,20 @@ export function assetListQuery<A extends NestedAssetPageArgs>(args: A, s = sqlSc
     orderBy: args.orderBy,
     args,
   };
+}
+
+/**
+ * Listed assets only (`status: LISTED` or a `currency`) by current price: the page's few candidates come
+ * from the listings' price indexes (listedByPriceSql), then each candidate's asset and active listing by
+ * their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates; the listing's
+ * join is asset.read.ts's `listing`, fenced so).
+ */
+function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collection?: string): ListQuery['pageFrom'] {
+  if (args.orderBy !== AssetOrderBy.CURRENT_PRICE || (args.status !== AssetStatus.LISTED && args.currency == null)) return undefined;
+  return (filters, { after, rows, direction }) =>
+    `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection, currency: args.currency, after, rows })} c ` +
+    `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ` +
+    `LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', s.now())} OFFSET 0) l ON true`;
 }
 
 /**

@@ -34,10 +34,11 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const checkAfter = args.collectionId != null && UUID.test(args.collectionId) && (args.page == null || args.page === '');
   const collectionId =
     args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
-  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS);
+  // The collection's parameter for the walk of listed assets by price (assetListQuery), which picks its index.
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? undefined : s.p.add(collectionId));
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
   if (search) list.where.push(search.where(list.from, list.where));
-  const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true }) });
+  const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }) });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;

@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { SortDirection } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { isNativeSql } from '../currency/currency.entity';
 
@@ -52,6 +53,66 @@ export function floorListingSql(collectionId: string, now: string, columns: stri
     ORDER BY ${currentPriceSql('l', now)} ASC, l.id LIMIT 1`;
 }
 
+
+/** What listedByPriceSql needs of a page of listed assets by current price. */
+export interface ListedByPrice {
+  /** The moment of reading, a parameter. */
+  now: string;
+  direction: SortDirection;
+  /** The list's conditions over the asset `t` and its active listing `l`. */
+  filters: string[];
+  /** The collection the list is of (a parameter), which `filters` hold too: here it picks the index. */
+  collection?: string;
+  /** The list's `currency` (an address or a symbol), which `filters` hold too: here it picks the index. */
+  currency?: string | null;
+  /** The page's cursor: the current price and asset id of the row it follows. */
+  after?: { value: unknown; id: string };
+  /** How many rows the page reads from its position's start (its offset, its limit and one more). */
+  rows: number;
+}
+
+/**
+ * A relation of asset ids (`asset_id`) that holds the first `rows` listed assets in the order of their current
+ * price now (then asset id) after the cursor, for the list's statement to price, filter and order again: a
+ * few rows where the list would price every listed asset. Read from the stored price bounds (migration
+ * 1765640000000-listing-price-bounds): the listings whose price only writes change come from an index walk
+ * on it, `rows` of them; a listing whose price moves with time (a dutch auction, an english auction with
+ * bids) can only reach those rows if its lower bound is at most the last of them (the dearest first: its upper
+ * bound at least), so only those are candidates, whatever the list's filters on the asset (its statement
+ * applies them); and the few whose price reads as null (sorted last) are added.
+ */
+export function listedByPriceSql(p: Params, x: ListedByPrice): string {
+  const asc = x.direction === SortDirection.ASC;
+  const dir = asc ? 'ASC' : 'DESC';
+  const rows = p.add(x.rows);
+  const afterValue = x.after && x.after.value !== null ? { value: p.add(x.after.value), id: p.add(x.after.id) } : undefined;
+  const pricedAfter = x.after === undefined || afterValue !== undefined;
+  const currency = x.currency != null ? p.add(x.currency.trim()) : undefined;
+  const ofListing = [isActiveListingSql('l', x.now), ...(x.collection ? [`l.collection_id = ${x.collection}`] : [])];
+  const ofCurrency = currency ? ['l.currency IN (SELECT address FROM cur)'] : [];
+  const fixedAfter = afterValue ? [`(l.price_low, l.asset_id) ${asc ? '>' : '<'} (${afterValue.value}::numeric, ${afterValue.id}::uuid)`] : [];
+  const walk = (conditions: string[]) =>
+    `SELECT l.asset_id, l.price_low AS price FROM listings l JOIN assets t ON t.id = l.asset_id
+     WHERE ${[...ofListing, 'l.price_low = l.price_high', ...conditions, ...fixedAfter, ...x.filters].join(' AND ')}
+     ORDER BY l.price_low ${dir}, l.asset_id ${dir} LIMIT ${rows}::int`;
+  // One walk per currency address the filter names (USDC has one per chain), each in the index's order.
+  const fixed = currency ? `SELECT f.* FROM cur CROSS JOIN LATERAL (${walk(['l.currency = cur.address'])}) f` : walk([]);
+  const reach = asc
+    ? `l.price_low <= COALESCE((SELECT s.price FROM s ORDER BY s.price ASC OFFSET ${rows}::int - 1 LIMIT 1), 'Infinity'::numeric)`
+    : `l.price_high >= COALESCE((SELECT s.price FROM s ORDER BY s.price DESC OFFSET ${rows}::int - 1 LIMIT 1), '-Infinity'::numeric)`;
+  // A moving price past the cursor's can only be one whose bounds reach it.
+  const movingAfter = afterValue ? [asc ? `l.price_high >= ${afterValue.value}::numeric` : `l.price_low <= ${afterValue.value}::numeric`] : [];
+  const ofListings = (conditions: string[]) => `SELECT l.asset_id FROM listings l WHERE ${[...ofListing, ...conditions, ...ofCurrency].join(' AND ')}`;
+  const cur = currency
+    ? `cur AS MATERIALIZED (SELECT DISTINCT c.address FROM currencies c WHERE c.address = lower(${currency}) OR upper(c.symbol) = upper(${currency}))`
+    : undefined;
+  const ctes = [...(cur ? [cur] : []), ...(pricedAfter ? [`s AS MATERIALIZED (${fixed})`] : [])];
+  const branches = [
+    ...(pricedAfter ? ['SELECT s.asset_id FROM s', ofListings(['l.price_low < l.price_high', reach, ...movingAfter])] : []),
+    ofListings(['l.price_low IS NULL']),
+  ];
+  return `(${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}${branches.join(' UNION ALL ')})`;
+}
 
 /** The prices an offer on the asset meets, from its active listing now (none without one). */
 export interface ListingTerms {
