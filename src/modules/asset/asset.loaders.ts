@@ -130,21 +130,21 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
  * An asset list with the filters every asset list takes (asset.read.ts `filters`) and the conditions in
  * `where` (over `assets t`, in `s`): the root list's and each relation's. The active listing is joined
  * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read. Listed assets
- * by current price read their page from the listings' price indexes (listedByPricePage; `collection`: the
- * parameter of the list's collection, which picks an index).
+ * by current price read their page from the listings' price indexes (listedByPricePage; `collectionId`: the
+ * list's collection, which picks an index).
  */
 export function assetListQuery<A extends NestedAssetPageArgs>(
   args: A,
   s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)),
   where: string[] = [],
   filters = ASSET_READ.filters,
-  collection?: string,
+  collectionId?: string,
 ): ListQuery {
   checkFilters(filters, args);
   const sort = ASSET_READ.sorts[args.orderBy];
   return {
     from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
-    pageFrom: listedByPricePage(args, s, collection),
+    pageFrom: listedByPricePage(args, s, collectionId),
     columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
     idExpression: 't.id',
     where: [...where, ...filterConditions(filters, s, 't', args)],
@@ -161,10 +161,11 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
  * their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates; the listing's
  * join is asset.read.ts's `listing`, fenced so).
  */
-function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collection?: string): ListQuery['pageFrom'] {
+function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collectionId?: string): ListQuery['pageFrom'] {
   if (args.orderBy !== AssetOrderBy.CURRENT_PRICE || (args.status !== AssetStatus.LISTED && args.currency == null)) return undefined;
+  // Parameters are added only when the walk is written (an unused parameter is an error in PostgreSQL).
   return (filters, { after, rows, direction }) =>
-    `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection, currency: args.currency, after, rows })} c ` +
+    `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection: collectionId == null ? undefined : s.p.add(collectionId), currency: args.currency, after, rows })} c ` +
     `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ` +
     `LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', s.now())} OFFSET 0) l ON true`;
 }

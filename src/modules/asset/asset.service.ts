@@ -34,8 +34,8 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const checkAfter = args.collectionId != null && UUID.test(args.collectionId) && (args.page == null || args.page === '');
   const collectionId =
     args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
-  // The collection's parameter for the walk of listed assets by price (assetListQuery), which picks its index.
-  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? undefined : s.p.add(collectionId));
+  // The collection also picks the index of the walk of listed assets by price (assetListQuery).
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId ?? undefined);
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
   if (search) list.where.push(search.where(list.from, list.where));
   const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }) });
