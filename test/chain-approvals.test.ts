@@ -8,7 +8,7 @@ import { startServer, TestServer } from './setup/server';
  * approval_revoked and cannot be bought on either door; approving again makes it active again; a reorg
  * undoes either. A local EVM node and OpenZeppelin's ERC721; both databases.
  */
-const CHAIN_ID = '31341';
+const CHAIN_ID = '31343';
 let node: ChainNode;
 let api: TestServer;
 let follower: TestServer;
