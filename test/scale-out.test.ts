@@ -271,9 +271,10 @@ let skipReason: string | undefined;
         expect({ target, graphql: steady(await twin.json(), c.route) }).toEqual({ target, graphql: steady(expectedGql.body, c.route) });
       }
     }
-    // The statistics case reads this test's collection: the sale above leads the 24 h volume.
-    const top = await reference.rest('GET', '/v1/statistics?period=24h&order_by=volume&limit=1');
-    expect(top.body.result[0].collection.contract_address).toBe(address);
+    // The statistics case reads this test's collection: the sale above is among the 24 h volume's first page
+    // (other files on the shared database sell too, at prices of their own).
+    const top = await reference.rest('GET', '/v1/statistics?period=24h&order_by=volume&limit=20');
+    expect(top.body.result.map((row: { collection: { contract_address: string } }) => row.collection.contract_address)).toContain(address);
   }, 120_000);
 
   test('when the replica lags (replay paused), then a read with the write\'s token sees the write, one without may not, and past REPLICA_MAX_LAG_MS the replica is skipped', async () => {
