@@ -11,9 +11,9 @@ import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
-import { isActiveListingSql, listedByPriceSql } from '../listing/listing.sql';
+import { listedByPriceSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
-import { ASSET_READ } from './asset.read';
+import { activeListingJoin, ASSET_READ } from './asset.read';
 import { AssetOrderBy } from './asset.types';
 import { createTraitLoaders } from './asset.traits';
 
@@ -166,8 +166,7 @@ function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collectionId?
   // Parameters are added only when the walk is written (an unused parameter is an error in PostgreSQL).
   return (filters, { after, rows, direction }) =>
     `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection: collectionId == null ? undefined : s.p.add(collectionId), currency: args.currency, after, rows })} c ` +
-    `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ` +
-    `LEFT JOIN LATERAL (SELECT l.* FROM listings l WHERE l.asset_id = t.id AND ${isActiveListingSql('l', s.now())} OFFSET 0) l ON true`;
+    `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
 }
 
 /**

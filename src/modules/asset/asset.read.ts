@@ -17,6 +17,14 @@ export const assetPriceSql = (a: string, now: string) =>
   `(SELECT ${currentPriceSql('ap', now)} FROM listings ap WHERE ap.asset_id = ${a}.id AND ${isActiveListingSql('ap', now)})`;
 
 /**
+ * Joins asset `t`'s active listing at `now` as `l` (at most one by constraint; null when none). `fence`
+ * (' OFFSET 0') keeps the join a nested loop by key, whatever the planner estimates.
+ */
+export function activeListingJoin(t: string, l: string, now: string, fence = ''): string {
+  return `LEFT JOIN LATERAL (SELECT ${l}.* FROM listings ${l} WHERE ${l}.asset_id = ${t}.id AND ${isActiveListingSql(l, now)}${fence}) ${l} ON true`;
+}
+
+/**
  * How assets are read: by asset.service.ts and its loaders, and by the SQL plans. The stored `status` is
  * the service's; GraphQL's Asset.status is read from the active listing (asset.resolver.ts, the plans).
  * Filters on the listing (status, currency) and the sort by current price join the active listing `l`.
@@ -95,7 +103,7 @@ export const ASSET_READ: ReadModel = {
   joins: {
     listing: {
       alias: 'l',
-      sql: (t, l, s) => `LEFT JOIN LATERAL (SELECT ${l}.* FROM listings ${l} WHERE ${l}.asset_id = ${t}.id AND ${isActiveListingSql(l, s.now())}) ${l} ON true`,
+      sql: (t, l, s) => activeListingJoin(t, l, s.now()),
     },
   },
   relations: {},
