@@ -128,7 +128,7 @@ const restAsset = async (tokenId: string, target = collection) =>
 
 /** The asset through REST once its fetch has ended (fetched or failed). */
 const settled = (tokenId: string, target = collection) =>
-  waitFor(`asset ${tokenId} settled`, () => restAsset(tokenId, target), (a) => a.metadata_status === 'fetched' || a.metadata_status === 'failed');
+  waitFor(`asset ${tokenId} settled`, () => restAsset(tokenId, target), (a) => a.metadata_status === 'fetched' || a.metadata_status === 'failed', 20_000);
 
 const ASSET_QUERY = /* GraphQL */ `
   query ($address: Address!, $id: TokenId!) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { exclusive } from '../setup/exclusive';
 import { randomAddress, startServer, TestServer } from '../setup/server';
 import { assetInput, CollectionRow, CREATE_ASSET, saveCollection } from '../factories/marketplace';
 import { buildCsv, csvRecord, csvRecords, importFormUrlencoded, importMultipart, tokenIdsOf } from '../factories/csv';
@@ -261,6 +262,17 @@ describe('POST /v1/assets/import', () => {
 
 describe('POST /v1/assets/import with a token_uri column', () => {
   test('when rows give only owner and token_uri, then the assets start as #<id> with their document queued for the fetch', async () => {
+    // No fetch worker of another file (test/metadata.test.ts, test/chain-metadata.test.ts) may take these rows
+    // before they are read back pending: those files' workers claim every due row of the shared database.
+    const release = await exclusive('metadata-workers');
+    try {
+      await importedPending();
+    } finally {
+      release();
+    }
+  }, 180_000);
+
+  async function importedPending() {
     const { owner, collection } = await freshCollection();
     const csv = buildCsv(
       [
@@ -282,7 +294,7 @@ describe('POST /v1/assets/import with a token_uri column', () => {
       [collection.id],
     );
     expect(queued).toEqual([{ source_url: 'https://docs.example/1.json' }, { source_url: 'ipfs://QmDoc/2' }]);
-  });
+  }
 
   test('when a token_uri is not one the fetch reads, or a row has neither a token_uri nor a name, then a 422 names each and nothing is written', async () => {
     const { owner, collection } = await freshCollection();
