@@ -12,6 +12,9 @@ export const DEFAULT_SCALE: Scale = { collections: 1000, assetsPerCollection: 10
 /** A deterministic address from a label: the same data set on every run and both databases. */
 const address = (label: string) => `'0x' || substr(md5(${label}) || md5('x' || ${label}), 1, 40)`;
 
+/** The accounts that own the assets (holder0 to holder4999), each a share of every collection range. */
+export const HOLDERS = 5000;
+
 /** Rows per INSERT: each statement stays well inside the loader's query timeout at any scale. */
 const BATCH_ROWS = 500_000;
 
@@ -66,7 +69,7 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
          SELECT md5('a' || c.i || '-' || t)::uuid, md5('c' || c.i)::uuid, (ARRAY['1','137','8453','10'])[1 + c.i % 4],
            ${address("'contract' || c.i")}, t, 'Asset ' || c.i || '/' || t, 'Token ' || t || ' of collection ' || c.i,
            'https://img.example/' || c.i || '/' || t || '.png', jsonb_build_object('rarity', t % 7),
-           ${address("'holder' || ((c.i * 31 + t) % 5000)")}, CASE WHEN t % 3 = 0 THEN 'listed' ELSE 'unlisted' END,
+           ${address(`'holder' || ((c.i * 31 + t) % ${HOLDERS})`)}, CASE WHEN t % 3 = 0 THEN 'listed' ELSE 'unlisted' END,
            now() - make_interval(secs => c.i * 100 + t), now()
          FROM generate_series($1::int, $2::int) c(i) CROSS JOIN generate_series(1, $3::int) t
          RETURNING id, collection_id, owner, token_id)

@@ -15,7 +15,8 @@ export interface GrowthRow {
   list: string;
   door: 'REST' | 'GraphQL';
   request: string;
-  page: 1 | 10;
+  /** null: a write (bench/writes.ts), which has no page. */
+  page: 1 | 10 | null;
   p50Ms: number | null;
   p99Ms: number | null;
   samples: number;
@@ -269,10 +270,10 @@ export function growthTable(rows: GrowthRow[], label: string, other?: { label: s
     ? `| list | door | request | page | ${other.label} p50 / p99 ms | ${label} p50 / p99 ms | growth (p50) | note |\n|---|---|---|---|---|---|---|---|`
     : `| list | door | request | page | p50 / p99 ms | note |\n|---|---|---|---|---|---|`;
   const lines = rows.map((r) => {
-    if (!other) return `| ${r.list} | ${r.door} | ${r.request} | ${r.page} | ${figure(r)} | ${r.p50Ms === null ? '' : r.note} |`;
+    if (!other) return `| ${r.list} | ${r.door} | ${r.request} | ${r.page ?? '-'} | ${figure(r)} | ${r.p50Ms === null ? '' : r.note} |`;
     const b = before.get(key(r));
     const ratio = b?.p50Ms && r.p50Ms !== null ? `${(r.p50Ms / b.p50Ms).toFixed(2)}x` : '-';
-    return `| ${r.list} | ${r.door} | ${r.request} | ${r.page} | ${figure(b)} | ${figure(r)} | ${ratio} | ${r.p50Ms === null ? '' : r.note} |`;
+    return `| ${r.list} | ${r.door} | ${r.request} | ${r.page ?? '-'} | ${figure(b)} | ${figure(r)} | ${ratio} | ${r.p50Ms === null ? '' : r.note} |`;
   });
   return [header, ...lines].join('\n');
 }

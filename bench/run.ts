@@ -10,13 +10,15 @@ import { buildSchema, isEnumType } from 'graphql';
 import { Client } from 'pg';
 import { freePort } from './free-port';
 import { setLogLevel } from '../src/common/logger';
+import { DataSource } from 'typeorm';
 import { createDataSource } from '../src/db/data-source';
 import { startEmbedded } from '../src/db/embedded';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
 import { routes } from '../src/app/rest/v1/routes';
-import { DEFAULT_SCALE, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
+import { DEFAULT_SCALE, HOLDERS, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
 import { growthTable, readGrowth, runGrowth } from './growth';
+import { Party, runWrites } from './writes';
 import { benchEvents } from './events';
 import { anchorTable, cpuMs, runAnchors } from './anchors';
 import { frontendWorkloads } from './frontend';
@@ -123,7 +125,14 @@ function scaled(factor: number, ordersFactor: number): Scale {
 }
 
 /** A fresh database for the run, with the project's migrations and the data set; returns how the server reaches it. */
-async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, string>; adminKey: string; sweepKeys: [string, string]; label: string; url: string }> {
+async function prepareDatabase(scale: Scale): Promise<{
+  env: Record<string, string>;
+  adminKey: string;
+  sweepKeys: [string, string];
+  label: string;
+  url: string;
+  writers?: { sellers: Party[]; buyer: Party };
+}> {
   const serverUrl = process.env.DATABASE_URL;
   let url: string;
   let stop = async () => {};
@@ -161,6 +170,11 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   await ds.initialize();
   if (reuse) {
     log(`reusing ${label}, which holds the data set of this scale (--reuse-db)`);
+    // Migrations added since the load apply here, timed, rather than in the gateway's start (which the bench
+    // waits 60 s for): on ten million assets an index or a backfill takes minutes.
+    const t = Date.now();
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    if (applied.length) log(`  ${applied.length} migrations applied (${((Date.now() - t) / 1000).toFixed(1)} s): ${applied.map((m) => m.name).join(', ')}`);
   } else {
     await ds.runMigrations({ transaction: 'each' });
     log(`loading the data set into ${label}`);
@@ -171,6 +185,7 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
   // The two accounts of the sweep row (bench/sweep.ts), which buy from each other.
   const sweeper = async (name: string) => (await createApiKey(ds.manager, { address: addressOf(`${admin}-${name}`), role: ApiKeyRole.USER, label: 'bench sweeps' })).key;
   const sweepKeys: [string, string] = [await sweeper('sweeper-a'), await sweeper('sweeper-b')];
+  const writers = opts.growth ? await writeParties(ds, admin) : undefined;
   await ds.destroy();
   await stop();
   if (Number(opts.workers) > 1) {
@@ -186,7 +201,23 @@ async function prepareDatabase(scale: Scale): Promise<{ env: Record<string, stri
     env.DATABASE_REPLICA_URLS = replica.toString();
     label += `; a streaming replica on port ${port} (scripts/replica.sh)`;
   }
-  return { env, adminKey: key, sweepKeys, label, url };
+  return { env, adminKey: key, sweepKeys, label, url, writers };
+}
+
+/**
+ * The parties of the growth section's writes (bench/writes.ts): a buyer of the run's own and one seller per
+ * round, holders of the data set (each owns a share of every scale's assets) starting at one that
+ * depends on the time, so that runs on a reused database take other holders' unlisted assets.
+ */
+async function writeParties(ds: DataSource, admin: string): Promise<{ sellers: Party[]; buyer: Party }> {
+  const party = async (address: string, label: string): Promise<Party> => ({
+    address,
+    key: (await createApiKey(ds.manager, { address, role: ApiKeyRole.USER, label })).key,
+  });
+  const first = Math.floor(Date.now() / 1000) % HOLDERS;
+  const sellers: Party[] = [];
+  for (let i = 0; i < Number(opts['growth-requests']) + 2; i += 1) sellers.push(await party(addressOf(`holder${(first + i) % HOLDERS}`), 'bench writes'));
+  return { sellers, buyer: await party(addressOf(`${admin}-buyer`), 'bench writes') };
 }
 
 /** Whether the run's database exists with this scale's whole data set (for --reuse-db). */
@@ -656,10 +687,10 @@ async function main(): Promise<void> {
   let settings = `chain row alone; pool ${opts.pool}; node ${process.version}`;
   try {
     if (!chainOnly) {
-      const { env, adminKey, sweepKeys, label, url } = await prepareDatabase(scale);
+      const { env, adminKey, sweepKeys, label, url, writers } = await prepareDatabase(scale);
       settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
       if (opts.growth) {
-        await growth(env, scale);
+        await growth(env, scale, writers!);
         return;
       }
       if (opts.anchors && !process.env.DATABASE_URL) {
@@ -853,7 +884,7 @@ async function anchors(env: Record<string, string>, url: string, settings: strin
 }
 
 /** --growth: the documented lists at this scale, one request at a time (bench/growth.ts), beside another scale's run. */
-async function growth(env: Record<string, string>, scale: Scale): Promise<void> {
+async function growth(env: Record<string, string>, scale: Scale, writers: { sellers: Party[]; buyer: Party }): Promise<void> {
   const { child, base } = await startServer(env, Number(opts.pool));
   const schema = buildSchema(fs.readFileSync(path.resolve('schema.graphql'), 'utf8'));
   const enumValues = (type: string) => {
@@ -862,10 +893,16 @@ async function growth(env: Record<string, string>, scale: Scale): Promise<void> 
   };
   const label = `${(scale.collections * scale.assetsPerCollection).toLocaleString('en-US')} assets`;
   try {
+    const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
     const rows = await runGrowth(
-      { base, requests: Number(opts['growth-requests']), only: opts.only ? new RegExp(opts.only, 'i') : undefined, log, addressOf, uuidOf },
+      { base, requests: Number(opts['growth-requests']), only, log, addressOf, uuidOf },
       enumValues,
     );
+    // The writes after the reads (they change a few rows of the data set); `--only writes` runs them alone.
+    if (!only || only.test('writes')) {
+      log('growth: writes');
+      rows.push(...(await runWrites({ base, ...writers, log })));
+    }
     const other = opts['growth-compare'] ? readGrowth(opts['growth-compare']) : undefined;
     process.stdout.write(`\ngrowth at ${label}, one request at a time, ${opts['growth-requests']} per page after 2 unmeasured; node ${process.version}\n\n${growthTable(rows, label, other)}\n`);
     if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ label, date: new Date().toISOString(), rows }, null, 2));
