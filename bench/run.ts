@@ -17,7 +17,7 @@ import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
 import { routes } from '../src/app/rest/v1/routes';
 import { DEFAULT_SCALE, HOLDERS, holdsDataset as holdsWholeDataset, loadDataset, Scale } from './dataset';
-import { growthTable, readGrowth, runGrowth } from './growth';
+import { GrowthRow, growthTable, readGrowth, runGrowth } from './growth';
 import { Party, runWrites } from './writes';
 import { benchEvents } from './events';
 import { anchorTable, cpuMs, runAnchors } from './anchors';
@@ -894,8 +894,12 @@ async function growth(env: Record<string, string>, scale: Scale, writers: { sell
   const label = `${(scale.collections * scale.assetsPerCollection).toLocaleString('en-US')} assets`;
   try {
     const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
+    // --json is written as the run goes (`partial: true` until it ends), so a stopped run keeps its rows.
+    const save = (so: GrowthRow[], partial: boolean) => {
+      if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ label, date: new Date().toISOString(), partial, rows: so }, null, 2));
+    };
     const rows = await runGrowth(
-      { base, requests: Number(opts['growth-requests']), only, log, addressOf, uuidOf },
+      { base, requests: Number(opts['growth-requests']), only, log, addressOf, uuidOf, progress: (so) => save(so, true) },
       enumValues,
     );
     // The writes after the reads (they change a few rows of the data set); `--only writes` runs them alone.
@@ -905,7 +909,7 @@ async function growth(env: Record<string, string>, scale: Scale, writers: { sell
     }
     const other = opts['growth-compare'] ? readGrowth(opts['growth-compare']) : undefined;
     process.stdout.write(`\ngrowth at ${label}, one request at a time, ${opts['growth-requests']} per page after 2 unmeasured; node ${process.version}\n\n${growthTable(rows, label, other)}\n`);
-    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ label, date: new Date().toISOString(), rows }, null, 2));
+    save(rows, false);
   } finally {
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
