@@ -105,7 +105,8 @@ async function round(agent: http.Agent, o: WritesOptions, seller: Party): Promis
       start_price: '1',
       expiration_time: { duration_seconds: 86400 },
     });
-    const bid = await timed('bid on an english auction', 'POST', '/v1/offers', o.buyer, { asset_id: auctioned.id, price: '1.5', ...window() });
+    // Above the data set's offers (0.05 to 2), which stand as the auction's bids.
+    const bid = await timed('bid on an english auction', 'POST', '/v1/offers', o.buyer, { asset_id: auctioned.id, price: '3', ...window() });
     await untimed('the bid withdrawn', 'DELETE', `/v1/offers/${bid.body.id as string}`, o.buyer);
     await untimed('the auction cancelled', 'DELETE', `/v1/assets/listing/${auctioned.token_address}/${auctioned.token_id}`, seller);
   } catch (err) {
