@@ -45,13 +45,23 @@ export class CollectionFloorBounds1765670000000 implements MigrationInterface {
         -- A join, not = ANY: a bulk insert (the bench's loader) touches every collection at once.
         PERFORM 1 FROM collection_figures f WHERE f.collection_id IN (SELECT unnest(touched)) ORDER BY f.collection_id FOR UPDATE;
         -- A statement of its own after the lock: it sees the listings committed by the lock's previous holder.
-        UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until
-        FROM (SELECT c.id,
-            (SELECT l.price_low FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')} ORDER BY l.price_low LIMIT 1) AS low,
-            (SELECT COALESCE(l.closing_date, 'infinity') FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')}
-              ORDER BY l.closing_date DESC NULLS FIRST LIMIT 1) AS until
-          FROM (SELECT DISTINCT unnest(touched) AS id) c) b
-        WHERE f.collection_id = b.id AND (f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until);
+        -- A few collections: two index probes each. Many (a bulk load, whose loader may set the listings'
+        -- indexes aside until its rows are in): one pass over their listings.
+        IF cardinality(touched) <= 64 THEN
+          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until
+          FROM (SELECT c.id,
+              (SELECT l.price_low FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')} ORDER BY l.price_low LIMIT 1) AS low,
+              (SELECT COALESCE(l.closing_date, 'infinity') FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')}
+                ORDER BY l.closing_date DESC NULLS FIRST LIMIT 1) AS until
+            FROM (SELECT DISTINCT unnest(touched) AS id) c) b
+          WHERE f.collection_id = b.id AND (f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until);
+        ELSE
+          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until
+          FROM (SELECT c.id, x.low, x.until FROM (SELECT DISTINCT unnest(touched) AS id) c
+            LEFT JOIN (SELECT l.collection_id, min(l.price_low) AS low, max(COALESCE(l.closing_date, 'infinity')) AS until FROM listings l
+              WHERE l.collection_id IN (SELECT unnest(touched)) AND ${floorListing('l')} GROUP BY l.collection_id) x ON x.collection_id = c.id) b
+          WHERE f.collection_id = b.id AND (f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until);
+        END IF;
       END $$`);
     await q.query(`CREATE FUNCTION "collection_floor_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
