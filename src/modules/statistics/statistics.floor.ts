@@ -43,8 +43,9 @@ export interface FloorRankingArgs {
  * - Asked for trending collections only, the candidates are those with a sale in the trend window's hours
  *   (bounded by the trades, not by the market): every one is priced.
  * - The collections without a floor price come last (by id), only when the priced ones leave room: those
- *   without a floor listing walk an index by id, those whose floor listings have all closed are few (the
- *   expiry sweeper ends them).
+ *   without a floor listing walk an index by id, those whose floor listings have all closed (by the clock:
+ *   their stored status stays active, the expiry sweeper only writes their events) come from an index by
+ *   `floor_until` and are sorted.
  *
  * `countSources`: the same rows for the counts (`remaining`, `totalCount`), a floor priced only where the
  * cursor's condition reads it and the bound does not tell (cheapest first: the collections up to the cursor).
@@ -75,7 +76,7 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
     const dir = asc ? 'ASC' : 'DESC';
     const rows = p.add(count);
     // Twice the rows: a few walked collections priced far above their bound (a dutch auction, a cheap
-    // listing closed but not yet swept) do not move the threshold.
+    // listing closed by the clock, which stays active in storage) do not move the threshold.
     const walkRows = asc ? p.add(2 * count) : undefined;
     const where = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
     const afterValue = after && after.value !== null ? { value: p.add(after.value), id: p.add(after.id) } : undefined;
