@@ -89,6 +89,8 @@ interface ListRoute {
   root: FieldNode;
   /** Each variable's GraphQL type name (named type, no wrappers). */
   types: Map<string, string>;
+  /** Each variable's declared type, wrappers included (`String!`): a required argument refuses a nullable variable. */
+  declared: Map<string, string>;
   /** Each variable's argument name on the root field. */
   argumentOf: Map<string, string>;
   sorts: string[];
@@ -110,6 +112,7 @@ function listRoutes(enumValues: (type: string) => string[]): ListRoute[] {
     const operation = parse(spec.operation).definitions[0] as OperationDefinitionNode;
     const root = operation.selectionSet.selections[0] as FieldNode;
     const types = new Map((operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, namedType(v)]));
+    const declared = new Map((operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, print(v.type)]));
     if (!types.has('page') && !types.has('after')) continue;
     const argumentOf = new Map<string, string>();
     for (const arg of root.arguments ?? []) if (arg.value.kind === Kind.VARIABLE) argumentOf.set(arg.value.name.value, arg.name.value);
@@ -119,6 +122,7 @@ function listRoutes(enumValues: (type: string) => string[]): ListRoute[] {
       operation,
       root,
       types,
+      declared,
       argumentOf,
       sorts: orderType ? enumValues(orderType).map((v) => v.toLowerCase()) : [],
       filters: [...types.keys()].filter((name) => !PAGING.has(name)),
@@ -166,7 +170,7 @@ function graphqlRequest(list: ListRoute, params: Record<string, string>): Measur
   const rootName = list.root.name.value;
   if (!list.argumentOf.has('page')) return undefined;
   const used = Object.keys(params).filter((name) => list.argumentOf.has(name));
-  const definitions = used.map((name) => `$${name}: ${list.types.get(name)}`);
+  const definitions = used.map((name) => `$${name}: ${list.declared.get(name)}`);
   const args = used.map((name) => `${list.argumentOf.get(name)}: $${name}`);
   const document = print(
     parse(`query Growth($first: Int, $after: String${definitions.map((d) => `, ${d}`).join('')}) {
