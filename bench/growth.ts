@@ -177,7 +177,9 @@ function graphqlRequest(list: ListRoute, params: Record<string, string>): Measur
       ${rootName}(first: $first, after: $after${args.map((a) => `, ${a}`).join('')}) {
         totalCount edges { cursor node { id } } pageInfo { endCursor hasNextPage } } }`),
   );
-  const variables = Object.fromEntries(used.map((name) => [name, graphqlValue(list.types.get(name)!, params[name])]));
+  // A list variable (`trait: [String!]`) takes the one sample value as a list of one.
+  const value = (name: string) => graphqlValue(list.types.get(name)!, params[name]);
+  const variables = Object.fromEntries(used.map((name) => [name, list.declared.get(name)!.startsWith('[') ? [value(name)] : value(name)]));
   return {
     at: (cursor) => ({ path: '/graphql', method: 'POST', body: JSON.stringify({ query: document, variables: { ...variables, first: 20, after: cursor ?? null } }) }),
     next: (body) => {
