@@ -33,6 +33,9 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  MetadataTraceContext1765700000000: async () => {
+    expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
+  },
   ListingApprovals1765660000000: async () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');

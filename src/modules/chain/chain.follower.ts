@@ -1,7 +1,9 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
+import type { Span } from '@opentelemetry/api';
 import { logger } from '../../common/logger';
+import { traceRpc, traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
@@ -68,6 +70,9 @@ export class ChainFollower {
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
+  /** The span of the step under way (its RPC calls' parent), while traced; and of the tokenURI loop's round. */
+  private stepSpan: Span | undefined;
+  private roundSpan: Span | undefined;
   /**
    * Blocks asked for in one eth_getLogs: from CHAIN_BLOCK_RANGE / 64 at start, halved when an answer was too
    * large, doubled (up to CHAIN_BLOCK_RANGE) after RANGE_GROWTH_READS successive small answers.
@@ -88,12 +93,41 @@ export class ChainFollower {
     private readonly chain: ChainFollowSettings,
     private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange' | 'stepTransfers'>,
   ) {
-    const { createPublicClient, http } = viem();
-    this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
+    const { createPublicClient } = viem();
+    this.client = createPublicClient({ transport: this.transport(() => this.stepSpan) });
     const full = BigInt(options.blockRange);
     this.range = full / INITIAL_RANGE_SHARE > 1n ? full / INITIAL_RANGE_SHARE : 1n;
     this.stepTransfers = options.stepTransfers ?? CHAIN_STEP_TRANSFERS_DEFAULT;
-    this.batchClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, batch: { batchSize: TOKEN_URI_BATCH } }) });
+    this.batchClient = createPublicClient({ transport: this.transport(() => this.roundSpan, { batchSize: TOKEN_URI_BATCH }) });
+  }
+
+  /** The node's transport: each HTTP request a client span under `spanOf()` (the step's or the round's, while traced). */
+  private transport(spanOf: () => Span | undefined, batch?: { batchSize: number }) {
+    const { rpcUrl, chainId } = this.chain;
+    return viem().http(rpcUrl, {
+      retryCount: 0,
+      batch,
+      fetchFn: (input, init) => {
+        const span = spanOf();
+        if (!span?.isRecording()) return fetch(input, init);
+        const headers: Record<string, string> = {};
+        const body: unknown = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+        const send = () => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } });
+        return traceRpc(span, chainId, rpcUrl, body, headers, send, (res) => res.status);
+      },
+    });
+  }
+
+  /** `work` as a trace of its own named `name` (while traces are on), its RPC calls under it (`hold` keeps its span for the transport). */
+  private traced<T>(name: string, hold: (span: Span | undefined) => void, work: () => Promise<T>): Promise<T> {
+    return traceTask(name, { 'gateway.chain_id': this.chain.chainId }, null, async (span) => {
+      hold(span);
+      try {
+        return await work();
+      } finally {
+        hold(undefined);
+      }
+    });
   }
 
   start(): void {
@@ -114,7 +148,7 @@ export class ChainFollower {
           chainFollowing.set({ chain_id: this.chain.chainId }, this.following ? 1 : 0);
         }
         if (this.following) {
-          const caughtUp = await this.step();
+          const caughtUp = await this.traced('chain step', (span) => (this.stepSpan = span), () => this.step());
           this.catchingUp = !caughtUp;
           if (!caughtUp) continue;
         }
@@ -143,13 +177,16 @@ export class ChainFollower {
     while (!this.stopped) {
       let taken = 0;
       if (this.following && !this.catchingUp) {
-        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
-          logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-          return 0;
-        });
-        taken += await this.describeRound().catch((err: unknown) => {
-          logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-          return 0;
+        taken = await this.traced('chain round', (span) => (this.roundSpan = span), async () => {
+          const uris = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
+            logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+            return 0;
+          });
+          const described = await this.describeRound().catch((err: unknown) => {
+            logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+            return 0;
+          });
+          return uris + described;
         });
       }
       if (!taken) await this.sleep(this.options.pollMs);

@@ -3,6 +3,8 @@ import { EntityManager } from 'typeorm';
 import { withEvents } from '../event/event.log';
 import { reindexAssetTraits } from '../asset/asset.traits';
 import { MAX_LENGTH } from '../../common/limits';
+import type { RequestScope } from '../../common/request/scope';
+import { traceparentOf } from '../../common/tracing';
 
 /**
  * The queue of tokenURI documents to fetch (asset_metadata_queue, docs/metadata.md): one row per asset with
@@ -23,11 +25,12 @@ function hostKeySql(uri: string): string {
  * SQL that queues (again) the fetch of the assets `rows` names (an SQL relation of (asset_id, uri)): a
  * pending row due now, its attempts reset; a fetch under way for one of them is not applied (its lease is
  * taken) and the new one runs instead. Returns the queued asset ids. The caller marks the assets pending.
+ * `traceparent` (SQL, a text expression) is the queuing request's span, for the fetch's trace to link to.
  */
-export function queueRowsSql(rows: string): string {
-  return `INSERT INTO asset_metadata_queue (asset_id, source_url, host_key)
-    SELECT r.asset_id, r.uri, ${hostKeySql('r.uri')} FROM ${rows} r
-    ON CONFLICT (asset_id) DO UPDATE SET source_url = excluded.source_url, host_key = excluded.host_key, state = 'pending',
+export function queueRowsSql(rows: string, traceparent = 'NULL'): string {
+  return `INSERT INTO asset_metadata_queue (asset_id, source_url, host_key, traceparent)
+    SELECT r.asset_id, r.uri, ${hostKeySql('r.uri')}, ${traceparent} FROM ${rows} r
+    ON CONFLICT (asset_id) DO UPDATE SET source_url = excluded.source_url, host_key = excluded.host_key, traceparent = excluded.traceparent, state = 'pending',
       attempts = 0, next_attempt_at = now(), requested_at = now(), lease_token = NULL, lease_until = NULL
     RETURNING asset_id`;
 }
@@ -51,17 +54,22 @@ export async function queueFetches(m: EntityManager, assetIds: readonly string[]
   const [{ queued }]: { queued: number }[] = await m.query(
     `WITH locked AS (
        SELECT id, metadata->>'token_uri' AS uri FROM assets WHERE id = ANY($1::uuid[]) AND metadata->>'token_uri' <> '' ORDER BY id FOR UPDATE),
-     queued AS (${queueRowsSql('(SELECT id AS asset_id, uri FROM locked)')}),
+     queued AS (${queueRowsSql('(SELECT id AS asset_id, uri FROM locked)', '$2::varchar')}),
      marked AS (UPDATE assets a SET metadata_status = 'pending' FROM queued q WHERE a.id = q.asset_id RETURNING 1)
      SELECT count(*)::int AS queued FROM marked`,
-    [assetIds],
+    // The queuing request's span, while it is traced: the fetch's trace links to it.
+    [assetIds, traceparentOf((m.queryRunner?.data as { scope?: RequestScope } | undefined)?.scope)],
   );
   return queued;
 }
 
-/** A claimed row: the asset, its tokenURI, the host it is read from, this attempt's number, the last document's hash, the claim's lease token. */
+/**
+ * A claimed row: the asset, its tokenURI, the host it is read from, this attempt's number, the last
+ * document's hash, the claim's lease token, the queuing request's span (while traced).
+ */
 export interface Claimed {
   token: string;
+  traceparent: string | null;
   assetId: string;
   sourceUrl: string;
   hostKey: string;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { MetadataSettings } from '../../config';
 import { logger } from '../../common/logger';
+import { traceTask } from '../../common/tracing';
 import { metadataFetches } from '../../common/metrics';
 import { updateReturning } from '../../common/sql';
 import { backoffMs } from '../webhook/webhook.worker';
@@ -109,7 +110,7 @@ export class MetadataWorker {
          FOR UPDATE SKIP LOCKED)
        UPDATE asset_metadata_queue q SET lease_token = $1, lease_until = now() + $2 * interval '1 millisecond', attempts = q.attempts + 1
        FROM due WHERE q.asset_id = due.asset_id
-       RETURNING q.asset_id AS "assetId", q.source_url AS "sourceUrl", q.host_key AS "hostKey", q.attempts, q.document_hash AS "documentHash", q.lease_token AS token`,
+       RETURNING q.asset_id AS "assetId", q.source_url AS "sourceUrl", q.host_key AS "hostKey", q.attempts, q.document_hash AS "documentHash", q.lease_token AS token, q.traceparent`,
       [token, this.leaseMs, full, limit],
     );
     for (const row of rows) {
@@ -145,7 +146,9 @@ export class MetadataWorker {
   }
 
   private async fetchOne(claim: Claimed): Promise<void> {
-    const result = await fetchDocument(claim.sourceUrl, this.options, this.stopping.signal);
+    // A trace of its own (while traces are on), linked to the request that queued the fetch.
+    const attributes = { 'gateway.asset_id': claim.assetId, 'gateway.metadata.attempt': claim.attempts };
+    const result = await traceTask('metadata fetch', attributes, claim.traceparent, (span) => fetchDocument(claim.sourceUrl, this.options, this.stopping.signal, span));
     // Stopped: the row's lease runs out and it is claimed again.
     if (this.stopping.signal.aborted) return;
     if (result.ok) {
