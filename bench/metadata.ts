@@ -83,9 +83,15 @@ async function readLoad(base: string, paths: string[], rate: number, until: Prom
 
 const seconds = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
 
-/** The gateway's /metrics figure `name` (labels `labels` when given), or 0. */
-async function metric(base: string, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+/** The gateway's /metrics figure `name` (labels `labels` when given), 0 without it, null when the scrape failed. */
+async function metric(base: string, name: string, labels = ''): Promise<number | null> {
+  let text: string;
+  try {
+    text = await (await fetch(`${base}/metrics`)).text();
+  } catch {
+    // A loaded machine: the scrape is tried again.
+    return null;
+  }
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (!labels && l.startsWith(`${name} `)));
   return line ? Number(line.split(' ').pop()) : 0;
 }
@@ -106,7 +112,7 @@ export async function benchMetadata(
   await readLoad(base, paths, options.readRate, seconds(3));
   options.log('  reads with the worker idle');
   const before = await readLoad(base, paths, options.readRate, seconds(options.idleSeconds));
-  const fetchedBefore = await metric(base, 'gateway_metadata_fetches_total', '{outcome="fetched"}');
+  const fetchedBefore = (await metric(base, 'gateway_metadata_fetches_total', '{outcome="fetched"}')) ?? 0;
   const started = performance.now();
   const res = await fetch(`${base}/v1/collections/${options.contract}/refresh`, { method: 'POST', headers: { 'access-token': adminKey } });
   if (!res.ok) throw new Error(`the collection's refresh answered ${res.status}: ${await res.text()}`);
@@ -123,7 +129,7 @@ export async function benchMetadata(
     }
   })();
   const during = await readLoad(base, paths, options.readRate, drained);
-  const fetched = (await metric(base, 'gateway_metadata_fetches_total', '{outcome="fetched"}')) - fetchedBefore;
+  const fetched = ((await metric(base, 'gateway_metadata_fetches_total', '{outcome="fetched"}')) ?? 0) - fetchedBefore;
   options.log('  reads with the worker idle again');
   const after = await readLoad(base, paths, options.readRate, seconds(options.idleSeconds));
   const idle = [...before.latencies, ...after.latencies].sort((a, b) => a - b);
