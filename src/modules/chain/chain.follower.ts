@@ -6,7 +6,7 @@ import { logger } from '../../common/logger';
 import { traceRpc, traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
-import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
+import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
 import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
@@ -101,6 +101,9 @@ export class ChainFollower {
     this.batchClient = createPublicClient({ transport: this.transport(() => this.roundSpan, { batchSize: TOKEN_URI_BATCH }) });
   }
 
+  private readonly holdStep = (span: Span | undefined) => (this.stepSpan = span);
+  private readonly holdRound = (span: Span | undefined) => (this.roundSpan = span);
+
   /** The node's transport: each HTTP request a client span under `spanOf()` (the step's or the round's, while traced). */
   private transport(spanOf: () => Span | undefined, batch?: { batchSize: number }) {
     const { rpcUrl, chainId } = this.chain;
@@ -118,7 +121,11 @@ export class ChainFollower {
     });
   }
 
-  /** `work` as a trace of its own named `name` (while traces are on), its RPC calls under it (`hold` keeps its span for the transport). */
+  /**
+   * `work` as a trace of its own named `name` (while traces are on), its RPC calls under it (`hold` keeps its
+   * span for the transport). Only work that reads the chain for something new is traced: a poll that finds
+   * nothing makes no trace (one per poll would bury the requests').
+   */
   private traced<T>(name: string, hold: (span: Span | undefined) => void, work: () => Promise<T>): Promise<T> {
     return traceTask(name, { 'gateway.chain_id': this.chain.chainId }, null, async (span) => {
       hold(span);
@@ -148,7 +155,7 @@ export class ChainFollower {
           chainFollowing.set({ chain_id: this.chain.chainId }, this.following ? 1 : 0);
         }
         if (this.following) {
-          const caughtUp = await this.traced('chain step', (span) => (this.stepSpan = span), () => this.step());
+          const caughtUp = await this.step();
           this.catchingUp = !caughtUp;
           if (!caughtUp) continue;
         }
@@ -177,16 +184,15 @@ export class ChainFollower {
     while (!this.stopped) {
       let taken = 0;
       if (this.following && !this.catchingUp) {
-        taken = await this.traced('chain round', (span) => (this.roundSpan = span), async () => {
-          const uris = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
+        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => this.tokenUris(tokens))).catch(
+          (err: unknown) => {
             logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
             return 0;
-          });
-          const described = await this.describeRound().catch((err: unknown) => {
-            logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-            return 0;
-          });
-          return uris + described;
+          },
+        );
+        taken += await this.describeRound().catch((err: unknown) => {
+          logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+          return 0;
         });
       }
       if (!taken) await this.sleep(this.options.pollMs);
@@ -200,7 +206,7 @@ export class ChainFollower {
    */
   private async describeRound(): Promise<number> {
     const listed = await expandMetadataUpdateRange(this.ds, this.chain.chainId);
-    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.royalties(due)));
+    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.traced('chain royalties', this.holdRound, () => this.royalties(due))));
   }
 
   /**
@@ -345,11 +351,21 @@ export class ChainFollower {
       }
       return true;
     }
+    return this.traced('chain range', this.holdStep, () => this.applyRange(plan, collections, fork === null ? ahead : undefined, confirmed));
+  }
+
+  /**
+   * The planned range's logs read (or taken from the read ahead, `ahead`, when it is this range's) and applied
+   * a step at a time; true when every collection of the chain has reached the confirmed block.
+   */
+  private async applyRange(plan: RangePlan, collections: TrackedCollection[], ahead: { key: string; read: Promise<RangeRead> } | undefined, confirmed: bigint): Promise<boolean> {
+    const { chainId } = this.chain;
+    const labels = { chain_id: chainId };
     const { from, to, reading } = plan;
     let read: RangeRead;
     try {
       // The range read while the previous step wrote, when it is the one this step reads (no reorg, no new collection).
-      read = await (fork === null && ahead?.key === plan.key ? ahead.read : readRange(this.client, plan));
+      read = await (ahead && ahead.key === plan.key ? ahead.read : readRange(this.client, plan));
     } catch (err) {
       if (to === from || !tooManyLogs(err)) throw err;
       // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, for a while.
