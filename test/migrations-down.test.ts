@@ -36,6 +36,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
   MetadataTraceContext1765700000000: async () => {
     expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
   },
+  CollectionOwnerVerification1765690000000: async () => {
+    expect(await tableExists('collection_claim_nonces')).toBe(false);
+    expect(await columnsOf('collections')).not.toContain('owner_verification');
+  },
   ListingApprovals1765660000000: async () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');
