@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
 import type { Span } from '@opentelemetry/api';
 import { logger } from '../../common/logger';
-import { traceRpc, traceTask } from '../../common/tracing';
+import { traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
@@ -13,7 +13,7 @@ import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from '.
 import { readApprovals, withApprovals } from './chain.approvals';
 
 import { viem } from '../../common/eip712';
-import { unanswered } from './chain.viem';
+import { tracedTransport, unanswered } from './chain.viem';
 
 const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
 const ERC2981_FUNCTIONS = [
@@ -92,32 +92,15 @@ export class ChainFollower {
     private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange' | 'stepTransfers'>,
   ) {
     const { createPublicClient } = viem();
-    this.client = createPublicClient({ transport: this.transport(() => this.stepSpan) });
+    this.client = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.stepSpan) });
     const full = BigInt(options.blockRange);
     this.range = full / INITIAL_RANGE_SHARE > 1n ? full / INITIAL_RANGE_SHARE : 1n;
     this.stepTransfers = options.stepTransfers ?? CHAIN_STEP_TRANSFERS_DEFAULT;
-    this.batchClient = createPublicClient({ transport: this.transport(() => this.roundSpan, { batchSize: TOKEN_URI_BATCH }) });
+    this.batchClient = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.roundSpan, { batch: { batchSize: TOKEN_URI_BATCH } }) });
   }
 
   private readonly holdStep = (span: Span | undefined) => (this.stepSpan = span);
   private readonly holdRound = (span: Span | undefined) => (this.roundSpan = span);
-
-  /** The node's transport: each HTTP request a client span under `spanOf()` (the step's or the round's, while traced). */
-  private transport(spanOf: () => Span | undefined, batch?: { batchSize: number }) {
-    const { rpcUrl, chainId } = this.chain;
-    return viem().http(rpcUrl, {
-      retryCount: 0,
-      batch,
-      fetchFn: (input, init) => {
-        const span = spanOf();
-        if (!span?.isRecording()) return fetch(input, init);
-        const headers: Record<string, string> = {};
-        const body: unknown = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
-        const send = () => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } });
-        return traceRpc(span, chainId, rpcUrl, body, headers, send, (res) => res.status);
-      },
-    });
-  }
 
   /**
    * `work` as a trace of its own named `name` (while traces are on), its RPC calls under it (`hold` keeps its
