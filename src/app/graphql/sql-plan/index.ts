@@ -64,7 +64,7 @@ class RequestBuild implements Build {
   aliases = 0;
   now?: string;
   private parents?: Map<string, { type: string; row: string }>;
-  private assets?: Map<string, string>;
+  private joined?: Map<string, Record<string, string>>;
   private omittedRows?: Map<string, string>;
   private sharedValues?: Map<string, string>;
 
@@ -74,8 +74,8 @@ class RequestBuild implements Build {
     return (this.parents ??= new Map());
   }
 
-  get assetOf() {
-    return (this.assets ??= new Map());
+  get joinedOf() {
+    return (this.joined ??= new Map());
   }
 
   get omitted() {
