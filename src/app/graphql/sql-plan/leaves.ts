@@ -1,7 +1,8 @@
 import { EntityMetadata } from 'typeorm';
 import { getNamedType, getNullableType, GraphQLEnumType, GraphQLField, isEnumType, isListType } from 'graphql';
 import { fieldSql, ReadField } from '../../../common/read-model';
-import { enumPart, isoSql, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
+import { isoSql } from '../../../common/sql';
+import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 
 /**
  * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a read model's declared

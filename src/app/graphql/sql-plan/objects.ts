@@ -12,13 +12,12 @@ import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
 import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
 import { UUID } from '../../../common/validate';
+import { KEY_FIELDS, KeyedType, nodeIdSql } from '../../../common/graphql/node';
 import { argumentReader } from '../variables';
 import {
-  base64urlSql,
   Build,
   columnKey,
   constant,
-  literal,
   MAX_FIELDS,
   nextAlias,
   objectPart,
@@ -141,16 +140,10 @@ export class ObjectPlanner {
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
     if (node.arguments?.length || field.args.length) return undefined;
     const leaf = !node.selectionSet;
-    switch (`${typeName}.${field.name}`) {
-      case 'Chain.chainId':
-      case 'Category.categoryId':
-        // The key, which is the row's id column (GraphQL's `id` of these is their Node id).
-        return leaf ? plain((_b, row) => `${row}.id`) : undefined;
-      case 'Chain.id':
-      case 'Category.id':
-        // nodeId(type, key): base64url of `<type>:<key>`.
-        return leaf ? plain((_b, row) => base64urlSql(`${literal(`${typeName}:`)} || ${row}.id`)) : undefined;
-    }
+    // A keyed type's key is its `id` column, and GraphQL's `id` its Node id (keyedNodeResolver).
+    const keyField = KEY_FIELDS.get(typeName);
+    if (keyField && leaf && field.name === keyField) return plain((_b, row) => `${row}.id`);
+    if (keyField && leaf && field.name === 'id') return plain((_b, row) => nodeIdSql(typeName as KeyedType, `${row}.id`));
     const model = MODEL_OF.get(typeName);
     if (model && Object.hasOwn(model.relations, field.name)) return this.relation(model, model.relations[field.name], field, node);
     if (model) return leaf ? readFieldPart(declaredField(model.fields, field.name), field, key) : undefined;

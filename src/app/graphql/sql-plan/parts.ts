@@ -1,6 +1,6 @@
 import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql';
-import { MAX_LIMIT, SortKey } from '../../../common/pagination';
-import { Params } from '../../../common/sql';
+import { CursorParts, encodeCursor, MAX_LIMIT, SortKey } from '../../../common/pagination';
+import { isoSql, Params } from '../../../common/sql';
 import { clock } from '../../../common/clock';
 import type { SqlScope } from '../../../common/read-model';
 
@@ -188,12 +188,8 @@ export const serialized = (field: GraphQLField<unknown, unknown>, key: string, n
   };
 };
 
-/** base64url of a JSON text, without padding (Buffer#toString('base64url')); encode() breaks lines every 76 characters. */
-export const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
-
 /** A cursor as pagination.ts's encodeCursor writes it, from the `[orderBy, direction, sort value, id]` PostgreSQL sends. */
-export const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : Buffer.from(JSON.stringify(value)).toString('base64url')) };
-
+export const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : encodeCursor(...(value as CursorParts))) };
 
 export const STEP_ASIDE = Symbol('stepAside');
 
@@ -211,9 +207,6 @@ export const realias = (sort: SortKey, alias: string, from?: string): SortKey =>
   ...sort,
   expression: sort.expression.replace(from ? new RegExp(`\\b${from}\\.`, 'g') : TABLE_T, `${alias}.`),
 });
-
-/** A timestamp(3) as Date#toISOString writes the value pg reads. */
-export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** A row's sort value as the resolvers put it in a cursor: pg's reading of pagination.ts's `__sort` column. */
 export function sortValueSql(sort: SortKey): string {
