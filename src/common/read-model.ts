@@ -106,8 +106,6 @@ export type ReadRelation =
   | { kind: 'byId'; type: string; table: string; key: string; on?: string; sameAs?: string; sharedWith?: string }
   /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
   | { kind: 'currency'; chain: string; on?: string; address: string }
-  /** Fees stored as JSON arrays (collection.entity.ts's StoredFee[]): [royalty], or [royalty, maker], over the row `row`. */
-  | { kind: 'fees'; stored: (row: string, s: SqlScope) => string[] }
   /** The row of `table` that `where` finds for this row `row` (at most one; null when none), which it reads joined as `joinedAs`. */
   | { kind: 'one'; type: string; table: string; where: (x: string, row: string, s: SqlScope) => string; joinedAs: string }
   /** Whether relation `of` finds a row, as the value `value` gives (an enum's value). */
@@ -116,7 +114,7 @@ export type ReadRelation =
    * Rows of `type` with no read model of their own, in their order: `from` (FROM, WHERE and ORDER BY over
    * `x`) for this row `row`, their fields over `x`, which reads `row` joined as `joinedAs`.
    */
-  | { kind: 'rows'; type: string; from: (x: string, row: string) => string; fields: Record<string, ReadField>; joinedAs: string };
+  | { kind: 'rows'; type: string; from: (x: string, row: string, s: SqlScope) => string; fields: Record<string, ReadField>; joinedAs?: string };
 
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */

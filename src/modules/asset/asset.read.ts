@@ -2,6 +2,7 @@ import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../comm
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { feesRelation } from '../collection/fee.type';
 import { AssetStatus } from './asset.entity';
 import { parseTraitParams, traitFilterSql, traitRaritySql } from './asset.traits';
 import { AssetOrderBy } from './asset.types';
@@ -121,7 +122,7 @@ export const ASSET_READ: ReadModel = {
     // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
     chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id', sharedWith: 'Collection' },
     // The collection's royalty fees.
-    fees: { kind: 'fees', stored: (a, s) => [collectionFeesSql(a, s)] },
+    fees: feesRelation((a, s) => [collectionFeesSql(a, s)]),
     // Its active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset).
     listing: {
       kind: 'one',

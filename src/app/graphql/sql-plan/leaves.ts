@@ -94,11 +94,3 @@ export function readFieldPart(declared: ReadField | undefined, field: GraphQLFie
 export const jsFloatSql = (value: string) =>
   `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
   ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;
-
-/** A Fee's fields in SQL over a stored fee `u.f` of type `u.t` (fees' text form). */
-export const FEE_SQL: Record<string, string> = {
-  __typename: `'Fee'`,
-  address: `u.f->>'address'`,
-  basisPoints: `(u.f->>'basisPoints')::int`,
-  type: 'u.t',
-};

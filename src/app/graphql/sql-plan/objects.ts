@@ -1,12 +1,10 @@
-import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, isLeafType, Kind, SelectionSetNode } from 'graphql';
+import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
 import type { DataSource, EntityMetadata } from 'typeorm';
 import { ASSET_READ } from '../../../modules/asset/asset.read';
 import { Category } from '../../../modules/catalog/category.entity';
 import { Chain } from '../../../modules/chain/chain.entity';
 import { Currency } from '../../../modules/currency/currency.entity';
-import type { StoredFee } from '../../../modules/collection/collection.entity';
 import { COLLECTION_READ } from '../../../modules/collection/collection.read';
-import { feesOf } from '../../../modules/collection/fee.type';
 import { LISTING_READ } from '../../../modules/listing/listing.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
@@ -16,7 +14,6 @@ import { KEY_FIELDS, KeyedType, nodeIdSql } from '../../../common/graphql/node';
 import { argumentReader } from '../variables';
 import {
   Build,
-  columnKey,
   constant,
   MAX_FIELDS,
   nextAlias,
@@ -29,14 +26,13 @@ import {
   Planned,
   plain,
   Render,
-  rowJson,
   scopeOf,
   sharedValue,
   VALUE,
   withinRow,
   wrapped,
 } from './parts';
-import { columnPart, declaredField, FEE_SQL, readFieldPart } from './leaves';
+import { columnPart, declaredField, readFieldPart } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
@@ -52,10 +48,10 @@ const column =
     `${(on && b.joinedOf.get(row)?.[on]) || row}.${name}`;
 
 /** A fresh alias for a row read within `row` (of `model`: its parent), which reads `row` joined as `joinedAs`. */
-function childRow(b: Build, model: ReadModel, row: string, joinedAs: string): string {
+function childRow(b: Build, model: ReadModel, row: string, joinedAs?: string): string {
   const x = nextAlias(b);
   b.parentOf.set(x, { type: model.type, row });
-  b.joinedOf.set(x, { [joinedAs]: row });
+  if (joinedAs) b.joinedOf.set(x, { [joinedAs]: row });
   return x;
 }
 
@@ -156,8 +152,6 @@ export class ObjectPlanner {
     switch (relation.kind) {
       case 'currency':
         return this.currency(node, column(relation.on, relation.chain), relation.address);
-      case 'fees':
-        return this.fees(node, (b, row) => relation.stored(row, scopeOf(b, row)));
       case 'byId':
         return this.byId(relation, node);
       case 'one': {
@@ -205,51 +199,6 @@ export class ObjectPlanner {
       const sql = json(b, x);
       return sql && `(SELECT ${sql} FROM currencies ${x} WHERE ${x}.chain_id = ${chain(b, row)} AND ${x}.address = ${row}.${address})`;
     });
-  }
-
-  /**
-   * Fees from their stored JSON (collections.fees: royalty; listings.maker_fees: maker): PostgreSQL sends
-   * the stored arrays (`stored`: [royalty] or [royalty, maker]), Node types them as fee.type.ts's feesOf
-   * does; in REST's text PostgreSQL writes them.
-   */
-  private fees(node: FieldNode, stored: (b: Build, row: string) => string[]): Part | undefined {
-    const type = this.schema.getType('Fee') as GraphQLObjectType;
-    const fields = this.fields(node.selectionSet);
-    if (!fields) return undefined;
-    const picks: [string, (fee: Record<string, unknown>) => unknown][] = [];
-    for (const { key, node: child } of fields) {
-      const name = child.name.value;
-      if (name === '__typename') {
-        picks.push([key, () => 'Fee']);
-        continue;
-      }
-      const field = type.getFields()[name];
-      const leaf = field && getNamedType(field.type);
-      if (!field || field.resolve || child.arguments?.length || child.selectionSet || !leaf || !isLeafType(leaf)) return undefined;
-      picks.push([key, (fee) => (fee[name] === null || fee[name] === undefined ? null : leaf.serialize(fee[name]))]);
-    }
-    const pick = (fee: Record<string, unknown>) => {
-      const out: Record<string, unknown> = {};
-      for (const [key, value] of picks) out[key] = value(fee);
-      return out;
-    };
-    const map = (value: unknown) => {
-      const [royalty, maker] = value as [StoredFee[] | null, StoredFee[] | undefined];
-      const fees = [...feesOf(royalty, 'royalty'), ...(maker === undefined ? [] : feesOf(maker, 'maker'))];
-      return fees.map((fee) => pick(fee as unknown as Record<string, unknown>));
-    };
-    const keys = fields.map((f) => f.key);
-    const columns = fields.map((f) => FEE_SQL[f.node.name.value]);
-    const text: Render | undefined =
-      keys.every(columnKey) && columns.every((c) => c !== undefined)
-        ? (b, row) => {
-            const sources = stored(b, row).map(
-              (sql, k) => `SELECT f, ${k} AS k, i, '${k === 0 ? 'royalty' : 'maker'}'::text AS t FROM jsonb_array_elements(${sql}) WITH ORDINALITY e(f, i)`,
-            );
-            return `array_to_json(ARRAY(SELECT ${rowJson(columns, keys)} FROM (${sources.join(' UNION ALL ')}) u ORDER BY u.k, u.i))`;
-          }
-        : undefined;
-    return { shape: { kind: 'map', map }, render: (b, row) => `json_build_array(${stored(b, row).join(', ')})`, text };
   }
 
   /**
@@ -301,7 +250,7 @@ export class ObjectPlanner {
       (b, row) => {
         const x = childRow(b, model, row, relation.joinedAs);
         const sql = json(b, x);
-        return sql && `array_to_json(ARRAY(SELECT ${sql} FROM ${relation.from(x, row)}))`;
+        return sql && `array_to_json(ARRAY(SELECT ${sql} FROM ${relation.from(x, row, scopeOf(b, row))}))`;
       };
     return { shape: { kind: 'list', item: item.shape }, render: list(item.render!), text: item.text && list(item.text) };
   }
