@@ -168,6 +168,7 @@ export class ObjectPlanner {
         return this.rows(model, relation, node);
     }
   }
+
   /** A `byId` relation's row (see ReadRelation), as the object of its type; null when there is none. */
   private byId(relation: Extract<ReadRelation, { kind: 'byId' }>, node: FieldNode): Part | undefined {
     const object = this.object(relation.type as Planned, node.selectionSet);
@@ -182,7 +183,7 @@ export class ObjectPlanner {
         return sql && `(SELECT ${sql} FROM ${relation.table} ${x} WHERE ${x}.id = ${key(b, source)})`;
       };
       const own = of(row);
-      // The row's of the row it is read within, when the keys agree: PostgreSQL builds it once per that row, not per row.
+      // Within a row of `sharedWith`, that row's when the keys agree: PostgreSQL builds it once per that row, not per row.
       const up = relation.sharedWith && withinRow(b, row, relation.sharedWith);
       if (!own || !up) return own;
       const shared = of(up);
