@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionOwnerVerification1765690000000: async () => {
+    expect(await tableExists('collection_claim_nonces')).toBe(false);
+    expect(await columnsOf('collections')).not.toContain('owner_verification');
+  },
   ListingApprovals1765660000000: async () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');
