@@ -313,6 +313,12 @@ export interface ListQuery {
    * filters, orders and limits those few as it would every row, so its answer is the same.
    */
   pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
+  /**
+   * With `pageFrom`: the sources the counts read (as `sources`), made for the page's cursor, and only when
+   * the page counts: a source may leave out what the cursor's condition decides without it (a sort value
+   * computed only where a bound does not already tell which side of the cursor a row is on).
+   */
+  countSources?: (after?: { value: unknown; id: string }) => readonly string[];
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -463,8 +469,10 @@ function pageWhere(q: Directed, filters: string[], position: Position): { whereS
  * count of all matching rows from which `remaining` follows (when the request selects it).
  */
 export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Page<T>> {
-  const q = directed(query);
-  const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
+  const directedQuery = directed(query);
+  const position = decodePosition(directedQuery.args, directedQuery.orderBy, directedQuery.sort, directedQuery.idType);
+  const counts = directedQuery.countSources && directedQuery.args.countRemaining !== false;
+  const q = counts ? { ...directedQuery, sources: directedQuery.countSources!(position.after) } : directedQuery;
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
   const limit = pageLimit(q);
