@@ -7,7 +7,7 @@ import { edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf }
 import type { Edge } from './connection';
 import { BadRequestError } from './errors';
 import { stringProblem } from './limits';
-import { Params } from './sql';
+import { base64urlSql, Params } from './sql';
 
 export enum SortDirection {
   ASC = 'asc',
@@ -172,10 +172,17 @@ interface Position {
 
 const MAX_PAGE_NUMBER = 1_000_000;
 
-function encodeCursor(orderBy: string, direction: string, value: unknown, id: string): string {
+/** What a cursor says: the list's orderBy and direction, and the last row's sort value and id. */
+export type CursorParts = [orderBy: string, direction: string, value: unknown, id: string];
+
+/** A page's cursor: base64url of JSON [orderBy, direction, sort value, id] (a timestamp as Date#toISOString writes it). */
+export function encodeCursor(...[orderBy, direction, value, id]: CursorParts): string {
   const v = value instanceof Date ? value.toISOString() : value;
   return Buffer.from(JSON.stringify([orderBy, direction, v, id])).toString('base64url');
 }
+
+/** encodeCursor in SQL, given the SQL of its four parts' JSON texts. */
+export const cursorSql = (jsonTexts: readonly string[]) => base64urlSql(`'[' || ${jsonTexts.join(` || ',' || `)} || ']'`);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BIGINT = /^(0|[1-9][0-9]{0,17})$/;

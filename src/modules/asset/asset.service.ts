@@ -54,8 +54,7 @@ const JOINED = 'c:';
  */
 export async function getAsset(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null, withCollection = false): Promise<Asset> {
   const p = new Params();
-  const where = [`t.token_address = ${p.add(tokenAddress)}`, `t.token_id = ${p.add(tokenId)}::numeric`];
-  if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
+  const where = ASSET_READ.one!.where(sqlScope(p), 't', { tokenAddress, tokenId, chainId })!;
   const rows: Record<string, unknown>[] = await ctx.ds.query(
     withCollection
       ? `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')}, ${prefixedColumns(ctx.ds.getMetadata(Collection), 'c', JOINED)}
