@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  ListedAssetCounts1765680000000: async () => {
+    expect(await tableExists('listed_asset_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_listed_counts_%'`)).toEqual([]);
+  },
   ListingApprovals1765660000000: async () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');

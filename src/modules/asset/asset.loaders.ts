@@ -11,7 +11,7 @@ import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
-import { listedByPriceSql } from '../listing/listing.sql';
+import { listedByPriceSql, listedUpToSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { activeListingJoin, ASSET_READ } from './asset.read';
 import { AssetOrderBy } from './asset.types';
@@ -144,7 +144,7 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
   const sort = ASSET_READ.sorts[args.orderBy];
   return {
     from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
-    pageFrom: listedByPricePage(args, s, collectionId),
+    ...listedByPrice(args, s, collectionId),
     columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
     idExpression: 't.id',
     where: [...where, ...filterConditions(filters, s, 't', args)],
@@ -157,16 +157,21 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
 
 /**
  * Listed assets only (`status: LISTED` or a `currency`) by current price: the page's few candidates come
- * from the listings' price indexes (listedByPriceSql), then each candidate's asset and active listing by
+ * from the listings' price indexes (listedByPriceSql), and so do those of the count of the rows up to a
+ * cursor (listedUpToSql, when the list has a kept count); then each candidate's asset and active listing by
  * their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates; the listing's
  * join is asset.read.ts's `listing`, fenced so).
  */
-function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collectionId?: string): ListQuery['pageFrom'] {
-  if (args.orderBy !== AssetOrderBy.CURRENT_PRICE || (args.status !== AssetStatus.LISTED && args.currency == null)) return undefined;
-  // Parameters are added only when the walk is written (an unused parameter is an error in PostgreSQL).
-  return (filters, { after, rows, direction }) =>
-    `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection: collectionId == null ? undefined : s.p.add(collectionId), currency: args.currency, after, rows })} c ` +
-    `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
+function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, collectionId?: string): Pick<ListQuery, 'pageFrom' | 'countFrom'> {
+  if (args.orderBy !== AssetOrderBy.CURRENT_PRICE || (args.status !== AssetStatus.LISTED && args.currency == null)) return {};
+  // Parameters are added only when a relation is written (an unused parameter is an error in PostgreSQL).
+  const of = () => ({ now: s.now(), collection: collectionId == null ? undefined : s.p.add(collectionId), currency: args.currency });
+  const assetsOf = (candidates: string) =>
+    `${candidates} c CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
+  return {
+    pageFrom: (filters, { after, rows, direction }) => assetsOf(listedByPriceSql(s.p, { ...of(), direction, filters, after, rows })),
+    countFrom: ({ after, direction }) => assetsOf(listedUpToSql(s.p, { ...of(), direction, after })),
+  };
 }
 
 /**
