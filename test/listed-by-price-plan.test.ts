@@ -7,7 +7,8 @@ import { startServer, TestServer } from './setup/server';
  * PostgreSQL to prefer an index (100,000 assets, 90,000 of them listed: fixed prices, dutch auctions,
  * english auctions with and without bids): the page walks the listings' price indexes and prices a few
  * candidates, never every listed asset (no Seq Scan of assets or listings, no Sort of more than a few
- * hundred rows). On a database of its own, so the other test files never meet its market. PostgreSQL only:
+ * hundred rows), and `remaining` and `totalCount` read the kept counts (listed_asset_counts) less the rows up to
+ * the cursor, found by the same indexes, never a count of every listed asset. On a database of its own, so the other test files never meet its market. PostgreSQL only:
  * PGlite runs one transaction at a time, and its plans are PostgreSQL's.
  */
 const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
