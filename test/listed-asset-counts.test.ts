@@ -1,5 +1,6 @@
 import { clock } from '../src/common/clock';
 import { compactListedAssetCounts } from '../src/modules/listing/listed-counts';
+import { currentPriceSql } from '../src/modules/listing/listing.sql';
 import { Party } from './factories/market';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 import { HttpResult, startServer, TestServer } from './setup/server';
@@ -10,7 +11,8 @@ import { HOUR, later, SECOND } from './setup/time';
  * triggers in the writing transaction) equal a count from scratch: on random markets read at moments when
  * listings have closed, before and after the sweeper marks them, with the clock moved back behind its marks;
  * on pages after a cursor (by current price and by date); and under parallel writers while the deltas are
- * folded. The lists here are of a chain of its own (a row of `chains`, no node behind it), so other files'
+ * folded. A collection's assets by current price (walked by the price indexes, its unlisted ones after, by
+ * id) are in the order of pricing every asset from scratch, on /v1 and in Collection.assets. The lists here are of a chain of its own (a row of `chains`, no node behind it), so other files'
  * listings on the shared database do not move them.
  */
 const CHAIN = '9900381';
@@ -124,6 +126,43 @@ async function pagedCounts(list: AssetList, order: string, limit: number): Promi
   return { seen, remaining, totals };
 }
 
+/** The collection's assets by current price at the clock's moment, priced from scratch (unlisted last, by id). */
+async function pricedFromScratch(collectionId: string, direction: string): Promise<string[]> {
+  const dir = direction === 'asc' ? 'ASC' : 'DESC';
+  const rows: { id: string }[] = await server.ds.query(
+    `SELECT a.id FROM assets a LEFT JOIN listings l ON l.asset_id = a.id AND l.status = 'active' AND (l.closing_date IS NULL OR l.closing_date > $2)
+     WHERE a.collection_id = $1 ORDER BY ${currentPriceSql('l', '$2')} ${dir} NULLS LAST, a.id ${dir}`,
+    [collectionId, clock.now()],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The collection's assets by current price as /v1/assets pages them and as Collection.assets does (by cursor, `limit` a page). */
+async function pricedPages(collection: CollectionRow, direction: string, limit: number): Promise<{ rest: string[]; nested: string[] }> {
+  const rest: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const res: HttpResult = await server.rest('GET', `/v1/assets?collection_id=${collection.id}&order_by=current_price&direction=${direction}&limit=${limit}${cursor ? `&page=${encodeURIComponent(cursor)}` : ''}`);
+    expect(res.status).toBe(200);
+    rest.push(...res.body.result.map((a: { id: string }) => a.id));
+    cursor = res.body.cursor;
+  } while (cursor);
+  const nested: string[] = [];
+  let after: string | null = null;
+  do {
+    const res: HttpResult = await server.gql(
+      `query ($address: Address, $chainId: String, $direction: SortDirection, $after: String) { collection(address: $address, chainId: $chainId) {
+        assets(orderBy: CURRENT_PRICE, direction: $direction, first: ${limit}, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }`,
+      { address: collection.contractAddress, chainId: CHAIN, direction: direction.toUpperCase(), after },
+    );
+    expect(res.body.errors).toBeUndefined();
+    const page = res.body.data.collection.assets;
+    nested.push(...page.edges.map((e: { node: { id: string } }) => e.node.id));
+    after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+  } while (after);
+  return { rest, nested };
+}
+
 /** What the expiry sweeper marks at `now`, for these collections only (the real sweep would mark other files' listings too). */
 async function sweep(collections: string[], now: Date): Promise<void> {
   await server.ds.query(
@@ -206,6 +245,11 @@ describe('kept counts of listed assets', () => {
       for (const l of lists) {
         const n = await recounted(l);
         expect({ offset, swept, list: l, ...(await counted(l)) }).toEqual({ offset, swept, list: l, rest: n, totalCount: n });
+      }
+      // A collection's assets by current price (the listed walked by price, then the unlisted by id), both doors.
+      for (const direction of ['asc', 'desc']) {
+        const expected = await pricedFromScratch(ids[0], direction);
+        expect({ direction, ...(await pricedPages(collections[0], direction, 2)) }).toEqual({ direction, rest: expected, nested: expected });
       }
       for (const order of ['current_price:asc', 'current_price:desc', 'created_at:desc']) {
         const l = lists[rand() < 0.5 ? 0 : 4];

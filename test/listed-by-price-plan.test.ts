@@ -156,6 +156,33 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
     expect(countCostsOfScale(await lastPlan())).toEqual([]);
   });
 
+  test.each([
+    ['listed', 7],
+    ['unlisted', 1],
+  ])("when a client pages through a collection's assets by current price (all %s), on /v1 and in Collection.assets, then each page walks the indexes", async (_, n) => {
+    const [c] = await server.ds.query(`SELECT id, contract_address AS address FROM collections WHERE id = md5('c' || $1::int)::uuid`, [n]);
+    for (const direction of ['asc', 'desc']) {
+      let cursor: string | null = null;
+      for (let page = 1; page <= 10; page += 1) {
+        const res: { status: number; body: { result: unknown[]; cursor: string } } = await server.rest('GET', `/v1/assets?collection_id=${c.id}&order_by=current_price&direction=${direction}&limit=20${cursor ? `&page=${cursor}` : ''}`);
+        expect(res.status).toBe(200);
+        expect(res.body.result).toHaveLength(20);
+        cursor = res.body.cursor;
+        if (page === 1 || page === 10) expect({ direction, page, costs: costsOfScale(await lastPlan()) }).toEqual({ direction, page, costs: [] });
+      }
+      const logged = statements.length;
+      const gql = await server.gql(
+        `query ($address: Address, $direction: SortDirection) { collection(address: $address, chainId: "1") { assets(orderBy: CURRENT_PRICE, direction: $direction, first: 20) { edges { node { id } } } } }`,
+        { address: c.address, direction: direction.toUpperCase() },
+      );
+      expect(gql.body.errors).toBeUndefined();
+      expect(gql.body.data.collection.assets.edges).toHaveLength(20);
+      // Its own statement reads the price bounds.
+      expect(statements.length).toBeGreaterThan(logged);
+      expect({ direction, costs: costsOfScale(await lastPlan()) }).toEqual({ direction, costs: [] });
+    }
+  });
+
   test('when GraphQL asks for the cheapest listed assets without counting them, then its whole statement walks the price indexes', async () => {
     const res = await server.gql(`{ assets(status: LISTED, orderBy: CURRENT_PRICE, direction: ASC, first: 20) { edges { node { id } } pageInfo { endCursor } } }`);
     expect(res.body.errors).toBeUndefined();

@@ -309,7 +309,8 @@ export interface ListQuery {
    * Where the page's rows are read from instead of `from` (its counts still read `from`): `from` restricted
    * to a relation that holds at least the first `rows` rows after `after` in the list's order, found by an
    * index (listed assets by current price: listing.sql.ts listedByPriceSql). The page's statement then
-   * filters, orders and limits those few as it would every row, so its answer is the same.
+   * filters, orders and limits those few as it would every row, so its answer is the same. For pages by
+   * parent (fetchPagesByParent) it is written inside each parent's page, and may read the parent's id `p.id`.
    */
   pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
   /**
@@ -512,12 +513,15 @@ export async function fetchPagesByParent<T>(
   const ids = q.params.add(parent.ids);
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
-  const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  const filters = [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where];
+  const { whereSql, filterSql } = pageWhere(q, filters, position);
   if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
-  const page = (head: string) =>
-    `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
-    `LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}) x`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  // pageFrom is written inside each parent's page: its relation may read the parent's id (`p.id`).
+  const from = q.pageFrom ? q.pageFrom(filters, { after: position.after, rows: position.offset + q.args.limit + 1, direction: q.args.direction }) : q.from;
+  const page = (head: string) => `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}) x`;
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =

@@ -13,7 +13,8 @@ const ALL_COLLECTIONS = '00000000-0000-0000-0000-000000000000';
  * `folded`: a row compactListedAssetCounts (modules/listing/listed-counts.ts, from the expiry sweeper's loop)
  * wrote, one per group; the deltas since are few (a partial index), so folding reads only the groups they
  * touched. A listing stored active is read as listed until its closing date: readers take the sweeper's
- * backlog off at read time (listedCountSql). Filled from the listings there.
+ * backlog off at read time (listedCountSql). Filled from the listings there. Also an index of a collection's
+ * assets by id: pages of a collection's assets by current price read its unlisted ones by it.
  */
 const DELTAS = (sources: { name: string; sign: number }[]) => `INSERT INTO listed_asset_counts (collection_id, chain_id, currency, swept, n)
   SELECT g.collection_id, c.chain_id, d.currency, d.swept, sum(d.n)
@@ -64,9 +65,12 @@ export class ListedAssetCounts1765680000000 implements MigrationInterface {
     // The listings the sweeper marked that close after the reader's now (none, unless clocks disagree): the
     // listed count adds them back from this index (ix_listings_expiry_due finds the unmarked closed ones).
     await q.query(`CREATE INDEX "ix_listings_swept_closing" ON "listings" ("closing_date") WHERE "status" = 'active' AND "expiry_swept"`);
+    // A collection's assets by current price: its unlisted ones come after the listed by id (listing.sql.ts unlistedSql).
+    await q.query(`CREATE INDEX "ix_assets_collection_id" ON "assets" ("collection_id", "id")`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "ix_assets_collection_id"`);
     await q.query(`DROP INDEX "ix_listings_swept_closing"`);
     for (const { event } of EVENTS) {
       const name = `listings_listed_counts_${event.toLowerCase()}`;

@@ -36,7 +36,7 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const collectionId =
     args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
   // The collection also picks the index of the walk of listed assets by price (assetListQuery).
-  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId ?? undefined);
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? undefined : () => s.p.add(collectionId));
   list.count = () => keptAssetCountSql(s, { ...args, collectionId, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
   if (search) list.where.push(search.where(list.from, list.where));

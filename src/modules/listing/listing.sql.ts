@@ -69,6 +69,11 @@ export interface ListedByPrice {
   after?: { value: unknown; id: string };
   /** How many rows the page reads from its position's start (its offset, its limit and one more). */
   rows: number;
+  /**
+   * The list holds unlisted assets too (sorted with the nulls, by id): their condition over an asset row
+   * (of a collection: the list's statement applies its filters again).
+   */
+  unlisted?: (asset: string) => string;
 }
 
 /**
@@ -140,8 +145,21 @@ export function listedByPriceSql(p: Params, x: ListedByPrice): string {
   const branches = [
     ...(pricedAfter ? ['SELECT s.asset_id FROM s', ofListings(['l.price_low < l.price_high', reach, ...movingAfter])] : []),
     ofListings(['l.price_low IS NULL']),
+    ...(x.unlisted ? [unlistedSql(p, { ...x, unlisted: x.unlisted }, dir, rows, pricedAfter)] : []),
   ];
   return `(${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}${branches.join(' UNION ALL ')})`;
+}
+
+/**
+ * The first `rows` unlisted assets of the list (`x.unlisted`) by id after the cursor (when it is among the
+ * nulls; a priced cursor is followed by every null): they come after every price, so when the position is
+ * priced (`pricedAfter`) only while the walk of fixed prices `s` has fewer than `rows` rows can one reach the page.
+ */
+function unlistedSql(p: Params, x: ListedByPrice & { unlisted: (asset: string) => string }, dir: string, rows: string, pricedAfter: boolean): string {
+  const conditions = [x.unlisted('u'), `NOT EXISTS (SELECT 1 FROM listings ul WHERE ul.asset_id = u.id AND ${isActiveListingSql('ul', x.now)})`];
+  if (!pricedAfter) conditions.push(`u.id ${dir === 'ASC' ? '>' : '<'} ${p.add(x.after!.id)}::uuid`);
+  else conditions.push(`(SELECT count(*) FROM s) < ${rows}::int`);
+  return `(SELECT u.id AS asset_id FROM assets u WHERE ${conditions.join(' AND ')} ORDER BY u.id ${dir} LIMIT ${rows}::int)`;
 }
 
 /** The prices an offer on the asset meets, from its active listing now (none without one). */
