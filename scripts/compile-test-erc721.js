@@ -1,4 +1,4 @@
-// Compiles the tests' contracts (test/chain/TestERC721.sol, TestERC721Metadata.sol) with solc from npm into
+// Compiles the tests' contracts (test/chain/TestERC721.sol, TestERC721Metadata.sol, TestERC721Owned.sol) with solc from npm into
 // test/chain/<name>.json (abi + bytecode), committed beside them so the tests need no compiler at run time:
 // node scripts/compile-test-erc721.js
 // evmVersion paris: the local node (ganache 7) knows no later opcodes (PUSH0, MCOPY).
@@ -8,7 +8,7 @@ const solc = require('solc');
 
 const dir = path.join(__dirname, '..', 'test', 'chain');
 const findImports = (p) => ({ contents: fs.readFileSync(require.resolve(p), 'utf8') });
-for (const name of ['TestERC721', 'TestERC721Metadata']) {
+for (const name of ['TestERC721', 'TestERC721Metadata', 'TestERC721Owned']) {
   const file = `${name}.sol`;
   const input = {
     language: 'Solidity',

@@ -10,6 +10,7 @@ import { readRouterOf } from '../common/request/scope';
 import { traceRequest } from '../common/tracing';
 import { callerForKey } from '../modules/apikey/api-key.service';
 import { ChainFollower, startChainFollowers } from '../modules/chain/chain.follower';
+import { contractOwnerReader } from '../modules/chain/chain.owner';
 import { EventWakeup } from '../modules/event/event.wakeup';
 import { startExpirySweeper } from '../modules/event/expiry.sweeper';
 import { pendingSettlements } from '../modules/order/settlement';
@@ -71,6 +72,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
     auctionMinIncrementPercent: options.auctionMinIncrementPercent,
     importStatementTimeoutMs: options.importStatementTimeoutMs,
     metadataRefreshIntervalS: options.metadata?.refreshIntervalS,
+    contractOwner: contractOwnerReader(options.chains),
   };
   const rateLimit = options.rateLimit ? createRateLimit(options.rateLimit, async (key) => (await callerForKey(ds, key)) !== null) : undefined;
   // Every request's context tells the rate limit what its key's lookup found.

@@ -181,13 +181,30 @@ export function typedDataOf(signed: SignedTerms, legacy = false) {
 
 type Viem = typeof import('viem');
 let loaded: Viem | undefined;
-/** viem is large (about 60 MB of heap): it is loaded on the first signature to check, not at start. */
-function viem(): Viem {
+/** viem is large (about 60 MB of heap): it is loaded on the first signature to check (or chain to read), not at start. */
+export function viem(): Viem {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (loaded ??= require('viem') as Viem);
 }
 
 const SIGNATURE = /^0x([0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/;
+
+/**
+ * The signer of an EIP-191 personal_sign signature of `message` (lower case), or a problem on `field`: a
+ * signature of the wrong shape, or one no address recovers from.
+ */
+export async function personalSigner(problems: Problems, field: string, message: string, signature: string): Promise<string | null> {
+  if (!SIGNATURE.test(signature)) {
+    problems.add(field, 'must be 0x and 130 hex digits (r, s, v) or 128 (EIP-2098 compact)');
+    return null;
+  }
+  try {
+    return (await viem().recoverMessageAddress({ message, signature: signature as `0x${string}` })).toLowerCase();
+  } catch {
+    problems.add(field, 'is not a valid EIP-191 signature');
+    return null;
+  }
+}
 
 /**
  * Checks `signature` against the terms under the mode, adding a `signature` problem (a 422) when it is

@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { Abi, Address, createPublicClient, encodeFunctionData, Hex, http, PublicClient } from 'viem';
 import erc721 from '../chain/TestERC721.json';
 import erc721Metadata from '../chain/TestERC721Metadata.json';
+import erc721Owned from '../chain/TestERC721Owned.json';
 
 /** The tests' contracts (test/chain/*.sol, compiled by scripts/compile-test-erc721.js). */
 const CONTRACTS = {
@@ -10,6 +11,8 @@ const CONTRACTS = {
   TestERC721: erc721,
   /** ERC721URIStorage (ERC-4906) + ERC721Royalty (ERC-2981): mint(to, id, uri), setTokenURI, announceBatch, royalties. */
   TestERC721Metadata: erc721Metadata,
+  /** ERC-173 ownership (Ownable): owner() is the deployer (accounts[0]) until transferOwnership. */
+  TestERC721Owned: erc721Owned,
 };
 export type TestContract = keyof typeof CONTRACTS;
 

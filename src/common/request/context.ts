@@ -26,8 +26,17 @@ export interface Caller {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Loaders {}
 
+/**
+ * What a followed chain's node says of a contract's ERC-173 owner(): `followed: false` when this process does
+ * not follow the chain (no CHAIN_RPC_<id>); the owner in lower case, or null when the contract answers none (a
+ * revert, no code, the zero address). A node that does not answer throws an UnavailableError.
+ */
+export type ContractOwnerRead = { followed: false } | { followed: true; owner: string | null };
+
 /** The deployment's rules that change what a request may do or see (settings, passed in by the app). */
 export interface RequestPolicy {
+  /** The followed chains' nodes, asked for a contract's owner() (docs/chain.md "Who may speak for a collection"); none: no chain is followed. */
+  contractOwner?: (chainId: string, contractAddress: string) => Promise<ContractOwnerRead>;
   /** SIGNATURES: how listing and offer signatures are checked (docs/signatures.md). */
   signatures: SignatureMode;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may target private, loopback and link-local addresses (docs/webhooks.md). */

@@ -27,8 +27,9 @@ import { TradeListCounts1765620000001 } from './1765620000001-trade-list-counts'
 import { CollectionFigures1765630000000 } from './1765630000000-collection-figures';
 import { ListingPriceBounds1765640000000 } from './1765640000000-listing-price-bounds';
 import { ChainMetadataUpdates1765650000000 } from './1765650000000-chain-metadata-updates';
-import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-counts';
 import { ListingApprovals1765660000000 } from './1765660000000-listing-approvals';
+import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-counts';
+import { CollectionOwnerVerification1765690000000 } from './1765690000000-collection-owner-verification';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -63,4 +64,5 @@ export const migrations = [
   ChainMetadataUpdates1765650000000,
   ListingApprovals1765660000000,
   ListedAssetCounts1765680000000,
+  CollectionOwnerVerification1765690000000,
 ];

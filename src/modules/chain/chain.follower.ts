@@ -10,10 +10,8 @@ import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
 
-type Viem = typeof import('viem');
-/** viem is large: loaded when a follower starts, not by a gateway that follows no chain. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const viem = (): Viem => require('viem') as Viem;
+import { viem } from '../../common/eip712';
+import { unanswered } from './chain.viem';
 
 const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
 const ERC2981_FUNCTIONS = [
@@ -174,7 +172,7 @@ export class ChainFollower {
   private async royalties(due: DueRoyalty[]): Promise<RoyaltyRead[]> {
     const { parseAbi } = viem();
     const abi = parseAbi(ERC2981_FUNCTIONS);
-    const answered = (reason: unknown) => !this.passing(reason);
+    const answered = (reason: unknown) => !unanswered(reason);
     const supports = await Promise.allSettled(
       due.map((d) => this.batchClient.readContract({ address: d.contractAddress as `0x${string}`, abi, functionName: 'supportsInterface', args: [ERC2981_INTERFACE] })),
     );
@@ -194,27 +192,20 @@ export class ChainFollower {
     });
   }
 
-  /** Whether a failed call did not reach the contract's answer (the node did not answer, or limits the rate): it may pass. */
-  private passing(reason: unknown): boolean {
-    const { BaseError, HttpRequestError, TimeoutError, LimitExceededRpcError } = viem();
-    return !(reason instanceof BaseError) || reason.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof LimitExceededRpcError) !== null;
-  }
-
   /**
    * tokenURI(id) of each token, in one batch. A call that failed at the node (a revert: nodes report it
    * with various codes; a contract without tokenURI) is null; one that did not reach an answer (the node
    * did not answer or limits the rate) is undefined, read again later.
    */
   private async tokenUris(tokens: PendingToken[]): Promise<TokenUriRead[]> {
-    const { parseAbi, BaseError, HttpRequestError, TimeoutError, LimitExceededRpcError } = viem();
+    const { parseAbi } = viem();
     const abi = parseAbi([TOKEN_URI_FUNCTION]);
     const reads = await Promise.allSettled(
       tokens.map((t) => this.batchClient.readContract({ address: t.tokenAddress as `0x${string}`, abi, functionName: 'tokenURI', args: [t.tokenId] })),
     );
     return reads.map((r) => {
       if (r.status === 'fulfilled') return r.value;
-      const passing = !(r.reason instanceof BaseError) || r.reason.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof LimitExceededRpcError);
-      return passing ? undefined : null;
+      return unanswered(r.reason) ? undefined : null;
     });
   }
 

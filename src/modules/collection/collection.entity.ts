@@ -10,6 +10,20 @@ export enum CollectionStatus {
 }
 registerEnumType(CollectionStatus, { name: 'CollectionStatus' });
 
+/** How a collection's claim was checked against its contract's ERC-173 owner() (docs/chain.md, "Who may speak for a collection"). */
+export enum OwnerVerification {
+  /** owner() was read on the followed chain and the collection's owner speaks for it (contractOwner). */
+  VERIFIED = 'verified',
+  /** Nobody checked: the chain is not followed by this gateway, or the collection was registered before the check existed. */
+  UNVERIFIED = 'unverified',
+  /** The chain is followed and the contract answers no owner() (no ERC-173, no code, or ownership renounced): first come. */
+  NO_CONTRACT_OWNER = 'no_contract_owner',
+}
+registerEnumType(OwnerVerification, {
+  name: 'OwnerVerification',
+  description: "How the collection's claim was checked against its contract's ERC-173 owner() on a followed chain",
+});
+
 /** A royalty fee as stored on a collection (the `type` is implied: royalty). */
 export interface StoredFee {
   address: string;
@@ -93,6 +107,18 @@ export class Collection {
   @Field(() => CollectionStatus)
   @Column({ type: 'varchar', length: 20, default: CollectionStatus.UNVERIFIED })
   status: CollectionStatus;
+
+  @Field(() => OwnerVerification, { description: "verified: a key acting for the contract's owner() (or proving it with a signature) registered or claimed it" })
+  @Column({ name: 'owner_verification', type: 'varchar', length: 20, default: OwnerVerification.UNVERIFIED })
+  ownerVerification: OwnerVerification;
+
+  @Field(() => AddressScalar, { nullable: true, description: "The contract's owner() as last read (null when never read or the contract has none)" })
+  @Column({ name: 'contract_owner', type: 'varchar', length: 42, nullable: true })
+  contractOwner: string | null;
+
+  @Field(() => Date, { nullable: true, description: "When the contract's owner() was last read for this collection" })
+  @Column({ name: 'owner_checked_at', type: 'timestamptz', precision: 3, nullable: true })
+  ownerCheckedAt: Date | null;
 
   @Field(() => Date)
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })

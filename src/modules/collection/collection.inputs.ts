@@ -113,3 +113,16 @@ export class UpdateCollectionInput extends CollectionProfileInput {
   @Field(() => CollectionStatus, { nullable: true, description: 'Only an admin key may change it' })
   status?: CollectionStatus | null;
 }
+
+/** A claim by proof (docs/chain.md "Who may speak for a collection"): an EIP-191 signature by the contract's owner() of the claim message. */
+@InputType()
+export class ClaimCollectionInput {
+  @Field(() => String, { nullable: true, description: "EIP-191 personal_sign signature, by the contract's owner(), of the claim message (docs/chain.md); without one the caller must be owner()" })
+  signature?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'In the signed message: 8 to 100 letters, digits, _ or -, good for one claim of the collection' })
+  nonce?: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'In the signed message (as ISO 8601 with milliseconds, UTC): the claim is refused after it; at most an hour ahead' })
+  expiresAt?: Date | null;
+}

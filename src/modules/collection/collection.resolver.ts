@@ -15,9 +15,10 @@ import { Listing, ListingListArgs, ListingPage } from '../listing/listing.types'
 import { NestedOfferArgs, Offer, OfferPage } from '../offer/offer.types';
 import { NestedOrderArgs, OrderPage } from '../order/order.types';
 import { Collection } from './collection.entity';
-import { CollectionListArgs, CreateCollectionInput, UpdateCollectionInput } from './collection.inputs';
+import { ClaimCollectionInput, CollectionListArgs, CreateCollectionInput, UpdateCollectionInput } from './collection.inputs';
 import {
   OMIT_ASSETS,
+  claimNamedCollection,
   createCollection,
   getCollection,
   listCollections,
@@ -79,6 +80,23 @@ export class CollectionResolver {
     @Ctx() ctx: Context,
   ) {
     return showingAssets(await updateCollection(ctx, { address, id }, chainId, input), includeAssets);
+  }
+
+  @Mutation(() => Collection, {
+    description:
+      "Takes the claim of a collection on a followed chain whose contract answers ERC-173 owner(): for a caller acting for owner(), or with an EIP-191 " +
+      'signature by owner() of the claim message naming the caller (docs/chain.md, "Who may speak for a collection")',
+  })
+  async claimCollection(
+    @Arg('address', () => AddressScalar, { nullable: true }) address: string | null,
+    @Arg('id', () => String, { nullable: true, description: "The collection's UUID, contract address or slug" }) id: string | null,
+    @Arg('chainId', () => String, { nullable: true }) chainId: string | null,
+    @Arg('input', () => ClaimCollectionInput, { nullable: true }) input: ClaimCollectionInput | null,
+    @Arg('includeAssets', () => Boolean, { defaultValue: true, description: 'When false, `assets` is null' })
+    includeAssets: boolean,
+    @Ctx() ctx: Context,
+  ) {
+    return showingAssets(await claimNamedCollection(ctx, { address, id }, chainId, input), includeAssets);
   }
 
   @FieldResolver(() => Chain)

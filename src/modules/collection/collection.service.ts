@@ -1,4 +1,4 @@
-import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
+import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
 import { filterConditions, fixedSort, sqlScope } from '../../common/read-model';
@@ -12,7 +12,8 @@ import { keyOf } from '../../common/graphql/node';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
 import { COLLECTION_READ } from './collection.read';
-import { CollectionListArgs, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
+import { claimChanged, claimCollection, claimOfChange, claimOfRegistration } from './collection.claim';
+import { ClaimCollectionInput, CollectionListArgs, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
 
 /** Collections marked this way answer `assets` with null (REST include_assets=false, GraphQL includeAssets: false). */
 export const OMIT_ASSETS = Symbol('omitAssets');
@@ -244,6 +245,7 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
   checkCommonFields(problems, input);
   const fees = checkFees(problems, 'fees', input.fees);
   problems.throwIfAny();
+  const claim = await claimOfRegistration(ctx, caller, input.chainId!, input.contractAddress!);
 
   const name = input.name?.trim() || input.contractAddress!;
   for (let attempt = 0; ; attempt += 1) {
@@ -255,7 +257,7 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
           repo.create({
             chainId: input.chainId!,
             contractAddress: input.contractAddress!,
-            owner: caller.address,
+            ...claim,
             totalSupply: input.totalSupply ?? null,
             startBlock: input.startBlock != null ? String(input.startBlock) : null,
             categoryId: input.categoryId ?? null,
@@ -280,7 +282,8 @@ export async function createCollection(ctx: Context, input: CreateCollectionInpu
       const constraint = (err as { constraint?: string; driverError?: { constraint?: string } }).driverError?.constraint;
       if (constraint === 'uq_collections_slug' && attempt < 5) continue;
       throw new ConflictError(
-        `a collection with contractAddress ${input.contractAddress} already exists on chain ${input.chainId}`,
+        `a collection with contractAddress ${input.contractAddress} already exists on chain ${input.chainId}` +
+          ` (if the contract is yours, claim it: POST /v1/collections/${input.contractAddress}/claim, claimCollection; docs/chain.md)`,
         [{ field: 'contractAddress', message: 'already taken on this chain' }],
       );
     }
@@ -295,7 +298,7 @@ export async function updateCollection(
 ): Promise<Collection> {
   const caller = await ctx.requireCaller();
   const collection = await findNamedCollection(ctx, named, chainId);
-  assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
+  const claim = await claimOfChange(ctx, caller, collection);
   const problems = new Problems();
   // Absent leaves the status as it is; null would clear it, and a collection always has one.
   if (input.status === null) problems.add('status', 'must be unverified or verified; it cannot be cleared');
@@ -311,16 +314,37 @@ export async function updateCollection(
     if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
   }
   if (typeof changes.name === 'string') changes.name = changes.name.trim();
-  if (Object.keys(changes).length) {
+  const edited = Object.keys(changes).length > 0;
+  // A key acting for the contract's owner() takes over a claim that was another's (collection.claim.ts).
+  const taken = claim.owner !== undefined && claim.owner !== collection.owner;
+  if (edited || claimChanged(collection, claim)) {
     await withEvents(ctx.ds, async (m, events) => {
-      await m.getRepository(Collection).update({ id: collection.id }, changes as never);
-      events.add('collection.updated', 'collection', collection.id);
+      await m.getRepository(Collection).update({ id: collection.id }, { ...changes, ...claim } as never);
+      if (edited || !taken) events.add('collection.updated', 'collection', collection.id);
+      if (taken) events.add('collection.claimed', 'collection', collection.id, { previous_owner: collection.owner });
       if (changes.status === CollectionStatus.VERIFIED && collection.status !== CollectionStatus.VERIFIED) {
         events.add('collection.verified', 'collection', collection.id);
       }
     });
   }
-  const updated = await ctx.ds.getRepository(Collection).findOneByOrFail({ id: collection.id });
+  return reloaded(ctx, collection.id);
+}
+
+/** claimCollection and POST /v1/collections/{address}/claim (collection.claim.ts): the collection as the claim left it. */
+export async function claimNamedCollection(
+  ctx: Context,
+  named: { address?: string | null; id?: string | null },
+  chainId: string | null | undefined,
+  input: ClaimCollectionInput | null | undefined,
+): Promise<Collection> {
+  const collection = await findNamedCollection(ctx, named, chainId);
+  await claimCollection(ctx, collection, input);
+  return reloaded(ctx, collection.id);
+}
+
+/** The collection as it stands after a write, in the request's loader too. */
+async function reloaded(ctx: Context, id: string): Promise<Collection> {
+  const updated = await ctx.ds.getRepository(Collection).findOneByOrFail({ id });
   ctx.loaders.collectionById.clear(updated.id).prime(updated.id, updated);
   return updated;
 }

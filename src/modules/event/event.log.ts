@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'collection.created',
   'collection.updated',
   'collection.verified',
+  'collection.claimed',
   'asset.created',
   'asset.imported',
   'asset.transferred',

@@ -110,7 +110,9 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/collections',
-    summary: 'Create a collection owned by the caller (contract_address and chain_id required); its assets with include_assets=true',
+    summary:
+      'Create a collection owned by the caller (contract_address and chain_id required); its assets with include_assets=true. On a followed chain whose ' +
+      "contract answers ERC-173 owner(), only a key acting for owner() (or an admin, for it) may: 403 otherwise, 503 when the chain's node does not answer (docs/chain.md)",
     operation: `mutation ($input: CreateCollectionInput!, $include_assets: Boolean = false, $assets_limit: Int) {
       createCollection(input: $input, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
     location: (c) => `/v1/collections/${c.contract_address}?chain_id=${c.chain.id}`,
@@ -125,11 +127,24 @@ export const routes: RouteSpec[] = [
   {
     method: 'put',
     path: '/v1/collections/:address',
-    summary: "Update a collection's name, description, links or (admin) status; only its owner or an admin",
+    summary:
+      "Update a collection's name, description, links or (admin) status; only its owner or an admin. On a followed chain whose contract answers ERC-173 " +
+      "owner(): only a key acting for owner() (the claim passes to it) or the owner of a claim proven for the same owner(); 403 otherwise (docs/chain.md)",
     operation: `mutation ($address: String!, $chain_id: String, $input: UpdateCollectionInput!, $include_assets: Boolean = false,
         $assets_limit: Int) {
       updateCollection(id: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) {
         ${collectionWithAssets} ${TRAITS} } }`,
+  },
+  {
+    method: 'post',
+    path: '/v1/collections/:address/claim',
+    summary:
+      "Take the claim of a collection on a followed chain whose contract answers ERC-173 owner(): a key acting for owner() with an empty body, " +
+      'or any key with signature, nonce and expires_at (an EIP-191 signature by owner() of the claim message naming the key\'s address; docs/chain.md). ' +
+      '403 when the caller or signer is not owner() or the signature expired, 409 on a chain not followed, a contract without owner() or a used nonce, ' +
+      "503 when the chain's node does not answer",
+    operation: `mutation ($address: String!, $chain_id: String, $input: ClaimCollectionInput, $include_assets: Boolean = false, $assets_limit: Int) {
+      claimCollection(id: $address, chainId: $chain_id, input: $input, includeAssets: $include_assets) { ${collectionWithAssets} ${TRAITS} } }`,
   },
   {
     method: 'get',

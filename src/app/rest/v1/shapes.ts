@@ -87,6 +87,9 @@ export const COLLECTION = `
   ${CHAIN}
   start_block: startBlock
   status
+  owner_verification: ownerVerification
+  contract_owner: contractOwner
+  owner_checked_at: ownerCheckedAt
   created_at: createdAt
   updated_at: updatedAt`;
 

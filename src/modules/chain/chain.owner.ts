@@ -1,0 +1,54 @@
+import type { ChainSettings } from '../../config';
+import { UnavailableError } from '../../common/errors';
+import type { ContractOwnerRead } from '../../common/request/context';
+
+import { viem } from '../../common/eip712';
+import { unanswered } from './chain.viem';
+
+type Viem = typeof import('viem');
+
+const OWNER_FUNCTION = 'function owner() view returns (address)';
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+/** How long a request waits for the node's answer to owner() before it is a 503. */
+const OWNER_READ_TIMEOUT_MS = 5000;
+
+/**
+ * ERC-173 owner() of contracts on the chains this process follows (CHAIN_RPC_<id>), read at the latest block
+ * when a key registers, changes or claims a collection (docs/chain.md "Who may speak for a collection"). A
+ * contract that reverts (no owner()), has no code or answers the zero address (ownership renounced) has no
+ * owner (null). A node that does not answer, or answers too slowly, is a 503 (UnavailableError): the write is
+ * refused, never let through unchecked.
+ */
+export function contractOwnerReader(settings: ChainSettings | undefined): ((chainId: string, contractAddress: string) => Promise<ContractOwnerRead>) | undefined {
+  if (!settings?.follow.length) return undefined;
+  const urls = new Map(settings.follow.map((c) => [c.chainId, c.rpcUrl]));
+  const clients = new Map<string, ReturnType<Viem['createPublicClient']>>();
+  const clientOf = (chainId: string, url: string) => {
+    let client = clients.get(chainId);
+    if (!client) {
+      const { createPublicClient, http } = viem();
+      client = createPublicClient({ transport: http(url, { retryCount: 0, timeout: OWNER_READ_TIMEOUT_MS }) });
+      clients.set(chainId, client);
+    }
+    return client;
+  };
+  return async (chainId, contractAddress) => {
+    const url = urls.get(chainId);
+    if (!url) return { followed: false };
+    const { parseAbi } = viem();
+    try {
+      const owner = await clientOf(chainId, url).readContract({
+        address: contractAddress as `0x${string}`,
+        abi: parseAbi([OWNER_FUNCTION]),
+        functionName: 'owner',
+      });
+      const lower = owner.toLowerCase();
+      return { followed: true, owner: lower === ZERO_ADDRESS ? null : lower };
+    } catch (err) {
+      if (!unanswered(err)) return { followed: true, owner: null };
+      throw new UnavailableError(
+        `the node of chain ${chainId} did not answer owner() of ${contractAddress.toLowerCase()}, so who may speak for the collection is unknown; nothing was changed, retry shortly`,
+      );
+    }
+  };
+}
