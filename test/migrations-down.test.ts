@@ -41,6 +41,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await tableExists('listed_asset_counts')).toBe(false);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_listed_counts_%'`)).toEqual([]);
   },
+  CollectionFloorBounds1765670000000: async () => {
+    expect(await columnsOf('collection_figures')).not.toContain('floor_low');
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_floor_%'`)).toEqual([]);
+  },
   ListingApprovals1765660000000: async () => {
     expect(await tableExists('chain_approvals')).toBe(false);
     expect(await columnsOf('chain_sync')).not.toContain('operator');

@@ -4,7 +4,7 @@ import { startServer, TestServer } from './setup/server';
  * Statistics sorted by a figure read about a page of rows whatever the number of collections (issue #38):
  * holders and all-time volume and sales walk indexes of `collection_figures`, a sliding window's volume and
  * sales are computed for the collections that sold in its hours (bounded by its trades) and merged with the
- * others by id. Each request's ranking statement is explained on a market of 6,000 collections (built
+ * others by id; the cheapest floors walk the collections' floor bounds and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
  * and analysed inside a transaction that is rolled back, so other files never see it): no plan node reads
  * more rows than the collections that sold plus a few pages.
  */
@@ -19,6 +19,11 @@ const COLLECTIONS = 6000;
 const SELLING = 300;
 /** The rollups of 30 days, and a 10th page (200 rows and the next): a fifth of the collections. */
 const BOUND = SELLING * 3 + 250;
+/**
+ * By floor, a collection is priced from its own listings (three here): the 10th page walks twice its 201
+ * rows in the order of their bounds and prices them, and a few more whose bound reaches the page.
+ */
+const FLOOR_BOUND = 2 * 201 * 3 + 250;
 
 const STATISTICS = /* GraphQL */ `
   query ($orderBy: StatisticsOrderBy!, $period: StatisticsPeriod!, $direction: SortDirection, $chainId: String, $isTrending: Int, $page: String) {
@@ -27,26 +32,32 @@ const STATISTICS = /* GraphQL */ `
     }
   }`;
 
+/** The same with `remaining`, which counts every matching collection in the statement (issue #38's counts). */
+const STATISTICS_COUNTED = STATISTICS.replace('result { collectionId }', 'remaining result { collectionId }');
+
+/** A cursor of the cheapest floors first, after a floor of 0.1 (about the 7th page here). */
+const FLOOR_CURSOR = Buffer.from(JSON.stringify(['floor_price', 'asc', '0.1', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+
 interface Captured {
   name: string;
   sql: string;
   parameters: unknown[];
 }
 
-/** The ranking statement of each request (the one that merges its sources), as the server sent it. */
-async function rankingStatements(requests: Array<{ name: string; variables: Record<string, unknown> }>): Promise<Captured[]> {
+/** The ranking statement of each request (the one that merges its sources, or reads the floor bounds), as the server sent it. */
+async function rankingStatements(requests: Array<{ name: string; variables: Record<string, unknown>; counted?: boolean }>): Promise<Captured[]> {
   const captured: Captured[] = [];
   let current = '';
   const logger = server.ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
   const logQuery = logger.logQuery;
   logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
-    if (sql.includes('(SELECT t.* FROM')) captured.push({ name: current, sql, parameters: parameters ?? [] });
+    if (sql.includes('(SELECT t.* FROM') || sql.includes('f.floor_low')) captured.push({ name: current, sql, parameters: parameters ?? [] });
     return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
   };
   try {
-    for (const { name, variables } of requests) {
+    for (const { name, variables, counted } of requests) {
       current = name;
-      const res = await server.gql(STATISTICS, variables);
+      const res = await server.gql(counted ? STATISTICS_COUNTED : STATISTICS, variables);
       expect({ name, errors: res.body.errors }).toEqual({ name, errors: undefined });
     }
   } finally {
@@ -75,9 +86,21 @@ const requests = [
   { name: 'TOTAL_HOLDERS D7 not trending', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0 } },
   { name: 'VOLUME ALL trending', variables: { orderBy: 'VOLUME', period: 'ALL', isTrending: 1 } },
   { name: 'VOLUME D30 not trending', variables: { orderBy: 'VOLUME', period: 'D30', isTrending: 0 } },
+  // The cheapest floors first (the dearest first price every collection with a floor: docs/api.md).
+  ...['D7', 'ALL'].map((period) => ({ name: `FLOOR_PRICE ${period} ASC`, variables: { orderBy: 'FLOOR_PRICE', period, direction: 'ASC' } })),
+  { name: 'FLOOR_PRICE D7 ASC chain 137', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', chainId: '137' } },
+  { name: 'FLOOR_PRICE D7 ASC page 10', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: '10' } },
+  { name: 'FLOOR_PRICE D7 ASC chain 137 page 10', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', chainId: '137', page: '10' } },
+  { name: 'FLOOR_PRICE D7 ASC trending', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', isTrending: 1 } },
+  { name: 'FLOOR_PRICE D7 ASC not trending', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', isTrending: 0 } },
+  { name: 'FLOOR_PRICE D7 ASC after a cursor', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: FLOOR_CURSOR } },
+  // Counted: the count reads every collection's row of collection_figures, but prices (reads listings of)
+  // only the collections up to the cursor.
+  { name: 'FLOOR_PRICE D7 ASC counted listings', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC' }, counted: true },
+  { name: 'FLOOR_PRICE D7 ASC counted listings after a cursor', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: FLOOR_CURSOR }, counted: true },
 ];
 
-test('when statistics are sorted by holders, volume or sales over 6,000 collections, then each ranking reads about a page of rows', async () => {
+test('when statistics are sorted by holders, volume, sales or the cheapest floor over 6,000 collections, then each ranking reads about a page of rows', async () => {
   const statements = await rankingStatements(requests);
   expect(statements.map((s) => s.name)).toEqual(requests.map((r) => r.name));
   const runner = server.ds.createQueryRunner();
@@ -98,6 +121,30 @@ test('when statistics are sorted by holders, volume or sales over 6,000 collecti
        FROM generate_series(1, $1::int) c CROSS JOIN generate_series(1, 4) t`,
       [COLLECTIONS],
     );
+    // Three listings of each collection's four assets: fixed prices, a dutch auction in one collection of
+    // ten (falling to half its price), a fixed price that has closed by the clock in one of seven (not
+    // yet swept), and every collection's fourth asset unlisted in one of five without any listing.
+    await runner.query(
+      `INSERT INTO listings (asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, closing_date)
+       SELECT a.id, a.collection_id, a.owner, CASE WHEN a.token_id = 1 AND c % 10 = 0 THEN 'dutch_auction' ELSE 'fixed_price' END, x.price,
+         CASE WHEN a.token_id = 1 AND c % 10 = 0 THEN x.price / 2 ELSE x.price END, now() - interval '2 hours',
+         CASE WHEN a.token_id = 1 AND c % 10 = 0 THEN now() + interval '1 day' WHEN a.token_id = 2 AND c % 7 = 0 THEN now() - interval '1 hour' ELSE now() + interval '3 days' END
+       FROM generate_series(1, $1::int) c JOIN assets a ON a.collection_id = md5('plans-c' || c)::uuid
+       CROSS JOIN LATERAL (SELECT ((('x' || substr(md5(a.id::text), 1, 6))::bit(24)::int % 1000) + 1) / 100.0 AS price) x
+       WHERE a.token_id <= 3 AND c % 5 <> 0`,
+      [COLLECTIONS],
+    );
+    // One statement listing in 4,800 collections keeps their floor bounds in one pass: they equal a recount.
+    const [{ astray, floored }] = await runner.query(
+      `SELECT count(*) FILTER (WHERE f.floor_low IS DISTINCT FROM x.low OR f.floor_until IS DISTINCT FROM x.until)::int AS astray,
+         count(f.floor_low)::int AS floored
+       FROM collection_figures f CROSS JOIN LATERAL (
+         SELECT min(l.price_low) AS low, max(COALESCE(l.closing_date, 'infinity')) AS until FROM listings l
+         WHERE l.collection_id = f.collection_id AND l.status = 'active' AND l.currency = $2 AND l.price_low IS NOT NULL) x
+       WHERE f.collection_id IN (SELECT md5('plans-c' || i)::uuid FROM generate_series(1, $1::int) i)`,
+      [COLLECTIONS, `0x${'0'.repeat(40)}`],
+    );
+    expect({ astray, floored }).toEqual({ astray: 0, floored: COLLECTIONS - COLLECTIONS / 5 });
     // Sales in the rollups of the last 30 days (their orders are not needed to plan).
     await runner.query(
       `INSERT INTO collection_sales_hourly (collection_id, hour, volume, sales, min_price, max_price, last_sale_at)
@@ -105,15 +152,15 @@ test('when statistics are sorted by holders, volume or sales over 6,000 collecti
        FROM generate_series(1, $1::int) c CROSS JOIN generate_series(1, 720, 240) h`,
       [SELLING],
     );
-    await runner.query('ANALYZE collections, collection_figures, collection_sales_hourly, assets');
+    await runner.query('ANALYZE collections, collection_figures, collection_sales_hourly, assets, listings');
     for (const { name, sql, parameters } of statements) {
       const [{ 'QUERY PLAN': [explained] }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters);
       const read = nodesOf(explained.Plan)
-        .filter((node) => node['Relation Name'] !== undefined)
+        .filter((node) => node['Relation Name'] !== undefined && (!name.includes('counted listings') || node['Relation Name'] === 'listings'))
         .map((node) => ({ node: `${node['Node Type']} ${node['Relation Name']}`, rows: Number(node['Actual Rows']) * Number(node['Actual Loops']) }));
       const most = read.reduce((a, b) => (b.rows > a.rows ? b : a), { node: 'none', rows: 0 });
       // Over the bound, the plan is shown whole.
-      const plan = most.rows <= BOUND ? '' : (await runner.query(`EXPLAIN (ANALYZE, COSTS OFF) ${sql}`, parameters)).map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      const plan = most.rows <= (name.startsWith('FLOOR_PRICE') ? FLOOR_BOUND : BOUND) ? '' : (await runner.query(`EXPLAIN (ANALYZE, COSTS OFF) ${sql}`, parameters)).map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
       expect({ name, most, plan }).toEqual({ name, most, plan: '' });
     }
   } finally {

@@ -314,6 +314,12 @@ export interface ListQuery {
    */
   pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
   /**
+   * With `pageFrom`: the sources the counts read (as `sources`), made for the page's cursor, and only when
+   * the page counts: a source may leave out what the cursor's condition decides without it (a sort value
+   * computed only where a bound does not already tell which side of the cursor a row is on).
+   */
+  countSources?: (after?: { value: unknown; id: string }) => readonly string[];
+  /**
    * With `count` on a sort with nulls (listed assets by current price): where the rows up to a cursor are
    * counted from instead of `from`, as `pageFrom` restricts it (a relation that holds at least those rows,
    * found by an index); after a cursor among the nulls (sorted last), the rows after it, which are all nulls.
@@ -477,8 +483,10 @@ function pageWhere(q: Directed, filters: string[], position: Position): { whereS
  * count of all matching rows from which `remaining` follows (when the request selects it).
  */
 export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Page<T>> {
-  const q = directed(query);
-  const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
+  const directedQuery = directed(query);
+  const position = decodePosition(directedQuery.args, directedQuery.orderBy, directedQuery.sort, directedQuery.idType);
+  const counts = directedQuery.countSources && directedQuery.args.countRemaining !== false;
+  const q = counts ? { ...directedQuery, sources: directedQuery.countSources!(position.after) } : directedQuery;
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
   const limit = pageLimit(q);

@@ -1,4 +1,6 @@
+import type { ListQuery } from '../../common/pagination';
 import { Params } from '../../common/sql';
+import { floorRanking } from './statistics.floor';
 import {
   countedSaleSql,
   floorHour,
@@ -6,7 +8,6 @@ import {
   NO_TREND_COLUMNS,
   salesHours,
   salesTable,
-  statisticsTable,
   trendingColumns,
 } from './statistics.sql';
 import { Period, StatisticsOrderBy } from './statistics.types';
@@ -23,15 +24,20 @@ import { Period, StatisticsOrderBy } from './statistics.types';
  * - the volume and sales of a sliding window change with time, not only with writes: the collections with
  *   a rollup in the window's hours (bounded by the trades of the window, not by the market) are computed
  *   and sorted, and every other collection has 0 and comes in the order of its id, an index walk.
- * - the floor is computed per collection (LATERAL) for every one.
+ * - the floor: the collections' floor bounds kept by the writes (migration 1765670000000) are walked and
+ *   only candidates are priced (statistics.floor.ts).
  *
  * With `isTrending`, each row's trend figures are computed by its collection's rollups (LATERAL); asked
  * for trending ones only, only collections with a rollup in the trend window's hours are candidates.
  */
 export interface Ranking {
-  sources: string[];
+  /** The page's rows (unless `pageFrom`) and its counts (unless `countSources`). */
+  sources?: string[];
   /** The record's fields the sources give: the page keeps them as its ranking saw them. */
   fields: string[];
+  /** Where the page's rows are read from, when not from `sources` (which the counts still read): ListQuery.pageFrom. */
+  pageFrom?: ListQuery['pageFrom'];
+  countSources?: ListQuery['countSources'];
 }
 
 interface RankingArgs {
@@ -49,13 +55,6 @@ const TREND_FIELDS = ['trendVolume', 'previousVolume', 'isTrending', 'trendingSc
 export function ranking(p: Params, args: RankingArgs): Ranking {
   const { period, now, orderBy, isTrending } = args;
   const filtered = isTrending != null;
-  if (orderBy === StatisticsOrderBy.FLOOR_PRICE) {
-    const filter = args.chain?.('c.chain_id') ?? 'true';
-    return {
-      sources: [statisticsTable(p, period, now, filter, { floor: true, sales: filtered })],
-      fields: ['floorPrice', 'floorListingId', 'floorAssetId', 'floorTokenAddress', 'floorTokenId', ...(filtered ? [...SALES_FIELDS, ...TREND_FIELDS] : [])],
-    };
-  }
   const where = (conditions: string[] = []) => {
     const all = args.chain ? [...conditions, args.chain('f.chain_id')] : conditions;
     return all.length ? ` WHERE ${all.join(' AND ')}` : '';
@@ -66,6 +65,14 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
   const trendOf = () => (filtered ? ` LEFT JOIN LATERAL ${salesTable(p, trendPeriod(period), now, (column) => `${column} = f.collection_id`)} tv ON true` : '');
   const trend = filtered ? `, ${trendingColumns('tv')}` : '';
   const fields = (more: string[]) => [...more, ...(filtered ? TREND_FIELDS : [])];
+
+  if (orderBy === StatisticsOrderBy.FLOOR_PRICE) {
+    const trend = filtered ? { join: trendOf(), columns: trendingColumns('tv') } : null;
+    return {
+      ...floorRanking(p, { now: p.add(now), from: { sql: walked(), bounded: isTrending === 1 }, conditions: args.chain ? [args.chain('f.chain_id')] : [], trend }),
+      fields: fields(['floorPrice', 'floorListingId', 'floorAssetId', 'floorTokenAddress', 'floorTokenId']),
+    };
+  }
 
   if (orderBy === StatisticsOrderBy.TOTAL_HOLDERS) {
     return {

@@ -1,7 +1,7 @@
 import { Params } from '../../common/sql';
-import { currentPriceSql, floorListingSql } from '../listing/listing.sql';
 import { isNativeSql } from '../currency/currency.entity';
 import { PERIODS, Period } from './statistics.types';
+import { floorJoin } from './statistics.floor';
 
 const TRENDING_FACTOR = 1.5;
 const DAY_SECONDS = 24 * 3600;
@@ -130,8 +130,7 @@ export function statisticsTable(
     : '(SELECT NULL::uuid AS collection_id, NULL::numeric AS volume, NULL::bigint AS transactions, NULL::numeric AS trend, NULL::numeric AS previous)';
   const nowP = figures.floor ? p.add(now) : '';
   const floor = figures.floor
-    ? `LEFT JOIN LATERAL (${floorListingSql('c.id', nowP, `${currentPriceSql('l', nowP)} AS floor_price, l.id AS listing_id, l.asset_id`)}) f ON true
-      LEFT JOIN assets fa ON fa.id = f.asset_id`
+    ? floorJoin('c.id', nowP, 'f', 'fa')
     : `LEFT JOIN (SELECT NULL::numeric AS floor_price, NULL::uuid AS listing_id, NULL::uuid AS asset_id) f ON true
       LEFT JOIN (SELECT NULL::varchar AS token_address, NULL::numeric AS token_id) fa ON true`;
   return `(SELECT c.id, c.id AS "collectionId", c.chain_id AS "chainId",
