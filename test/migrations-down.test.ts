@@ -40,6 +40,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await tableExists('collection_claim_nonces')).toBe(false);
     expect(await columnsOf('collections')).not.toContain('owner_verification');
   },
+  ListedAssetCounts1765680000000: async () => {
+    expect(await tableExists('listed_asset_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_listed_counts_%'`)).toEqual([]);
+  },
   CollectionFloorBounds1765670000000: async () => {
     expect(await columnsOf('collection_figures')).not.toContain('floor_low');
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_floor_%'`)).toEqual([]);

@@ -1,6 +1,7 @@
 import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
+import { listedCountSql } from '../listing/listed-counts';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { feesRelation } from '../collection/fee.type';
 import { AssetStatus } from './asset.entity';
@@ -172,3 +173,22 @@ export const ASSET_READ: ReadModel = {
     byFilter: { collectionId: (id) => assetCountSql(id) },
   },
 };
+
+/** The filters of the root list that counts of listed assets are kept by (listed-counts.ts). */
+const LISTED_COUNTED = ['status', 'currency', 'collectionId', 'chainId'];
+
+/**
+ * The count of the root list's assets from the counts the writes keep, when its filters allow: listed assets
+ * (`status: LISTED`, or a `currency`), of the whole market or of a collection, on a chain, in a currency, and
+ * a collection's unlisted assets (its assets less its listed ones); undefined otherwise (counted row by row).
+ * `collectionId` is the collection's id, `chainId` the chain's EIP-155 id, both checked.
+ */
+export function keptAssetCountSql(s: SqlScope, args: Record<string, unknown> & { status?: AssetStatus | null; collectionId?: string | null; chainId?: string | null; currency?: string | null }): string | undefined {
+  const given = [...ASSET_READ.filters, ...ASSET_READ.rootFilters].filter((f) => args[f.arg] != null).map((f) => f.arg);
+  if (args.search !== undefined || given.some((arg) => !LISTED_COUNTED.includes(arg))) return undefined;
+  if (args.status === AssetStatus.LISTED || (args.status == null && args.currency != null)) return listedCountSql(s, args);
+  if (args.status === AssetStatus.UNLISTED && args.collectionId != null && args.chainId == null && args.currency == null) {
+    return `(${assetCountSql(`${s.p.add(args.collectionId)}::uuid`)} - ${listedCountSql(s, { collectionId: args.collectionId })})`;
+  }
+  return undefined;
+}
