@@ -55,8 +55,9 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
   where.push(...filterConditions(OFFER_READ.rootFilters, s, 'o', { ...args, collectionId }));
-  // The chain by its EIP-155 id, as its condition names it.
-  const count = keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
+  // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
+  // refuses a statement with a parameter it does not use).
+  const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: 'offers o', where }), count });
 }
 
