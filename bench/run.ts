@@ -27,6 +27,7 @@ import { parseShapes, shapedRequest } from './shapes';
 import { sequentialLatency } from './sequential';
 import { benchSweeps } from './sweep';
 import { tracingCost } from './tracing-cost';
+import { benchMetadata, startDocumentServer } from './metadata';
 
 /**
  * npm run bench: loads a deterministic data set into a database of its own, starts the built gateway
@@ -72,6 +73,11 @@ const { values: opts } = parseArgs({
     // The chain row (PostgreSQL only; `--only CHAIN --skip-import` runs it alone): a backfill of this many transfers.
     'chain-transfers': { type: 'string', default: '100000' },
     'lag-samples': { type: 'string', default: '100' },
+    // The metadata row (`--only METADATA --skip-import` runs it alone): a collection of this many tokens whose
+    // documents a local server answers after --metadata-latency ms; reads at --metadata-read-rate per second.
+    'metadata-documents': { type: 'string', default: '10000' },
+    'metadata-latency': { type: 'string', default: '50' },
+    'metadata-read-rate': { type: 'string', default: '50' },
     // The cost of traces: the workloads (--only) against this build with traces off and on (exporting
     // OTLP to a receiver in the bench) and the --baseline build, side by side in interleaved rounds.
     tracing: { type: 'boolean', default: false },
@@ -535,6 +541,26 @@ async function eventsRow(base: string, pid: number, adminKey: string): Promise<R
   };
 }
 
+/** One statement on the DATABASE_URL server's own database (creating or dropping a row's database). */
+async function adminQuery(sql: string): Promise<void> {
+  const admin = new Client({ connectionString: process.env.DATABASE_URL! });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A row's database of its own on the DATABASE_URL server, dropped and created again; its URL. */
+async function recreateDatabase(database: string): Promise<string> {
+  await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE ${database}`);
+  const parsed = new URL(process.env.DATABASE_URL!);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
 /**
  * A backfill of --chain-transfers ERC721 transfers from a local node by a gateway that follows it, then the
  * lag from a mined block to the owner shown by the API (bench/chain.ts); a gateway process of its own (the
@@ -543,16 +569,7 @@ async function eventsRow(base: string, pid: number, adminKey: string): Promise<R
  * and transfers must be new to it.
  */
 async function chainRow(dir: string, tag: string): Promise<Row> {
-  const serverUrl = process.env.DATABASE_URL!;
-  const database = `${opts.database}_chain`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  const parsed = new URL(serverUrl);
-  parsed.pathname = `/${database}`;
-  const url = parsed.toString();
+  const url = await recreateDatabase(`${opts.database}_chain`);
   // The build's own migrations (a baseline's schema is its own), from its dist/.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const build = require(path.resolve(dir, 'dist/src/db/data-source.js')) as { createDataSource: typeof createDataSource };
@@ -596,6 +613,86 @@ async function chainRow(dir: string, tag: string): Promise<Row> {
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
     await chain.close();
+  }
+}
+
+/**
+ * The metadata row (bench/metadata.ts): the tokenURI documents of a collection of --metadata-documents
+ * tokens fetched by the gateway's worker (METADATA_CONCURRENCY and METADATA_HOST_CONCURRENCY 64, one host)
+ * from a local server answering after --metadata-latency ms, and the p99 of reads at a fixed rate with the
+ * worker idle and fetching. On a database of its own (`<--database>_metadata`, or .bench/metadata-data).
+ */
+async function metadataRow(dir: string, tag: string): Promise<Row> {
+  const documents = Number(opts['metadata-documents']);
+  const contract = addressOf('metadata-bench');
+  const serverUrl = process.env.DATABASE_URL;
+  let url: string;
+  let env: Record<string, string>;
+  let stop = async () => {};
+  if (serverUrl) {
+    url = await recreateDatabase(`${opts.database}_metadata`);
+    env = { DATABASE_URL: url };
+  } else {
+    const dataDir = path.resolve('.bench/metadata-data');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    const embedded = await startEmbedded(dataDir, { purpose: 'npm run bench (metadata row)', maxConnections: 4 });
+    url = embedded.url;
+    stop = embedded.stop;
+    env = { DATA_DIR: dataDir };
+  }
+  const host = await startDocumentServer(Number(opts['metadata-latency']));
+  const ds = createDataSource({ url, poolSize: 1, queryTimeoutMs: 600_000 });
+  await ds.initialize();
+  await ds.runMigrations({ transaction: 'each' });
+  const collectionId = uuidOf('metadata-bench');
+  await ds.query(
+    `INSERT INTO collections (id, chain_id, contract_address, owner, category_id, name, slug) VALUES ($1, '1', $2, $3, 'art', 'Metadata bench', 'metadata-bench')`,
+    [collectionId, contract, addressOf('metadata-bench-owner')],
+  );
+  await ds.query(
+    `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner)
+     SELECT $1, '1', $2, t, '#' || t, '', '', jsonb_build_object('token_uri', $3 || '/token/' || t), $4 FROM generate_series(1, $5::int) t`,
+    [collectionId, contract, host.url, addressOf('metadata-bench-holder'), documents],
+  );
+  await ds.query('ANALYZE');
+  const { key: adminKey } = await createApiKey(ds.manager, { address: addressOf('bench-admin'), role: ApiKeyRole.ADMIN, label: 'bench metadata' });
+  await ds.destroy();
+  await stop();
+  const { child, base } = await startServer(
+    { ...env, METADATA_ALLOW_PRIVATE: 'on', METADATA_CONCURRENCY: '64', METADATA_HOST_CONCURRENCY: '64', METADATA_POLL_MS: '200' },
+    Number(opts.pool),
+    dir,
+  );
+  try {
+    log(`running the metadata row (${documents} documents)${tag}`);
+    resetPeakRss(child.pid!);
+    const f = await benchMetadata(base, adminKey, {
+      contract,
+      documents,
+      readRate: Number(opts['metadata-read-rate']),
+      idleSeconds: Number(opts.duration),
+      log,
+    });
+    const ratio = f.idleP99Ms ? (f.busyP99Ms / f.idleP99Ms).toFixed(2) : '-';
+    return {
+      workload: `METADATA ${f.documents.toLocaleString('en')} documents, ${opts['metadata-latency']} ms each`,
+      door: `metadata worker${tag}`,
+      reqPerSec: f.documentsPerSec,
+      p50Ms: f.busyP50Ms,
+      p99Ms: f.busyP99Ms,
+      errors: f.readErrors,
+      peakRssMb: peakRssMb(child.pid!),
+      sqlPerRequest: null,
+      bytesPerResponse: null,
+      note:
+        `documents/s (${f.seconds.toFixed(1)} s, ${f.fetched} recorded fetched, ${host.requests()} requests to the host); ` +
+        `p50/p99 of GET /v1/assets/{address}/{id} at ${opts['metadata-read-rate']}/s while fetching; idle p50 ${f.idleP50Ms}, p99 ${f.idleP99Ms} ms; p99 ratio ${ratio}; ${f.reads} reads`,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    await host.close();
+    if (serverUrl) await adminQuery(`DROP DATABASE IF EXISTS ${opts.database}_metadata WITH (FORCE)`);
   }
 }
 
@@ -681,10 +778,10 @@ async function main(): Promise<void> {
   setLogLevel('warn');
   const scale = scaled(Number(opts.scale), Number(opts['orders-scale']));
   const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
-  // `--only CHAIN --skip-import`: the chain row alone, on its own database; the data set is not loaded.
+  // `--only CHAIN --skip-import` (or METADATA): that row alone, on its own database; the data set is not loaded.
   const chainOnly = Boolean(only && opts['skip-import'] && !opts.anchors && !workloads().some((w) => only.test(w.name)) && !only.test(SWEEP_WORKLOAD));
   const rows: Row[] = [];
-  let settings = `chain row alone; pool ${opts.pool}; node ${process.version}`;
+  let settings = `chain or metadata row alone; pool ${opts.pool}; node ${process.version}`;
   try {
     if (!chainOnly) {
       const { env, adminKey, sweepKeys, label, url, writers } = await prepareDatabase(scale);
@@ -721,6 +818,16 @@ async function main(): Promise<void> {
         for (let i = 1; i <= Number(opts.passes); i += 1) {
           rows.push(await chainRow(opts.baseline, ` [baseline, pass ${i}]`));
           rows.push(await chainRow('.', ` [this build, pass ${i}]`));
+        }
+      }
+    }
+    // Against a baseline, when --only names it: the baseline build's worker and this one's back to back, `--passes` times.
+    if (!opts.tracing && (opts.baseline ? only?.test('METADATA') : !only || only.test('METADATA'))) {
+      if (!opts.baseline) rows.push(await metadataRow('.', ''));
+      else {
+        for (let i = 1; i <= Number(opts.passes); i += 1) {
+          rows.push(await metadataRow(opts.baseline, ` [baseline, pass ${i}]`));
+          rows.push(await metadataRow('.', ` [this build, pass ${i}]`));
         }
       }
     }

@@ -1,6 +1,6 @@
-import { ChainSettings } from '../src/config';
-import { startChainNode, ChainNode, until } from './setup/chain-node';
-import { startServer, TestServer } from './setup/server';
+import { ChainNode, until } from './setup/chain-node';
+import { OperatorChain, startOperatorChain } from './setup/operator-chain';
+import type { TestServer } from './setup/server';
 
 /**
  * Issue #41 item 4, fillability: with the chain's operator set, a listing whose seller revokes it on chain
@@ -9,23 +9,18 @@ import { startServer, TestServer } from './setup/server';
  * undoes either. A local EVM node and OpenZeppelin's ERC721; both databases.
  */
 const CHAIN_ID = '31343';
+let world: OperatorChain;
 let node: ChainNode;
 let api: TestServer;
-let follower: TestServer;
 let operator: string;
 
 beforeAll(async () => {
-  node = await startChainNode(Number(CHAIN_ID));
-  operator = node.accounts[4];
-  api = await startServer();
-  const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0, operator }], pollMs: 50, blockRange: 2000 };
-  follower = await startServer({ chains });
+  world = await startOperatorChain(CHAIN_ID);
+  ({ node, api, operator } = world);
 });
 
 afterAll(async () => {
-  await follower?.close();
-  await api?.close();
-  await node?.close();
+  await world?.close();
 });
 
 type Listing = { id: string; status: string; inactive_reason: string | null };
@@ -107,7 +102,7 @@ test('when the follower saw the seller revoke the operator, then listing the tok
   const t = await listedToken('Listing refused');
   expect((await api.rest('DELETE', `/v1/assets/listing/${t.contract}/1?chain_id=${CHAIN_ID}`, undefined, t.aliceKey)).status).toBe(200);
   await node.write(t.contract, t.alice, 'setApprovalForAll', [operator, false]);
-  await until(() => api.ds.query('SELECT 1 FROM chain_approvals WHERE token_address = $1', [t.contract]), (rows) => rows.length === 1, 'the revocation applied');
+  await until(() => api.ds.query('SELECT 1 FROM chain_approvals WHERE chain_id = $1 AND token_address = $2', [CHAIN_ID, t.contract]), (rows) => rows.length === 1, 'the revocation applied');
 
   const rest = await api.rest('POST', '/v1/assets/listing', { asset_id: t.assetId, start_price: '3' }, t.aliceKey);
   expect(rest.status).toBe(409);

@@ -61,7 +61,7 @@ test("when a key that is not the contract's owner() registers its collection on 
   expect(rest.body.error.message).toContain(`owner() (ERC-173) is ${deployer()}; only a key acting for ${deployer()} may register it`);
   const gql = await api.gql(CREATE, { input: { contractAddress: contract, chainId: CHAIN_ID, name: 'Not mine' } }, stranger.key);
   expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
-  expect(await api.ds.query('SELECT 1 FROM collections WHERE contract_address = $1', [contract])).toEqual([]);
+  expect(await api.ds.query('SELECT 1 FROM collections WHERE chain_id = $1 AND contract_address = $2', [CHAIN_ID, contract])).toEqual([]);
 
   const owner = await api.key({ address: deployer() });
   const created = await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID, name: 'Mine' }, owner.key);
@@ -141,7 +141,7 @@ test("when the chain's node does not answer, then registering, changing and clai
   expect(rest.body.error.message).toContain(`the node of chain ${OTHER_CHAIN_ID} did not answer owner() of ${contract}`);
   const gql = await deadNode.gql(CREATE, { input: { contractAddress: contract, chainId: OTHER_CHAIN_ID } }, key.key);
   expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'UNAVAILABLE' } });
-  expect(await deadNode.ds.query('SELECT 1 FROM collections WHERE contract_address = $1', [contract])).toEqual([]);
+  expect(await deadNode.ds.query('SELECT 1 FROM collections WHERE chain_id = $1 AND contract_address = $2', [OTHER_CHAIN_ID, contract])).toEqual([]);
 
   const registered = await plain.rest('POST', '/v1/collections', { contract_address: contract, chain_id: OTHER_CHAIN_ID }, key.key);
   expect(registered.status).toBe(200);

@@ -1,3 +1,4 @@
+import { clock } from '../src/common/clock';
 import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
 
@@ -6,7 +7,8 @@ import { startServer, TestServer } from './setup/server';
  * PostgreSQL to prefer an index (100,000 assets, 90,000 of them listed: fixed prices, dutch auctions,
  * english auctions with and without bids): the page walks the listings' price indexes and prices a few
  * candidates, never every listed asset (no Seq Scan of assets or listings, no Sort of more than a few
- * hundred rows). On a database of its own, so the other test files never meet its market. PostgreSQL only:
+ * hundred rows), and `remaining` and `totalCount` read the kept counts (listed_asset_counts) less the rows up to
+ * the cursor, found by the same indexes, never a count of every listed asset. On a database of its own, so the other test files never meet its market. PostgreSQL only:
  * PGlite runs one transaction at a time, and its plans are PostgreSQL's.
  */
 const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
@@ -75,6 +77,7 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
       return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
     };
   }, 900_000);
+  afterEach(() => clock.reset());
   afterAll(async () => {
     await server?.close();
     await db?.drop();
@@ -109,6 +112,74 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
       expect(res.body.result).toHaveLength(20);
       cursor = res.body.cursor;
       if (page === 1 || page === 10) expect({ page, costs: costsOfScale(await lastPlan()) }).toEqual({ page, costs: [] });
+    }
+  });
+
+  /** What would make a count cost in proportion to the market: `costsOfScale` anywhere in the plan, counts included, and a scan of many rows of assets or listings. */
+  function countCostsOfScale(plan: PlanNode): string[] {
+    const all = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(all)];
+    return all(plan)
+      .filter(
+        (n) =>
+          (n['Node Type'] === 'Seq Scan' && ['assets', 'listings', 'offers'].includes(n['Relation Name']!)) ||
+          (n['Node Type'] === 'Sort' && n['Actual Rows']! * n['Actual Loops']! > 500) ||
+          (['assets', 'listings'].includes(n['Relation Name'] ?? '') && n['Actual Rows']! * n['Actual Loops']! > 2000),
+      )
+      .map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Actual Rows']} rows x ${n['Actual Loops']}`);
+  }
+
+  test.each([
+    ['the cheapest', 'status=listed&direction=asc', 90_000],
+    ['the dearest', 'status=listed&direction=desc', 90_000],
+    ['the cheapest in ETH', 'currency=ETH&direction=asc', 90_000],
+    ['the dearest of a collection', 'status=listed&direction=desc&collection_id=COLLECTION', 1_000],
+  ])('when a client counts %s listed assets (remaining, totalCount) on the first and the 10th page, then the counts read kept figures and the rows up to the cursor, never every listed asset', async (_, query, total) => {
+    // One moment for every page: a dutch price falls between two requests, and the rows up to a cursor with it.
+    clock.set(new Date());
+    let cursor: string | null = null;
+    for (let page = 1; page <= 10; page += 1) {
+      const path: string = `/v1/assets?order_by=current_price&limit=20&${query.replace('COLLECTION', collectionId)}${cursor ? `&page=${cursor}` : ''}`;
+      const res = await server.rest('GET', path);
+      expect(res.status).toBe(200);
+      expect(res.body.remaining).toBe(total - 20 * page);
+      if (page === 1 || page === 10) expect({ page, costs: countCostsOfScale(await lastPlan()) }).toEqual({ page, costs: [] });
+      cursor = res.body.cursor;
+    }
+    const args = Object.fromEntries(new URLSearchParams(query.replace('COLLECTION', collectionId)));
+    const gql = await server.gql(
+      `query ($after: String, $status: AssetStatus, $currency: String, $collectionId: String, $direction: SortDirection) {
+        assets(status: $status, currency: $currency, collectionId: $collectionId, orderBy: CURRENT_PRICE, direction: $direction, first: 20, after: $after) { totalCount edges { node { id } } } }`,
+      { after: cursor, status: args.status?.toUpperCase() ?? null, currency: args.currency ?? null, collectionId: args.collection_id ?? null, direction: args.direction.toUpperCase() },
+    );
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.assets.totalCount).toBe(total);
+    expect(countCostsOfScale(await lastPlan())).toEqual([]);
+  });
+
+  test.each([
+    ['listed', 7],
+    ['unlisted', 1],
+  ])("when a client pages through a collection's assets by current price (all %s), on /v1 and in Collection.assets, then each page walks the indexes", async (_, n) => {
+    const [c] = await server.ds.query(`SELECT id, contract_address AS address FROM collections WHERE id = md5('c' || $1::int)::uuid`, [n]);
+    for (const direction of ['asc', 'desc']) {
+      let cursor: string | null = null;
+      for (let page = 1; page <= 10; page += 1) {
+        const res: { status: number; body: { result: unknown[]; cursor: string } } = await server.rest('GET', `/v1/assets?collection_id=${c.id}&order_by=current_price&direction=${direction}&limit=20${cursor ? `&page=${cursor}` : ''}`);
+        expect(res.status).toBe(200);
+        expect(res.body.result).toHaveLength(20);
+        cursor = res.body.cursor;
+        if (page === 1 || page === 10) expect({ direction, page, costs: costsOfScale(await lastPlan()) }).toEqual({ direction, page, costs: [] });
+      }
+      const logged = statements.length;
+      const gql = await server.gql(
+        `query ($address: Address, $direction: SortDirection) { collection(address: $address, chainId: "1") { assets(orderBy: CURRENT_PRICE, direction: $direction, first: 20) { edges { node { id } } } } }`,
+        { address: c.address, direction: direction.toUpperCase() },
+      );
+      expect(gql.body.errors).toBeUndefined();
+      expect(gql.body.data.collection.assets.edges).toHaveLength(20);
+      // Its own statement reads the price bounds.
+      expect(statements.length).toBeGreaterThan(logged);
+      expect({ direction, costs: costsOfScale(await lastPlan()) }).toEqual({ direction, costs: [] });
     }
   });
 

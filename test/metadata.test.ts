@@ -366,6 +366,37 @@ describe('several workers on one queue', () => {
   }, 180_000);
 });
 
+describe('many outcomes at once', () => {
+  it('when documents and failures of one collection end together, then each asset gets its own outcome, its traits counted once, one event per changed document', async () => {
+    const own = (await server.rest('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, owner.key)).body;
+    const good = await Promise.all(Array.from({ length: 24 }, (_, i) => createWithUri(`${host.url}/good/batch${i}`, {}, own)));
+    const bad = await Promise.all(Array.from({ length: 8 }, () => createWithUri(`${host.url}/html`, {}, own)));
+    await waitFor(
+      'all settled',
+      async () => (await server.ds.query(`SELECT count(*)::int AS n FROM assets WHERE collection_id = $1 AND metadata_status IN ('fetched', 'failed')`, [own.id]))[0].n,
+      (n) => n === good.length + bad.length,
+      60_000,
+    );
+    const rows: { id: string; name: string; status: string; error: string | null }[] = await server.ds.query(
+      `SELECT id, name, metadata_status AS status, metadata_error AS error FROM assets WHERE collection_id = $1`,
+      [own.id],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    good.forEach((a, i) => expect(byId.get(a.id)).toMatchObject({ name: `Good #batch${i}`, status: 'fetched', error: null }));
+    for (const a of bad) expect(byId.get(a.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('JSON') });
+    const shown = (await server.rest('GET', `/v1/collections/${own.contract_address}`)).body;
+    expect(shown.traits.map((t: { trait_type: string; value: string; count: number }) => [t.trait_type, t.value, t.count]).sort()).toEqual([
+      ['Background', 'Blue', 24],
+      ['Level', '5', 24],
+    ]);
+    const events: { n: number }[] = await server.ds.query(
+      `SELECT count(*)::int AS n FROM events WHERE type = 'asset.metadata_updated' AND asset_id = ANY($1::uuid[]) GROUP BY asset_id`,
+      [good.map((a) => a.id)],
+    );
+    expect(events).toEqual(Array(good.length).fill({ n: 1 }));
+  }, 90_000);
+});
+
 describe('/metrics', () => {
   it('shows the queue depth, the oldest pending age and the outcomes', async () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();

@@ -33,9 +33,16 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  MetadataTraceContext1765700000000: async () => {
+    expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
+  },
   CollectionOwnerVerification1765690000000: async () => {
     expect(await tableExists('collection_claim_nonces')).toBe(false);
     expect(await columnsOf('collections')).not.toContain('owner_verification');
+  },
+  ListedAssetCounts1765680000000: async () => {
+    expect(await tableExists('listed_asset_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'listings_listed_counts_%'`)).toEqual([]);
   },
   CollectionFloorBounds1765670000000: async () => {
     expect(await columnsOf('collection_figures')).not.toContain('floor_low');

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { GatewayProcess, startGatewayProcess } from './setup/gateway-process';
 import { exclusive } from './setup/exclusive';
+import { Span, startCollector, until } from './setup/otlp-collector';
 
 /**
  * Issue #39 item 3: OpenTelemetry traces. The real service (src/main.ts in a child process: the
@@ -18,56 +19,6 @@ import { exclusive } from './setup/exclusive';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SERVER = 2;
 const CLIENT = 3;
-
-interface Span {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  links?: { traceId: string; spanId: string }[];
-  service: string;
-}
-
-type OtlpValue = { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number };
-type OtlpAttribute = { key: string; value: OtlpValue };
-interface OtlpExport {
-  resourceSpans: {
-    resource: { attributes: OtlpAttribute[] };
-    scopeSpans: { spans: (Omit<Span, 'attributes' | 'service'> & { attributes?: OtlpAttribute[] })[] }[];
-  }[];
-}
-
-const valueOf = (v: OtlpValue) => v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.doubleValue);
-const attributesOf = (list: OtlpAttribute[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
-
-/** An OTLP/HTTP trace receiver (JSON) on loopback: what a collector would get. */
-async function startCollector() {
-  const spans: Span[] = [];
-  const contentTypes = new Set<string>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      contentTypes.add(`${req.method} ${req.url} ${req.headers['content-type']}`);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
-      for (const resource of body.resourceSpans) {
-        const service = String(attributesOf(resource.resource.attributes)['service.name']);
-        for (const scope of resource.scopeSpans) for (const s of scope.spans) spans.push({ ...s, parentSpanId: s.parentSpanId || undefined, attributes: attributesOf(s.attributes), service });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    contentTypes,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** A webhook receiver on loopback: the headers of each delivery. */
 async function startReceiver() {
@@ -82,16 +33,6 @@ async function startReceiver() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-async function until<T>(read: () => T | undefined, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 let collector: Awaited<ReturnType<typeof startCollector>>;

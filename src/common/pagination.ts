@@ -7,7 +7,7 @@ import { edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf }
 import type { Edge } from './connection';
 import { BadRequestError } from './errors';
 import { stringProblem } from './limits';
-import { Params } from './sql';
+import { base64urlSql, Params } from './sql';
 
 export enum SortDirection {
   ASC = 'asc',
@@ -160,10 +160,14 @@ export interface SortKey {
 /** The direction of a page: the one given, else its sort's default. */
 export const directionOf = (given: SortDirection | null | undefined, sort: SortKey): SortDirection => given ?? sort.defaultDirection ?? SortDirection.DESC;
 
-/** A list query whose direction is resolved (directionOf). */
-type Directed = ListQuery & { args: ListQuery['args'] & { direction: SortDirection } };
+/** A list query whose direction is resolved (directionOf), and its kept count written when the request counts. */
+type Directed = ListQuery & { args: ListQuery['args'] & { direction: SortDirection }; count?: string };
 
-const directed = (q: ListQuery): Directed => ({ ...q, args: { ...q.args, direction: directionOf(q.args.direction, q.sort) } });
+const directed = (q: ListQuery): Directed => ({
+  ...q,
+  args: { ...q.args, direction: directionOf(q.args.direction, q.sort) },
+  count: q.args.countRemaining === false || typeof q.count !== 'function' ? (q.count as string | undefined) : q.count(),
+});
 
 interface Position {
   offset: number;
@@ -172,10 +176,17 @@ interface Position {
 
 const MAX_PAGE_NUMBER = 1_000_000;
 
-function encodeCursor(orderBy: string, direction: string, value: unknown, id: string): string {
+/** What a cursor says: the list's orderBy and direction, and the last row's sort value and id. */
+export type CursorParts = [orderBy: string, direction: string, value: unknown, id: string];
+
+/** A page's cursor: base64url of JSON [orderBy, direction, sort value, id] (a timestamp as Date#toISOString writes it). */
+export function encodeCursor(...[orderBy, direction, value, id]: CursorParts): string {
   const v = value instanceof Date ? value.toISOString() : value;
   return Buffer.from(JSON.stringify([orderBy, direction, v, id])).toString('base64url');
 }
+
+/** encodeCursor in SQL, given the SQL of its four parts' JSON texts. */
+export const cursorSql = (jsonTexts: readonly string[]) => base64urlSql(`'[' || ${jsonTexts.join(` || ',' || `)} || ']'`);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BIGINT = /^(0|[1-9][0-9]{0,17})$/;
@@ -296,14 +307,17 @@ export interface ListQuery {
   /**
    * The count of every row matching `where` without reading them (counts the writes keep), when there is
    * one: `remaining` after a cursor is then that count less the rows up to the cursor, which a later page
-   * reads by the sort's index as far as the cursor, not to the end of the list.
+   * reads by the sort's index as far as the cursor, not to the end of the list. A function: written only
+   * when the request counts (its parameters are added then: PostgreSQL refuses a parameter left unused),
+   * undefined when there is no kept count for the request's filters.
    */
-  count?: string;
+  count?: string | (() => string | undefined);
   /**
    * Where the page's rows are read from instead of `from` (its counts still read `from`): `from` restricted
    * to a relation that holds at least the first `rows` rows after `after` in the list's order, found by an
    * index (listed assets by current price: listing.sql.ts listedByPriceSql). The page's statement then
-   * filters, orders and limits those few as it would every row, so its answer is the same.
+   * filters, orders and limits those few as it would every row, so its answer is the same. For pages by
+   * parent (fetchPagesByParent) it is written inside each parent's page, and may read the parent's id `p.id`.
    */
   pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
   /**
@@ -312,6 +326,12 @@ export interface ListQuery {
    * computed only where a bound does not already tell which side of the cursor a row is on).
    */
   countSources?: (after?: { value: unknown; id: string }) => readonly string[];
+  /**
+   * With `count` on a sort with nulls (listed assets by current price): where the rows up to a cursor are
+   * counted from instead of `from`, as `pageFrom` restricts it (a relation that holds at least those rows,
+   * found by an index); after a cursor among the nulls (sorted last), the rows after it, which are all nulls.
+   */
+  countFrom?: (position: { after: { value: unknown; id: string }; direction: SortDirection }) => string;
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -329,8 +349,8 @@ function keysetCondition(q: Directed, after: NonNullable<Position['after']>): st
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
 }
 
-/** The rows up to the cursor, it included: what keysetCondition leaves out (sorts without nulls only). */
-function upToCursor(q: ListQuery, after: NonNullable<Position['after']>): string {
+/** The rows up to the cursor, it included: what keysetCondition leaves out (on a sort with nulls, of a cursor with a value: no null). */
+function upToCursor(q: Directed, after: NonNullable<Position['after']>): string {
   const op = q.args.direction === SortDirection.ASC ? '<=' : '>=';
   const id = `${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
   if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${id}`;
@@ -412,12 +432,20 @@ function countColumn(q: Directed, whereSql: string, position: Position, allRead 
 
 /**
  * The rows from the position on, from the list's kept count (ListQuery.count) less the rows up to the
- * cursor; undefined without a kept count (or on a sort with nulls, whose cursor conditions are an OR).
+ * cursor; undefined without a kept count. On a sort with nulls (sorted last), only with `countFrom`: the
+ * rows up to a cursor with a value are none of them null, and after a null cursor the rows left are the
+ * later nulls, counted as such.
  */
 function keptCount(q: Directed, position: Position): string | undefined {
-  if (q.count === undefined || q.sort.nullable) return undefined;
-  if (!position.after) return q.count;
-  return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, position.after)]))}))`;
+  if (q.count === undefined) return undefined;
+  const after = position.after;
+  if (!after) return q.count;
+  if (!q.sort.nullable) return `(${q.count} - (SELECT count(*) FROM ${rowsFrom(q, whereClause([...q.where, upToCursor(q, after)]))}))`;
+  if (!q.countFrom) return undefined;
+  const from = q.countFrom({ after, direction: q.args.direction });
+  return after.value === null
+    ? `(SELECT count(*) FROM ${from}${whereClause([...q.where, keysetCondition(q, after)])})`
+    : `(${q.count} - (SELECT count(*) FROM ${from}${whereClause([...q.where, upToCursor(q, after)])}))`;
 }
 
 /**
@@ -500,12 +528,15 @@ export async function fetchPagesByParent<T>(
   const ids = q.params.add(parent.ids);
   const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
   const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
-  const { whereSql, filterSql } = pageWhere(q, [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where], position);
+  const filters = [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where];
+  const { whereSql, filterSql } = pageWhere(q, filters, position);
   if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
-  const page = (head: string) =>
-    `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${q.from}${whereSql} ORDER BY ${orderClause(q)} ` +
-    `LIMIT ${pageLimit(q)} OFFSET ${q.params.add(position.offset)}) x`;
+  const limit = pageLimit(q);
+  const offset = q.params.add(position.offset);
+  // pageFrom is written inside each parent's page: its relation may read the parent's id (`p.id`).
+  const from = q.pageFrom ? q.pageFrom(filters, { after: position.after, rows: position.offset + q.args.limit + 1, direction: q.args.direction }) : q.from;
+  const page = (head: string) => `(SELECT ${q.columns}, ${head}${sortColumn(q)} FROM ${from}${whereSql} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}) x`;
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =

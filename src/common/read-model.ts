@@ -19,6 +19,11 @@ export interface SqlScope {
   p: Params;
   now: () => string;
   joined?: Record<string, string>;
+  /**
+   * Plans only: the statement's row of `type` that this row is read within (a nested page's parent row, or
+   * its parent's: a listing's asset's collection), if any.
+   */
+  within?: (type: string) => string | undefined;
 }
 
 /** A scope over `p` whose moment is `at` (default: the clock's now when first used). */
@@ -34,10 +39,11 @@ export function sqlScope(p: Params = new Params(), at?: Date, joined?: Record<st
  * - `text`: as text (uuids, token ids);
  * - `float`: a double (float8);
  * - `timestamp`: a Date for the service, Date#toISOString's text in plans (stored to the millisecond);
+ * - `ratio`: a double from 0 to 1, which REST's text writes as JavaScript does (0.00009998, not 9.998e-05);
  * - `decimal`: an exact decimal as text, serialized by its GraphQL type (Price, Decimal);
  * - `enum`: a stored enum value, written by its GraphQL name in plans.
  */
-export type FieldKind = 'value' | 'text' | 'float' | 'timestamp' | 'decimal' | 'enum';
+export type FieldKind = 'value' | 'text' | 'float' | 'ratio' | 'timestamp' | 'decimal' | 'enum';
 
 export interface ReadField {
   /** Its SQL over the noun's row `row`: a column name (of the joined row `on`, when given), or an expression. */
@@ -87,21 +93,28 @@ export interface ReadJoin {
 }
 
 /**
- * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on
- * the statement (its moment, a joined row), written for it. Plans read only a sort of a fixed expression.
+ * How rows of another noun reached from this one are read (the planner follows them inside its statement).
+ * A column named by a relation is the row's own, or its joined row's `on` (a listing's asset's chain).
  */
-export interface ReadSort extends Omit<SortKey, 'expression'> {
-  expression: string | ((row: string, s: SqlScope) => string);
-}
-
-/** How rows of another noun reached from this one are read (the planner follows them inside its statement). */
 export type ReadRelation =
-  /** The row of `table` whose id is this row's `key` column (null when none). */
-  | { kind: 'byId'; type: string; table: string; key: string }
+  /**
+   * The row of `table` whose id is this row's `key` column; null when none. Read within a row of type
+   * `sameAs` (SqlScope.within), it is that row (an asset of a collection's page is of that collection);
+   * within a row of type `sharedWith` with the same `key` column, that row's (built once per that row)
+   * when the keys agree.
+   */
+  | { kind: 'byId'; type: string; table: string; key: string; on?: string; sameAs?: string; sharedWith?: string }
   /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
-  | { kind: 'currency'; chain: string; address: string }
-  /** Fees stored as JSON arrays (collection.entity.ts's StoredFee[]): [royalty], or [royalty, maker], over the row `row`. */
-  | { kind: 'fees'; stored: (row: string) => string[] };
+  | { kind: 'currency'; chain: string; on?: string; address: string }
+  /** The row of `table` that `where` finds for this row `row` (at most one; null when none), which it reads joined as `joinedAs`. */
+  | { kind: 'one'; type: string; table: string; where: (x: string, row: string, s: SqlScope) => string; joinedAs: string }
+  /** Whether relation `of` finds a row, as the value `value` gives (an enum's value). */
+  | { kind: 'presence'; of: string; value: (present: boolean) => string }
+  /**
+   * Rows of `type` with no read model of their own, in their order: `from` (FROM, WHERE and ORDER BY over
+   * `x`) for this row `row`, their fields over `x`, which reads `row` joined as `joinedAs`.
+   */
+  | { kind: 'rows'; type: string; from: (x: string, row: string, s: SqlScope) => string; fields: Record<string, ReadField>; joinedAs?: string };
 
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */

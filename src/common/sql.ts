@@ -1,5 +1,11 @@
 import { EntityMetadata } from 'typeorm';
 
+/** A timestamp(3) as Date#toISOString writes the value pg reads (pagination.ts's cursors, GraphQL's DateTimeISO). */
+export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** base64url of a text, without padding, as Buffer#toString('base64url') writes it; encode() breaks lines every 76 characters. */
+export const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
+
 /** Collects positional parameters while a statement is assembled: `p.add(value)` returns "$n". */
 export class Params {
   readonly values: unknown[] = [];

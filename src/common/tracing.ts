@@ -205,20 +205,30 @@ async function inTaskSpan<T>(name: string, attributes: Attributes, causedBy: str
  * receiver; `statusOf` reads the response's status from what `run` answers (null: none came).
  */
 export function traceOutgoing<T>(parent: Span | undefined, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
-  return parent?.isRecording() ? inOutgoingSpan(parent, method, target, headers, run, statusOf) : run();
+  if (!parent?.isRecording()) return run();
+  const url = new URL(target);
+  // Without its query, which may hold a receiver's token.
+  const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname };
+  return inOutgoingSpan(parent, method, attributes, headers, run, statusOf);
 }
 
-async function inOutgoingSpan<T>(parent: Span, method: string, target: string, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
+/**
+ * A JSON-RPC call to a chain's node (a client span under `parent`, named after its method: `eth_getLogs`;
+ * a batch of calls is one span, `batch`, with their count), made by `run` with `headers` (its traceparent).
+ */
+export function traceRpc<T>(parent: Span | undefined, chainId: string, target: string, body: unknown, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
+  if (!parent?.isRecording()) return run();
+  const calls = (Array.isArray(body) ? body : [body]) as { method?: unknown }[];
+  const methods = [...new Set(calls.map((c) => String(c?.method)))];
+  const name = Array.isArray(body) ? 'batch' : methods[0];
   const url = new URL(target);
-  const span = tracer().startSpan(
-    method,
-    {
-      kind: SpanKind.CLIENT,
-      // Without its query, which may hold a receiver's token.
-      attributes: { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname },
-    },
-    under(parent),
-  );
+  const attributes: Attributes = { 'rpc.system': 'jsonrpc', 'rpc.method': methods.join(','), 'server.address': url.hostname, 'gateway.chain_id': chainId };
+  if (Array.isArray(body)) attributes['rpc.batch_size'] = calls.length;
+  return inOutgoingSpan(parent, name, attributes, headers, run, statusOf);
+}
+
+async function inOutgoingSpan<T>(parent: Span, name: string, attributes: Attributes, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
+  const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes }, under(parent));
   propagation.inject(under(span), headers);
   try {
     const answer = await run();
@@ -226,6 +236,9 @@ async function inOutgoingSpan<T>(parent: Span, method: string, target: string, h
     if (status !== null) span.setAttribute('http.response.status_code', status);
     if (status === null || status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
     return answer;
+  } catch (err) {
+    failed(span, err);
+    throw err;
   } finally {
     span.end();
   }

@@ -1,4 +1,5 @@
 import { ClassType, Field, FieldResolver, ID, InterfaceType, Resolver } from 'type-graphql';
+import { base64urlSql } from '../sql';
 import { Parent } from './parent';
 
 /**
@@ -31,6 +32,12 @@ export abstract class Node {
 export function nodeId(type: KeyedType, key: string): string {
   return Buffer.from(`${type}:${key}`).toString('base64url');
 }
+
+/** nodeId in SQL, of the text key `keySql`. */
+export const nodeIdSql = (type: KeyedType, keySql: string) => base64urlSql(`'${type}:' || ${keySql}`);
+
+/** The name of the key field of each type keyedNodeResolver resolves (Chain: chainId), its `id` column's. */
+export const KEY_FIELDS = new Map<string, string>();
 
 /** A trait's key: its collection, type and value (the same Trait under Asset.traits and Collection.traits). */
 export const traitNodeId = (collectionId: string, traitType: string, value: string) => nodeId('Trait', JSON.stringify([collectionId, traitType, value]));
@@ -66,6 +73,7 @@ export function keyOf(type: KeyedType, value: string): string {
  * `id` is its Node id, and the key is read under its own name (`key.name`).
  */
 export function keyedNodeResolver(type: KeyedType, target: ClassType<{ id: string }>, key: { name: string; description: string }) {
+  KEY_FIELDS.set(type, key.name);
   @Resolver(() => target)
   class KeyedNodeResolver {
     @FieldResolver(() => ID, { description: `Its Node id (its key is ${key.name})` })

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import { ForbiddenError } from '../errors';
 import { RequestScope } from './scope';
@@ -35,8 +36,11 @@ export type ContractOwnerRead = { followed: false } | { followed: true; owner: s
 
 /** The deployment's rules that change what a request may do or see (settings, passed in by the app). */
 export interface RequestPolicy {
-  /** The followed chains' nodes, asked for a contract's owner() (docs/chain.md "Who may speak for a collection"); none: no chain is followed. */
-  contractOwner?: (chainId: string, contractAddress: string) => Promise<ContractOwnerRead>;
+  /**
+   * The followed chains' nodes, asked for a contract's owner() (docs/chain.md "Who may speak for a collection");
+   * none: no chain is followed. `parent`: the request's span, the call's parent while it is traced.
+   */
+  contractOwner?: (chainId: string, contractAddress: string, parent?: Span) => Promise<ContractOwnerRead>;
   /** SIGNATURES: how listing and offer signatures are checked (docs/signatures.md). */
   signatures: SignatureMode;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may target private, loopback and link-local addresses (docs/webhooks.md). */

@@ -11,7 +11,7 @@ import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
 import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
-import { listedByPriceSql } from '../listing/listing.sql';
+import { listedByPriceSql, listedUpToSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { activeListingJoin, ASSET_READ } from './asset.read';
 import { AssetOrderBy } from './asset.types';
@@ -129,22 +129,22 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
 /**
  * An asset list with the filters every asset list takes (asset.read.ts `filters`) and the conditions in
  * `where` (over `assets t`, in `s`): the root list's and each relation's. The active listing is joined
- * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read. Listed assets
- * by current price read their page from the listings' price indexes (listedByPricePage; `collectionId`: the
- * list's collection, which picks an index).
+ * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read. Assets by
+ * current price read their page from the listings' price indexes (listedByPrice; `collection`: the list's
+ * collection as SQL, which picks an index).
  */
 export function assetListQuery<A extends NestedAssetPageArgs>(
   args: A,
   s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)),
   where: string[] = [],
   filters = ASSET_READ.filters,
-  collectionId?: string,
+  collection?: () => string,
 ): ListQuery {
   checkFilters(filters, args);
   const sort = ASSET_READ.sorts[args.orderBy];
   return {
     from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
-    pageFrom: listedByPricePage(args, s, collectionId),
+    ...listedByPrice(args, s, collection),
     columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
     idExpression: 't.id',
     where: [...where, ...filterConditions(filters, s, 't', args)],
@@ -156,17 +156,26 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
 }
 
 /**
- * Listed assets only (`status: LISTED` or a `currency`) by current price: the page's few candidates come
- * from the listings' price indexes (listedByPriceSql), then each candidate's asset and active listing by
- * their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of candidates; the listing's
- * join is asset.read.ts's `listing`, fenced so).
+ * Assets by current price read their page from the listings' price indexes (listedByPriceSql): listed assets
+ * only (`status: LISTED` or a `currency`), and a collection's assets (`collection`: its id as SQL, added when
+ * written), whose unlisted ones come after the listed, by id. So are the candidates of the count of the rows
+ * up to a cursor (listedUpToSql, when a list of listed assets has a kept count). Then each candidate's
+ * asset and active listing by their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of
+ * candidates; the listing's join is asset.read.ts's `listing`, fenced so).
  */
-function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collectionId?: string): ListQuery['pageFrom'] {
-  if (args.orderBy !== AssetOrderBy.CURRENT_PRICE || (args.status !== AssetStatus.LISTED && args.currency == null)) return undefined;
-  // Parameters are added only when the walk is written (an unused parameter is an error in PostgreSQL).
-  return (filters, { after, rows, direction }) =>
-    `${listedByPriceSql(s.p, { now: s.now(), direction, filters, collection: collectionId == null ? undefined : s.p.add(collectionId), currency: args.currency, after, rows })} c ` +
-    `CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
+function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, collection?: () => string): Pick<ListQuery, 'pageFrom' | 'countFrom'> {
+  if (args.orderBy !== AssetOrderBy.CURRENT_PRICE) return {};
+  const listedOnly = args.status === AssetStatus.LISTED || args.currency != null;
+  if (!listedOnly && (args.status != null || collection === undefined)) return {};
+  // Parameters are added only when a relation is written (an unused parameter is an error in PostgreSQL).
+  const of = () => ({ now: s.now(), collection: collection?.(), currency: args.currency });
+  const unlisted = listedOnly ? undefined : (u: string) => `${u}.collection_id = ${collection!()}`;
+  const assetsOf = (candidates: string) =>
+    `${candidates} c CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
+  return {
+    pageFrom: (filters, { after, rows, direction }) => assetsOf(listedByPriceSql(s.p, { ...of(), direction, filters, after, rows, unlisted })),
+    ...(listedOnly && { countFrom: ({ after, direction }) => assetsOf(listedUpToSql(s.p, { ...of(), direction, after })) }),
+  };
 }
 
 /**
@@ -174,8 +183,11 @@ function listedByPricePage(args: NestedAssetPageArgs, s: SqlScope, collectionId?
  * the request that asks with the same arguments.
  */
 function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
+  // A collection's page by current price walks the listings of its collection, the parent's id (`p.id`, fetchPagesByParent).
+  const collection = parent.column === 't.collection_id' ? () => 'p.id' : undefined;
   return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
-    const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args), { ...parent, ids: parentIds });
+    const s = sqlScope(undefined, undefined, joinAliases(ASSET_READ));
+    const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args, s, [], ASSET_READ.filters, collection), { ...parent, ids: parentIds });
     await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
     return pages;
   });

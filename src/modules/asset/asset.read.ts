@@ -1,9 +1,11 @@
-import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
+import { listedCountSql } from '../listing/listed-counts';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
+import { feesRelation } from '../collection/fee.type';
 import { AssetStatus } from './asset.entity';
-import { parseTraitParams, traitFilterSql } from './asset.traits';
+import { parseTraitParams, traitFilterSql, traitRaritySql } from './asset.traits';
 import { AssetOrderBy } from './asset.types';
 
 /** A collection's assets as collection_asset_counts keeps them (migration 1765000000000). */
@@ -23,6 +25,15 @@ export const assetPriceSql = (a: string, now: string) =>
 export function activeListingJoin(t: string, l: string, now: string, fence = ''): string {
   return `LEFT JOIN LATERAL (SELECT ${l}.* FROM listings ${l} WHERE ${l}.asset_id = ${t}.id AND ${isActiveListingSql(l, now)}${fence}) ${l} ON true`;
 }
+
+/** GraphQL's Asset.status: listed while the asset has an active listing (expiry included), as read now. */
+export const assetStatusOf = (hasActiveListing: boolean): AssetStatus => (hasActiveListing ? AssetStatus.LISTED : AssetStatus.UNLISTED);
+
+/** An asset's collection's stored fees (collections.fees): the collection row's own when the asset is read within it. */
+export const collectionFeesSql = (a: string, s: SqlScope) => {
+  const c = s.within?.('Collection');
+  return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${a}.collection_id)`;
+};
 
 /**
  * How assets are read: by asset.service.ts and its loaders, and by the SQL plans. The stored `status` is
@@ -62,7 +73,7 @@ export const ASSET_READ: ReadModel = {
       note: 'listed: with an active listing',
       plan: 'aside',
       joins: ['listing'],
-      where: (s, _t, status: AssetStatus) => `${s.joined!.listing}.id IS ${status === AssetStatus.LISTED ? 'NOT ' : ''}NULL`,
+      where: (s, _t, status: AssetStatus) => `${s.joined!.listing}.id IS ${status === assetStatusOf(true) ? 'NOT ' : ''}NULL`,
     },
     // The resolvers check that the currency exists first. Only assets listed in it: an unlisted asset has no price to rank.
     {
@@ -106,12 +117,78 @@ export const ASSET_READ: ReadModel = {
       sql: (t, l, s) => activeListingJoin(t, l, s.now()),
     },
   },
-  relations: {},
+  relations: {
+    // Inside collection.assets the collection is the page's own parent row.
+    collection: { kind: 'byId', type: 'Collection', table: 'collections', key: 'collection_id', sameAs: 'Collection' },
+    // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
+    chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id', sharedWith: 'Collection' },
+    // The collection's royalty fees.
+    fees: feesRelation((a, s) => [collectionFeesSql(a, s)]),
+    // Its active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset).
+    listing: {
+      kind: 'one',
+      type: 'Listing',
+      table: 'listings',
+      where: (l, a, s) => `${l}.asset_id = ${a}.id AND ${isActiveListingSql(l, s.now())}`,
+      joinedAs: 'asset',
+    },
+    status: { kind: 'presence', of: 'listing', value: assetStatusOf },
+    // Its traits (asset.traits.ts's traitsByAssetId): its asset_traits rows with their collection_traits counts.
+    traits: {
+      kind: 'rows',
+      type: 'Trait',
+      from: (ct, a) =>
+        `asset_traits ${ct}_a JOIN collection_traits ${ct} ON ${ct}.collection_id = ${ct}_a.collection_id AND ${ct}.trait_type = ${ct}_a.trait_type AND ${ct}.value = ${ct}_a.value WHERE ${ct}_a.asset_id = ${a}.id ORDER BY ${ct}.trait_type, ${ct}.value`,
+      joinedAs: 'asset',
+      fields: {
+        traitType: { sql: 'trait_type', kind: 'value' },
+        value: { sql: 'value', kind: 'value' },
+        count: { sql: 'asset_count', kind: 'value' },
+        // Of the collection's number of assets: within collection.assets, the parent collection's (read once per collection).
+        rarity: {
+          sql: (ct, s) => {
+            const c = s.within?.('Collection');
+            return traitRaritySql(ct, assetCountSql(c ? `${c}.id` : `${s.joined!.asset}.collection_id`));
+          },
+          kind: 'ratio',
+        },
+      },
+    },
+  },
   pagesOf: {
     'Collection.assets': (t, c) => `${t}.collection_id = ${c}.id`,
+  },
+  // As getAsset finds it: by token, on the chain given (on several chains without one: the resolver's error).
+  one: {
+    field: 'asset',
+    args: ['tokenAddress', 'tokenId', 'chainId'],
+    where: (s, t, args) => {
+      const where = [`${t}.token_address = ${s.p.add(args.tokenAddress)}`, `${t}.token_id = ${s.p.add(args.tokenId)}::numeric`];
+      if (args.chainId != null) where.push(`${t}.chain_id = ${s.p.add(args.chainId)}`);
+      return where;
+    },
   },
   counts: {
     pagesOf: { 'Collection.assets': (c) => assetCountSql(`${c}.id`) },
     byFilter: { collectionId: (id) => assetCountSql(id) },
   },
 };
+
+/** The filters of the root list that counts of listed assets are kept by (listed-counts.ts). */
+const LISTED_COUNTED = ['status', 'currency', 'collectionId', 'chainId'];
+
+/**
+ * The count of the root list's assets from the counts the writes keep, when its filters allow: listed assets
+ * (`status: LISTED`, or a `currency`), of the whole market or of a collection, on a chain, in a currency, and
+ * a collection's unlisted assets (its assets less its listed ones); undefined otherwise (counted row by row).
+ * `collectionId` is the collection's id, `chainId` the chain's EIP-155 id, both checked.
+ */
+export function keptAssetCountSql(s: SqlScope, args: Record<string, unknown> & { status?: AssetStatus | null; collectionId?: string | null; chainId?: string | null; currency?: string | null }): string | undefined {
+  const given = [...ASSET_READ.filters, ...ASSET_READ.rootFilters].filter((f) => args[f.arg] != null).map((f) => f.arg);
+  if (args.search !== undefined || given.some((arg) => !LISTED_COUNTED.includes(arg))) return undefined;
+  if (args.status === AssetStatus.LISTED || (args.status == null && args.currency != null)) return listedCountSql(s, args);
+  if (args.status === AssetStatus.UNLISTED && args.collectionId != null && args.chainId == null && args.currency == null) {
+    return `(${assetCountSql(`${s.p.add(args.collectionId)}::uuid`)} - ${listedCountSql(s, { collectionId: args.collectionId })})`;
+  }
+  return undefined;
+}

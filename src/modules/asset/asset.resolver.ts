@@ -16,6 +16,7 @@ import { NestedOfferArgs, Offer, OfferPage } from '../offer/offer.types';
 import { NestedOrderArgs, OrderPage } from '../order/order.types';
 import { Asset, AssetStatus } from './asset.entity';
 import { assetRelations } from './asset.loaders';
+import { assetStatusOf } from './asset.read';
 import { Trait } from './asset.traits';
 import { createAsset, getAsset, getAssetById, listAssets } from './asset.service';
 import { AssetListArgs, AssetPage, CreateAssetInput } from './asset.types';
@@ -69,7 +70,7 @@ export class AssetResolver {
 
   @FieldResolver(() => AssetStatus, { description: 'listed while it has an active listing (expiry included)' })
   status(@Parent() asset: Asset, @Ctx() ctx: Context) {
-    return whenLoaded(ctx.loaders.activeListingByAsset.get(asset.id), (listing) => (listing ? AssetStatus.LISTED : AssetStatus.UNLISTED));
+    return whenLoaded(ctx.loaders.activeListingByAsset.get(asset.id), (listing) => assetStatusOf(listing != null));
   }
 
   @FieldResolver(() => [Trait], { description: 'Its traits (metadata.attributes), each with its count and rarity in the collection' })

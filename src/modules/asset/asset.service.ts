@@ -11,7 +11,8 @@ import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { Asset, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
-import { ASSET_READ } from './asset.read';
+import { ASSET_READ, keptAssetCountSql } from './asset.read';
+import { keyOf } from '../../common/graphql/node';
 import { checkFilters, joinAliases, sqlScope } from '../../common/read-model';
 import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
@@ -35,7 +36,8 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const collectionId =
     args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
   // The collection also picks the index of the walk of listed assets by price (assetListQuery).
-  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId ?? undefined);
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? undefined : () => s.p.add(collectionId));
+  list.count = () => keptAssetCountSql(s, { ...args, collectionId, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
   if (search) list.where.push(search.where(list.from, list.where));
   const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }) });
@@ -54,8 +56,7 @@ const JOINED = 'c:';
  */
 export async function getAsset(ctx: Context, tokenAddress: string, tokenId: string, chainId?: string | null, withCollection = false): Promise<Asset> {
   const p = new Params();
-  const where = [`t.token_address = ${p.add(tokenAddress)}`, `t.token_id = ${p.add(tokenId)}::numeric`];
-  if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
+  const where = ASSET_READ.one!.where(sqlScope(p), 't', { tokenAddress, tokenId, chainId })!;
   const rows: Record<string, unknown>[] = await ctx.ds.query(
     withCollection
       ? `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')}, ${prefixedColumns(ctx.ds.getMetadata(Collection), 'c', JOINED)}

@@ -33,6 +33,9 @@ export class Trait {
   rarity: number;
 }
 
+/** A trait's rarity over collection_traits `ct`, given its collection's number of assets (`size`): as Trait.rarity says. */
+export const traitRaritySql = (ct: string, size: string) => `${ct}.asset_count::float8 / GREATEST(${size}, 1)`;
+
 /** The rows of one trait query: a trait of a parent (an asset or a collection). */
 interface TraitRow extends Trait {
   parentId: string;
@@ -165,7 +168,7 @@ export type TraitKey = Pick<Trait, 'collectionId' | 'traitType' | 'value'>;
 export async function traitsByKeys(ds: DataSource, keys: readonly TraitKey[]): Promise<Trait[]> {
   const rows: Trait[] = await ds.query(
     `SELECT ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
-            ct.asset_count::float8 / GREATEST(n.assets, 1) AS rarity
+            ${traitRaritySql('ct', 'n.assets')} AS rarity
      FROM collection_traits ct JOIN collection_asset_counts n ON n.collection_id = ct.collection_id
      WHERE (ct.collection_id, ct.trait_type, ct.value) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])) AND ct.asset_count > 0`,
     [keys.map((k) => k.collectionId), keys.map((k) => k.traitType), keys.map((k) => k.value)],
@@ -199,7 +202,7 @@ export function createTraitLoaders(ds: DataSource) {
             `WITH parents AS (SELECT at.asset_id, ct.collection_id, ct.trait_type, ct.value, ct.asset_count
                 FROM asset_traits at JOIN collection_traits ct USING (collection_id, trait_type, value) WHERE at.asset_id = ANY($1::uuid[]))
              SELECT ct.asset_id AS "parentId", ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
-                    ct.asset_count::float8 / GREATEST(s.size, 1) AS rarity
+                    ${traitRaritySql('ct', 's.size')} AS rarity
              FROM parents ct JOIN ${sizes} s USING (collection_id) ORDER BY ct.trait_type, ct.value`,
             [ids],
           ),
@@ -213,7 +216,7 @@ export function createTraitLoaders(ds: DataSource) {
           await ds.query(
             `WITH parents AS (SELECT ct.* FROM collection_traits ct WHERE ct.collection_id = ANY($1::uuid[]) AND ct.asset_count > 0)
              SELECT ct.collection_id AS "parentId", ct.collection_id AS "collectionId", ct.trait_type AS "traitType", ct.value, ct.asset_count AS count,
-                    ct.asset_count::float8 / GREATEST(s.size, 1) AS rarity
+                    ${traitRaritySql('ct', 's.size')} AS rarity
              FROM parents ct JOIN ${sizes} s USING (collection_id) ORDER BY ct.trait_type, ct.value`,
             [ids],
           ),

@@ -1,17 +1,19 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
+import type { Span } from '@opentelemetry/api';
 import { logger } from '../../common/logger';
+import { traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
-import { afterRange, planRange, RangeRead, readRange, stepsOfRange } from './chain.ranges';
+import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
 import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
 
 import { viem } from '../../common/eip712';
-import { unanswered } from './chain.viem';
+import { tracedTransport, unanswered } from './chain.viem';
 
 const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
 const ERC2981_FUNCTIONS = [
@@ -66,6 +68,9 @@ export class ChainFollower {
   private readonly client;
   /** For tokenURI reads: the calls of a round go to the node as one JSON-RPC batch. */
   private readonly batchClient;
+  /** The span of the step under way (its RPC calls' parent), while traced; and of the tokenURI loop's round. */
+  private stepSpan: Span | undefined;
+  private roundSpan: Span | undefined;
   /**
    * Blocks asked for in one eth_getLogs: from CHAIN_BLOCK_RANGE / 64 at start, halved when an answer was too
    * large, doubled (up to CHAIN_BLOCK_RANGE) after RANGE_GROWTH_READS successive small answers.
@@ -86,12 +91,31 @@ export class ChainFollower {
     private readonly chain: ChainFollowSettings,
     private readonly options: Pick<ChainSettings, 'pollMs' | 'blockRange' | 'stepTransfers'>,
   ) {
-    const { createPublicClient, http } = viem();
-    this.client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
+    const { createPublicClient } = viem();
+    this.client = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.stepSpan) });
     const full = BigInt(options.blockRange);
     this.range = full / INITIAL_RANGE_SHARE > 1n ? full / INITIAL_RANGE_SHARE : 1n;
     this.stepTransfers = options.stepTransfers ?? CHAIN_STEP_TRANSFERS_DEFAULT;
-    this.batchClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, batch: { batchSize: TOKEN_URI_BATCH } }) });
+    this.batchClient = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.roundSpan, { batch: { batchSize: TOKEN_URI_BATCH } }) });
+  }
+
+  private readonly holdStep = (span: Span | undefined) => (this.stepSpan = span);
+  private readonly holdRound = (span: Span | undefined) => (this.roundSpan = span);
+
+  /**
+   * `work` as a trace of its own named `name` (while traces are on), its RPC calls under it (`hold` keeps its
+   * span for the transport). Only work that reads the chain for something new is traced: a poll that finds
+   * nothing makes no trace (one per poll would bury the requests').
+   */
+  private traced<T>(name: string, hold: (span: Span | undefined) => void, work: () => Promise<T>): Promise<T> {
+    return traceTask(name, { 'gateway.chain_id': this.chain.chainId }, null, async (span) => {
+      hold(span);
+      try {
+        return await work();
+      } finally {
+        hold(undefined);
+      }
+    });
   }
 
   start(): void {
@@ -141,10 +165,12 @@ export class ChainFollower {
     while (!this.stopped) {
       let taken = 0;
       if (this.following && !this.catchingUp) {
-        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.tokenUris(tokens)).catch((err: unknown) => {
-          logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-          return 0;
-        });
+        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => this.tokenUris(tokens))).catch(
+          (err: unknown) => {
+            logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+            return 0;
+          },
+        );
         taken += await this.describeRound().catch((err: unknown) => {
           logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
           return 0;
@@ -161,7 +187,7 @@ export class ChainFollower {
    */
   private async describeRound(): Promise<number> {
     const listed = await expandMetadataUpdateRange(this.ds, this.chain.chainId);
-    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.royalties(due)));
+    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.traced('chain royalties', this.holdRound, () => this.royalties(due))));
   }
 
   /**
@@ -299,11 +325,21 @@ export class ChainFollower {
       }
       return true;
     }
+    return this.traced('chain range', this.holdStep, () => this.applyRange(plan, collections, fork === null ? ahead : undefined, confirmed));
+  }
+
+  /**
+   * The planned range's logs read (or taken from the read ahead, `ahead`, when it is this range's) and applied
+   * a step at a time; true when every collection of the chain has reached the confirmed block.
+   */
+  private async applyRange(plan: RangePlan, collections: TrackedCollection[], ahead: { key: string; read: Promise<RangeRead> } | undefined, confirmed: bigint): Promise<boolean> {
+    const { chainId } = this.chain;
+    const labels = { chain_id: chainId };
     const { from, to, reading } = plan;
     let read: RangeRead;
     try {
       // The range read while the previous step wrote, when it is the one this step reads (no reorg, no new collection).
-      read = await (fork === null && ahead?.key === plan.key ? ahead.read : readRange(this.client, plan));
+      read = await (ahead && ahead.key === plan.key ? ahead.read : readRange(this.client, plan));
     } catch (err) {
       if (to === from || !tooManyLogs(err)) throw err;
       // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, for a while.

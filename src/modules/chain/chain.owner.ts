@@ -3,7 +3,8 @@ import { UnavailableError } from '../../common/errors';
 import type { ContractOwnerRead } from '../../common/request/context';
 
 import { viem } from '../../common/eip712';
-import { unanswered } from './chain.viem';
+import type { Span } from '@opentelemetry/api';
+import { tracedTransport, unanswered } from './chain.viem';
 
 type Viem = typeof import('viem');
 
@@ -19,25 +20,30 @@ const OWNER_READ_TIMEOUT_MS = 5000;
  * owner (null). A node that does not answer, or answers too slowly, is a 503 (UnavailableError): the write is
  * refused, never let through unchecked.
  */
-export function contractOwnerReader(settings: ChainSettings | undefined): ((chainId: string, contractAddress: string) => Promise<ContractOwnerRead>) | undefined {
+export function contractOwnerReader(
+  settings: ChainSettings | undefined,
+): ((chainId: string, contractAddress: string, parent?: Span) => Promise<ContractOwnerRead>) | undefined {
   if (!settings?.follow.length) return undefined;
   const urls = new Map(settings.follow.map((c) => [c.chainId, c.rpcUrl]));
   const clients = new Map<string, ReturnType<Viem['createPublicClient']>>();
-  const clientOf = (chainId: string, url: string) => {
+  const clientFor = (chainId: string, url: string, parent?: Span) =>
+    viem().createPublicClient({ transport: tracedTransport(url, chainId, () => parent, { timeout: OWNER_READ_TIMEOUT_MS }) });
+  // A traced request's read gets a client of its own, whose call is a span under the request's; others share one per chain.
+  const clientOf = (chainId: string, url: string, parent?: Span) => {
+    if (parent?.isRecording()) return clientFor(chainId, url, parent);
     let client = clients.get(chainId);
     if (!client) {
-      const { createPublicClient, http } = viem();
-      client = createPublicClient({ transport: http(url, { retryCount: 0, timeout: OWNER_READ_TIMEOUT_MS }) });
+      client = clientFor(chainId, url);
       clients.set(chainId, client);
     }
     return client;
   };
-  return async (chainId, contractAddress) => {
+  return async (chainId, contractAddress, parent) => {
     const url = urls.get(chainId);
     if (!url) return { followed: false };
     const { parseAbi } = viem();
     try {
-      const owner = await clientOf(chainId, url).readContract({
+      const owner = await clientOf(chainId, url, parent).readContract({
         address: contractAddress as `0x${string}`,
         abi: parseAbi([OWNER_FUNCTION]),
         functionName: 'owner',

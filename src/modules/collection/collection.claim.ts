@@ -22,7 +22,7 @@ const NONCE = /^[A-Za-z0-9_-]{8,100}$/;
 
 /** The contract's owner() on a chain this process follows (CHAIN_RPC_<id>); `followed: false` elsewhere. A node that does not answer is a 503. */
 export function readContractOwner(ctx: Context, chainId: string, contractAddress: string): Promise<ContractOwnerRead> {
-  return ctx.policy.contractOwner ? ctx.policy.contractOwner(chainId, contractAddress) : Promise.resolve({ followed: false });
+  return ctx.policy.contractOwner ? ctx.policy.contractOwner(chainId, contractAddress, ctx.scope.span) : Promise.resolve({ followed: false });
 }
 
 const named = (chainId: string, contractAddress: string) => `collection ${contractAddress.toLowerCase()} on chain ${chainId}`;

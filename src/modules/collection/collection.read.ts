@@ -3,6 +3,7 @@ import { SortDirection } from '../../common/pagination';
 import { equalsFilter, ReadModel } from '../../common/read-model';
 import { ADDRESS, UUID } from '../../common/validate';
 import { CollectionOrderBy } from './collection.inputs';
+import { feesRelation } from './fee.type';
 
 /**
  * How collections are read: by collection.service.ts and its loaders (filters, sorts), and by the SQL
@@ -65,7 +66,7 @@ export const COLLECTION_READ: ReadModel = {
     chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id' },
     category: { kind: 'byId', type: 'Category', table: 'categories', key: 'category_id' },
     // Royalty fees, stored as JSON.
-    fees: { kind: 'fees', stored: (c) => [`${c}.fees`] },
+    fees: feesRelation((c) => [`${c}.fees`]),
   },
   pagesOf: {},
   // includeAssets: false answers each collection's `assets` with null.

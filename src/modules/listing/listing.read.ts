@@ -1,6 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { equalsFilter, ReadModel, selectList } from '../../common/read-model';
 import { Params } from '../../common/sql';
+import { feesRelation } from '../collection/fee.type';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currentPriceSql, isActiveListingSql, listingStatusSql } from './listing.sql';
 import { Listing, ListingOrderBy } from './listing.types';
@@ -52,7 +53,18 @@ export const LISTING_READ: ReadModel = {
     // The price as read at the statement's moment.
     [ListingOrderBy.CURRENT_PRICE]: { expression: (l, s) => currentPriceSql(l, s.now()), sqlType: 'numeric' },
   },
-  relations: {},
+  relations: {
+    // Its asset's chain; inside collection.assets, the collection's (read once per collection) when it is the asset's.
+    chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id', on: 'asset', sharedWith: 'Collection' },
+    // The collection's royalty fees (the collection row's own when read within it), then the listing's maker fees.
+    fees: feesRelation((l, s) => {
+      const collection = `(SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id)`;
+      const c = s.within?.('Collection');
+      return [c ? `CASE WHEN ${l}.collection_id = ${c}.id THEN ${c}.fees ELSE ${collection} END` : collection, `${l}.maker_fees`];
+    }),
+    // On its asset's chain.
+    currency: { kind: 'currency', chain: 'chain_id', on: 'asset', address: 'currency' },
+  },
   pagesOf: {},
 };
 

@@ -14,7 +14,7 @@ import { setAssetsStatus } from '../asset/asset.status';
 import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
-import { APPROVAL_REVOKED, approvalRevokedSql } from './listing.approval';
+import { approvalRevokedError, revokedAssets, sellerRevokedSql } from './listing.approval';
 import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
 import { activeListingsByAssets, LISTING_READ, listingColumns, listingsByIds } from './listing.read';
 import { EventLog, withEvents } from '../event/event.log';
@@ -235,7 +235,7 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
        FROM unnest($1::uuid[], $2::uuid[], $4::varchar[], $5::numeric[], $6::numeric[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::text[],
            $11::varchar[], $12::int[])
          AS i(asset_id, collection_id, order_type, start_price, accept_price, listing_time, closing_date, maker_fees, signature, currency, currency_decimals)
-       WHERE NOT EXISTS (SELECT 1 FROM assets a JOIN chain_sync s ON s.chain_id = a.chain_id WHERE a.id = i.asset_id AND ${sellerRevoked('$3::varchar')})
+       WHERE NOT EXISTS (SELECT 1 FROM assets a JOIN chain_sync s ON s.chain_id = a.chain_id WHERE a.id = i.asset_id AND ${sellerRevokedSql('$3::varchar')})
        ON CONFLICT (asset_id) WHERE status = 'active' DO NOTHING
        RETURNING id, asset_id AS "assetId"`,
       [
@@ -261,10 +261,7 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
       outcomes[i] =
         idOf.get(asset.id) ??
         (operator !== undefined
-          ? new ConflictError(
-              `${seller} no longer approves the marketplace operator ${operator} on chain ${asset.chainId} (${APPROVAL_REVOKED}): a listing of ${asset.tokenAddress}/${asset.tokenId} could not be filled; ` +
-                `call setApprovalForAll(${operator}, true) or approve(${operator}, ${asset.tokenId}) on the contract first`,
-            )
+          ? approvalRevokedError(seller, operator, asset, 'a listing')
           : null) ??
         new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} already has an active listing; change it with PUT /v1/assets/listing/{token_address}/{token_id} (updateListing)`);
     });
@@ -274,18 +271,6 @@ export async function insertListings(m: EntityManager, events: EventLog, seller:
     for (const id of outcomes as string[]) events.add('listing.created', 'listing', id);
   }
   return outcomes as (string | AppError)[];
-}
-
-/** SQL: the seller (a parameter) has revoked the chain's operator (chain_sync `s`) for asset `a`. */
-const sellerRevoked = (seller: string) => approvalRevokedSql({ chainId: 'a.chain_id', tokenAddress: 'a.token_address', tokenId: 'a.token_id', seller, operator: 's.operator' });
-
-/** Of these assets, those whose listing by `seller` is refused for a revoked approval, with the chain's operator. */
-async function revokedAssets(m: EntityManager, seller: string, assetIds: string[]): Promise<Map<string, string>> {
-  const rows: { id: string; operator: string }[] = await m.query(
-    `SELECT a.id, s.operator FROM assets a JOIN chain_sync s ON s.chain_id = a.chain_id WHERE a.id = ANY($1::uuid[]) AND ${sellerRevoked('$2')}`,
-    [assetIds, seller],
-  );
-  return new Map(rows.map((r) => [r.id, r.operator]));
 }
 
 export async function createListing(ctx: Context, input: CreateListingInput): Promise<Listing> {

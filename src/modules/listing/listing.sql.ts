@@ -69,6 +69,47 @@ export interface ListedByPrice {
   after?: { value: unknown; id: string };
   /** How many rows the page reads from its position's start (its offset, its limit and one more). */
   rows: number;
+  /**
+   * The list holds unlisted assets too (sorted with the nulls, by id): their condition over an asset row
+   * (of a collection: the list's statement applies its filters again).
+   */
+  unlisted?: (asset: string) => string;
+}
+
+/**
+ * The conditions on an active listing `l` of the list's collection, the CTE `cur` of the addresses of the
+ * list's currency (address or symbol, on any chain; the list's statement matches the asset's chain), and
+ * the asset ids of those listings in it that meet more `conditions`.
+ */
+function listingsOf(p: Params, x: Pick<ListedByPrice, 'now' | 'collection' | 'currency'>) {
+  const currency = x.currency != null ? p.add(x.currency.trim()) : undefined;
+  const ofListing = [isActiveListingSql('l', x.now), ...(x.collection ? [`l.collection_id = ${x.collection}`] : [])];
+  const ofCurrency = currency ? ['l.currency IN (SELECT address FROM cur)'] : [];
+  return {
+    ofListing,
+    cur: currency
+      ? `cur AS MATERIALIZED (SELECT DISTINCT c.address FROM currencies c WHERE c.address = lower(${currency}) OR upper(c.symbol) = upper(${currency}))`
+      : undefined,
+    ofListings: (conditions: string[]) => `SELECT l.asset_id FROM listings l WHERE ${[...ofListing, ...conditions, ...ofCurrency].join(' AND ')}`,
+  };
+}
+
+/**
+ * A relation of asset ids (`asset_id`) that holds every listed asset up to the cursor `after` (it included)
+ * in the order of their current price now, for the count of a later page (`remaining`: the kept count less
+ * these), which filters them as the list does: the fixed prices up to it from the price indexes, the moving
+ * ones whose bounds reach it. After a cursor among the prices read as null (sorted last), the listings whose
+ * price reads as null: the rows left after it are among them.
+ */
+export function listedUpToSql(p: Params, x: Pick<ListedByPrice, 'now' | 'direction' | 'collection' | 'currency'> & { after: { value: unknown; id: string } }): string {
+  const { cur, ofListings: listings } = listingsOf(p, x);
+  const head = cur ? `WITH ${cur} ` : '';
+  if (x.after.value === null) return `(${head}${listings(['l.price_low IS NULL'])})`;
+  const asc = x.direction === SortDirection.ASC;
+  const value = `${p.add(x.after.value)}::numeric`;
+  const fixed = listings(['l.price_low = l.price_high', `(l.price_low, l.asset_id) ${asc ? '<=' : '>='} (${value}, ${p.add(x.after.id)}::uuid)`]);
+  const moving = listings(['l.price_low < l.price_high', asc ? `l.price_low <= ${value}` : `l.price_high >= ${value}`]);
+  return `(${head}${fixed} UNION ALL ${moving})`;
 }
 
 /**
@@ -87,31 +128,38 @@ export function listedByPriceSql(p: Params, x: ListedByPrice): string {
   const rows = p.add(x.rows);
   const afterValue = x.after && x.after.value !== null ? { value: p.add(x.after.value), id: p.add(x.after.id) } : undefined;
   const pricedAfter = x.after === undefined || afterValue !== undefined;
-  const currency = x.currency != null ? p.add(x.currency.trim()) : undefined;
-  const ofListing = [isActiveListingSql('l', x.now), ...(x.collection ? [`l.collection_id = ${x.collection}`] : [])];
-  const ofCurrency = currency ? ['l.currency IN (SELECT address FROM cur)'] : [];
+  const { ofListing, cur, ofListings } = listingsOf(p, x);
   const fixedAfter = afterValue ? [`(l.price_low, l.asset_id) ${asc ? '>' : '<'} (${afterValue.value}::numeric, ${afterValue.id}::uuid)`] : [];
   const walk = (conditions: string[]) =>
     `SELECT l.asset_id, l.price_low AS price FROM listings l JOIN assets t ON t.id = l.asset_id
      WHERE ${[...ofListing, 'l.price_low = l.price_high', ...conditions, ...fixedAfter, ...x.filters].join(' AND ')}
      ORDER BY l.price_low ${dir}, l.asset_id ${dir} LIMIT ${rows}::int`;
   // One walk per currency address the filter names (USDC has one per chain), each in the index's order.
-  const fixed = currency ? `SELECT f.* FROM cur CROSS JOIN LATERAL (${walk(['l.currency = cur.address'])}) f` : walk([]);
+  const fixed = cur ? `SELECT f.* FROM cur CROSS JOIN LATERAL (${walk(['l.currency = cur.address'])}) f` : walk([]);
   const reach = asc
     ? `l.price_low <= COALESCE((SELECT s.price FROM s ORDER BY s.price ASC OFFSET ${rows}::int - 1 LIMIT 1), 'Infinity'::numeric)`
     : `l.price_high >= COALESCE((SELECT s.price FROM s ORDER BY s.price DESC OFFSET ${rows}::int - 1 LIMIT 1), '-Infinity'::numeric)`;
   // A moving price past the cursor's can only be one whose bounds reach it.
   const movingAfter = afterValue ? [asc ? `l.price_high >= ${afterValue.value}::numeric` : `l.price_low <= ${afterValue.value}::numeric`] : [];
-  const ofListings = (conditions: string[]) => `SELECT l.asset_id FROM listings l WHERE ${[...ofListing, ...conditions, ...ofCurrency].join(' AND ')}`;
-  const cur = currency
-    ? `cur AS MATERIALIZED (SELECT DISTINCT c.address FROM currencies c WHERE c.address = lower(${currency}) OR upper(c.symbol) = upper(${currency}))`
-    : undefined;
   const ctes = [...(cur ? [cur] : []), ...(pricedAfter ? [`s AS MATERIALIZED (${fixed})`] : [])];
   const branches = [
     ...(pricedAfter ? ['SELECT s.asset_id FROM s', ofListings(['l.price_low < l.price_high', reach, ...movingAfter])] : []),
     ofListings(['l.price_low IS NULL']),
+    ...(x.unlisted ? [unlistedSql(p, { ...x, unlisted: x.unlisted }, dir, rows, pricedAfter)] : []),
   ];
   return `(${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}${branches.join(' UNION ALL ')})`;
+}
+
+/**
+ * The first `rows` unlisted assets of the list (`x.unlisted`) by id after the cursor (when it is among the
+ * nulls; a priced cursor is followed by every null): they come after every price, so when the position is
+ * priced (`pricedAfter`) only while the walk of fixed prices `s` has fewer than `rows` rows can one reach the page.
+ */
+function unlistedSql(p: Params, x: ListedByPrice & { unlisted: (asset: string) => string }, dir: string, rows: string, pricedAfter: boolean): string {
+  const conditions = [x.unlisted('u'), `NOT EXISTS (SELECT 1 FROM listings ul WHERE ul.asset_id = u.id AND ${isActiveListingSql('ul', x.now)})`];
+  if (!pricedAfter) conditions.push(`u.id ${dir === 'ASC' ? '>' : '<'} ${p.add(x.after!.id)}::uuid`);
+  else conditions.push(`(SELECT count(*) FROM s) < ${rows}::int`);
+  return `(SELECT u.id AS asset_id FROM assets u WHERE ${conditions.join(' AND ')} ORDER BY u.id ${dir} LIMIT ${rows}::int)`;
 }
 
 /** The prices an offer on the asset meets, from its active listing now (none without one). */

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import type { Span } from '@opentelemetry/api';
 import type { MetadataSettings } from '../../config';
+import { traceOutgoing } from '../../common/tracing';
 import { checkedLookup, hostOf, isInternalAddress } from '../webhook/webhook.target';
 
 /** How fetching behaves: the METADATA_* settings this module reads. */
@@ -69,8 +71,11 @@ function mayBePrivate(url: URL, options: FetchOptions): boolean {
   return options.allowPrivate || [options.ipfsGateway, options.arweaveGateway].some((gateway) => new URL(gateway).origin === url.origin);
 }
 
-/** One GET: the connection goes only to an address that passed the check; a redirect is handed back, not followed. */
-function get(url: URL, options: FetchOptions, signal: AbortSignal, maxBytes: number): Promise<Hop> {
+/**
+ * One GET: the connection goes only to an address that passed the check; a redirect is handed back, not
+ * followed. `trace` brings the request's headers (a traceparent) and takes the answer's status.
+ */
+function get(url: URL, options: FetchOptions, signal: AbortSignal, maxBytes: number, trace: { headers: Record<string, string>; status: number | null }): Promise<Hop> {
   const host = hostOf(url);
   const allowPrivate = mayBePrivate(url, options);
   // A literal address is not looked up (the lookup below never runs for it): it is checked here.
@@ -89,12 +94,13 @@ function get(url: URL, options: FetchOptions, signal: AbortSignal, maxBytes: num
       url,
       {
         method: 'GET',
-        headers: { accept: 'application/json', 'user-agent': 'nft-marketplace-gateway-metadata/1' },
+        headers: { accept: 'application/json', 'user-agent': 'nft-marketplace-gateway-metadata/1', ...trace.headers },
         lookup: checkedLookup(allowPrivate) as never,
         signal,
       },
       (res) => {
         const status = res.statusCode ?? 0;
+        trace.status = status;
         if (status >= 300 && status < 400 && res.headers.location) {
           res.resume();
           return finish({ redirect: new URL(res.headers.location, url).toString() });
@@ -143,8 +149,9 @@ function get(url: URL, options: FetchOptions, signal: AbortSignal, maxBytes: num
  * Fetches the JSON document behind a tokenURI: data: URIs in place; http(s), ipfs:// and ar:// with the
  * protections of webhooks (no private, loopback or link-local address unless allowed or a configured
  * gateway's, checked again at every redirect hop), within the time, size and redirect limits, only JSON objects.
+ * Under a traced `span`, each hop is a client span of its own, and carries a traceparent to the host.
  */
-export async function fetchDocument(uri: string, options: FetchOptions, stopping: AbortSignal): Promise<FetchResult> {
+export async function fetchDocument(uri: string, options: FetchOptions, stopping: AbortSignal, span?: Span): Promise<FetchResult> {
   if (/^data:/i.test(uri)) return readDataUri(uri, options.maxBytes);
   const first = httpUrlOf(uri, options);
   if (!first) return failed(`unsupported tokenURI scheme: ${uri.slice(0, 40)}; http(s)://, ipfs://, ar:// and data:application/json are read`, false);
@@ -159,7 +166,8 @@ export async function fetchDocument(uri: string, options: FetchOptions, stopping
       return failed(`not a URL: ${target.slice(0, 200)}`, false);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(`a redirect to ${url.protocol} is not followed`, false);
-    const result = await get(url, options, signal, options.maxBytes);
+    const trace = { headers: {}, status: null as number | null };
+    const result = await traceOutgoing(span, 'GET', url.toString(), trace.headers, () => get(url, options, signal, options.maxBytes, trace), () => trace.status);
     if (timeout.aborted && !('ok' in result && result.ok)) return failed(`no document within ${options.timeoutMs} ms`, true);
     if (!('redirect' in result)) return result;
     if (hop >= options.maxRedirects) return failed(`more than ${options.maxRedirects} redirects`, false);

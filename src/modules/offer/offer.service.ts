@@ -15,6 +15,7 @@ import { getAsset, getAssetById } from '../asset/asset.service';
 import { traitFilterOf, traitFilterSql, traitProblems } from '../asset/asset.traits';
 import { activeListingTerms } from '../listing/listing.sql';
 import { cancelByMaker, MakerCancel } from '../listing/listing.bulk';
+import { approvalRevokedError, revokedAssets } from '../listing/listing.approval';
 import type { CancelledByMaker } from '../listing/listing.types';
 import { AuctionSale, checkBid, lockAsset } from '../listing/auction';
 import { withEvents } from '../event/event.log';
@@ -54,8 +55,9 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
   where.push(...filterConditions(OFFER_READ.rootFilters, s, 'o', { ...args, collectionId }));
-  // The chain by its EIP-155 id, as its condition names it.
-  const count = keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
+  // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
+  // refuses a statement with a parameter it does not use).
+  const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: 'offers o', where }), count });
 }
 
@@ -240,6 +242,7 @@ async function assetSold(ctx: Context, offer: Offer, ref: AssetRef): Promise<Ass
 /**
  * The owner of an asset accepts an offer for it, selling one unit. Of concurrent acceptances touching one
  * asset exactly one wins; of concurrent acceptances of one offer, exactly `quantity` win. The losers get 409.
+ * On a followed chain with an operator set, an owner who revoked the operator (listing.approval.ts) gets 409.
  */
 export async function acceptOffer(ctx: Context, offerId: string, ref: AssetRef = {}): Promise<string> {
   const caller = await ctx.requireCaller();
@@ -268,6 +271,9 @@ export async function acceptOffer(ctx: Context, offerId: string, ref: AssetRef =
       if (locked.owner !== caller.address) {
         throw new ConflictError(`asset ${asset.tokenAddress}/${asset.tokenId} changed owner while this acceptance waited`);
       }
+      // On a followed chain with an operator, a seller who revoked it could not deliver the token.
+      const operator = (await revokedAssets(m, caller.address, [asset.id])).get(asset.id);
+      if (operator !== undefined) throw approvalRevokedError(caller.address, operator, asset, `the sale to offer ${offer.id}`);
       const [orderId] = await completeSales(m, events, [{ taker: offer, asset, seller: caller.address }], now);
       return { orderId };
     });

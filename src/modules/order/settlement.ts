@@ -4,6 +4,7 @@ import { updateReturning } from '../../common/sql';
 import { AssetStatus } from '../asset/asset.entity';
 import { setAssetsStatus } from '../asset/asset.status';
 import type { EventLog } from '../event/event.log';
+import { APPROVAL_REVOKED, sellerRevokedSql } from '../listing/listing.approval';
 import { endOtherOffers, offerFilled, saleCurrency } from './sale';
 import { settlement } from './settlement.settings';
 
@@ -107,8 +108,9 @@ async function completeOrder(m: EntityManager, events: EventLog, order: PendingO
 
 /**
  * The order fails: its offer's unit is free again (`offer.released` when the offer can still be accepted),
- * and its listing is active again when its seller still owns the token, its closing date is ahead and the
- * asset has no other active listing; expired when it closed meanwhile, inactive (with its reason) otherwise.
+ * and its listing is active again when its seller still owns the token, its closing date is ahead, the
+ * asset has no other active listing and the seller has not revoked the chain's operator (listing.approval.ts);
+ * expired when it closed meanwhile, inactive (with its reason) otherwise.
  */
 async function failOrder(m: EntityManager, events: EventLog, order: PendingOrder, now: Date, reason: FailureReason, extra: Record<string, unknown>): Promise<void> {
   await m.query(`UPDATE orders SET status = 'failed', updated_at = $2 WHERE id = $1`, [order.id, now]);
@@ -128,14 +130,17 @@ async function failOrder(m: EntityManager, events: EventLog, order: PendingOrder
 
 async function releaseListing(m: EntityManager, events: EventLog, listingId: string, now: Date, why: Record<string, unknown>): Promise<void> {
   const relisted = `EXISTS (SELECT 1 FROM listings o WHERE o.asset_id = l.asset_id AND o.status = 'active')`;
+  // A seller who revoked the operator meanwhile could not deliver: inactive as the follower would have made it.
+  const revoked = `EXISTS (SELECT 1 FROM chain_sync s WHERE s.chain_id = a.chain_id AND ${sellerRevokedSql('l.seller')})`;
   const [released] = await updateReturning<{ status: string; assetId: string }>(
     m,
     `UPDATE listings l SET
-       status = CASE WHEN l.closing_date <= $2 THEN 'expired' WHEN l.seller <> a.owner OR ${relisted} THEN 'inactive' ELSE 'active' END,
-       inactive_reason = CASE WHEN l.closing_date <= $2 THEN NULL WHEN l.seller <> a.owner THEN 'owner_changed' WHEN ${relisted} THEN 'relisted' END,
+       status = CASE WHEN l.closing_date <= $2 THEN 'expired' WHEN l.seller <> a.owner OR ${relisted} OR ${revoked} THEN 'inactive' ELSE 'active' END,
+       inactive_reason = CASE WHEN l.closing_date <= $2 THEN NULL WHEN l.seller <> a.owner THEN 'owner_changed' WHEN ${relisted} THEN 'relisted'
+         WHEN ${revoked} THEN $3 END,
        expiry_swept = l.expiry_swept OR COALESCE(l.closing_date <= $2, false), updated_at = $2
      FROM assets a WHERE l.id = $1 AND l.status = 'pending' AND a.id = l.asset_id RETURNING l.status, l.asset_id AS "assetId"`,
-    [listingId, now],
+    [listingId, now, APPROVAL_REVOKED],
   );
   if (!released) return;
   if (released.status === 'active') {

@@ -39,8 +39,8 @@ import { Planner, Root } from './roots';
  * documents and /v1 GETs; `test/graphql-sql-plan.test.ts` and `test/rest-sql-plan.test.ts` hold the
  * cases found so far.
  *
- * The parts: parts.ts (the vocabulary: shapes, parts, renders), leaves.ts (columns, listing, trait and
- * fee fields), page.ts (a list's first page), objects.ts (a selection on one row, and the relations
+ * The parts: parts.ts (the vocabulary: shapes, parts, renders), leaves.ts (columns, and the fields read
+ * models declare), page.ts (a list's first page), objects.ts (a selection on one row, and the relations
  * followed inside the statement), roots.ts (the operation's roots and their arguments), this file (the
  * statement of a request, and running it).
  */
@@ -64,7 +64,7 @@ class RequestBuild implements Build {
   aliases = 0;
   now?: string;
   private parents?: Map<string, { type: string; row: string }>;
-  private assets?: Map<string, string>;
+  private joined?: Map<string, Record<string, string>>;
   private omittedRows?: Map<string, string>;
   private sharedValues?: Map<string, string>;
 
@@ -74,8 +74,8 @@ class RequestBuild implements Build {
     return (this.parents ??= new Map());
   }
 
-  get assetOf() {
-    return (this.assets ??= new Map());
+  get joinedOf() {
+    return (this.joined ??= new Map());
   }
 
   get omitted() {
@@ -151,7 +151,7 @@ export function planOperation(
     (rootText &&
       ((b) => {
         const sql = rootText(b);
-        // Null: the resolvers answer (see assetRoot).
+        // Null: the resolvers answer (see roots.ts oneRow).
         return sql ? { sql: `SELECT (${sql})::text AS t`, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
       }));
   if (options.restText && roots.length === 1 && stream) {

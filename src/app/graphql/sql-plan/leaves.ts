@@ -1,11 +1,12 @@
 import { EntityMetadata } from 'typeorm';
 import { getNamedType, getNullableType, GraphQLEnumType, GraphQLField, isEnumType, isListType } from 'graphql';
-import { fieldSql, ReadModel } from '../../../common/read-model';
-import { Build, enumPart, isoSql, Part, plain, Render, scopeOf, serialized } from './parts';
+import { fieldSql, ReadField } from '../../../common/read-model';
+import { isoSql } from '../../../common/sql';
+import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 
 /**
- * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a listing's fields (the
- * SQL of listing.sql.ts, as the resolvers read them), a trait's and a fee's fields.
+ * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a read model's declared
+ * fields (as its service reads them), a fee's fields.
  */
 
 /** The JSON value of a column field as its GraphQL type serializes it, or undefined when SQL cannot say it exactly. */
@@ -52,26 +53,20 @@ export function columnRender(metadata: EntityMetadata, field: GraphQLField<unkno
   }
 }
 
+/** A read model's declared field of a GraphQL field: its own, or a decimal's exact twin `<name>Decimal`. */
+export function declaredField(fields: Record<string, ReadField>, name: string): ReadField | undefined {
+  const twin = name.endsWith('Decimal') ? name.slice(0, -'Decimal'.length) : undefined;
+  if (Object.hasOwn(fields, name)) return fields[name];
+  return twin && Object.hasOwn(fields, twin) && fields[twin].kind === 'decimal' ? fields[twin] : undefined;
+}
+
 /**
- * A leaf declared by a read model (common/read-model.ts), as its service reads it: `<name>Decimal` is the
- * exact twin of a decimal field `<name>`; `joined` names the aliases of the rows joined to the noun's (a
- * listing's asset). Undefined for a field it does not declare or the service alone reads (relations are
- * objects.ts's).
+ * A leaf declared by a read model (common/read-model.ts), as its service reads it; undefined for a field
+ * the service alone reads.
  */
-export function readFieldPart(
-  model: ReadModel,
-  field: GraphQLField<unknown, unknown>,
-  key: string,
-  joined?: (b: Build, row: string) => Record<string, string>,
-): Part | undefined {
-  const twin = field.name.endsWith('Decimal') ? field.name.slice(0, -'Decimal'.length) : undefined;
-  const declared = Object.hasOwn(model.fields, field.name)
-    ? model.fields[field.name]
-    : twin && Object.hasOwn(model.fields, twin) && model.fields[twin].kind === 'decimal'
-      ? model.fields[twin]
-      : undefined;
+export function readFieldPart(declared: ReadField | undefined, field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
   if (!declared || declared.serviceOnly) return undefined;
-  const sql: Render = (b, row) => fieldSql(declared, row, { ...scopeOf(b), joined: joined?.(b, row) });
+  const sql: Render = (b, row) => fieldSql(declared, row, scopeOf(b, row));
   const type = getNamedType(field.type);
   switch (declared.kind) {
     case 'value':
@@ -80,6 +75,8 @@ export function readFieldPart(
       return plain((b, row) => `${sql(b, row)}::text`);
     case 'float':
       return plain((b, row) => `${sql(b, row)}::float8`);
+    case 'ratio':
+      return { shape: VALUE, render: sql, text: (b, row) => jsFloatSql(sql(b, row)!) };
     case 'timestamp':
       return plain((b, row) => isoSql(sql(b, row)!));
     case 'decimal':
@@ -89,15 +86,6 @@ export function readFieldPart(
   }
 }
 
-/** A Trait's fields in SQL over collection_traits `ct`, given the collection's number of assets (`size`). */
-export const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
-  __typename: () => `'Trait'`,
-  traitType: (ct) => `${ct}.trait_type`,
-  value: (ct) => `${ct}.value`,
-  count: (ct) => `${ct}.asset_count`,
-  rarity: (ct, size) => `${ct}.asset_count::float8 / GREATEST(${size}, 1)`,
-};
-
 /**
  * A float8 of at most 1 in REST's text, a JSON number as JSON.stringify writes it. PostgreSQL writes the
  * same shortest digits, but with an exponent below 1e-4 (`9.998e-05`), where JavaScript writes one only
@@ -106,16 +94,3 @@ export const TRAIT_SQL: Record<string, (ct: string, size: string) => string> = {
 export const jsFloatSql = (value: string) =>
   `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
   ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;
-
-/** REST's text of a Trait's fields where it is not their SQL value's: rarity as JavaScript spells it. */
-export const TRAIT_TEXT: Record<string, (ct: string, size: string) => string> = {
-  rarity: (ct, size) => jsFloatSql(TRAIT_SQL.rarity(ct, size)),
-};
-
-/** A Fee's fields in SQL over a stored fee `u.f` of type `u.t` (fees' text form). */
-export const FEE_SQL: Record<string, string> = {
-  __typename: `'Fee'`,
-  address: `u.f->>'address'`,
-  basisPoints: `(u.f->>'basisPoints')::int`,
-  type: 'u.t',
-};

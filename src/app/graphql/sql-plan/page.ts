@@ -1,7 +1,6 @@
 import type { FieldNode } from 'graphql';
-import { directionOf, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import { cursorSql, directionOf, encodeCursor, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
 import {
-  base64urlSql,
   Build,
   columnKey,
   CURSOR,
@@ -159,9 +158,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         // computes the select list of every row it skips).
         const last = nextAlias(b);
         const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), sortValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
-        // JSON.stringify([orderBy, direction, value, id]), as encodeCursor writes it, then base64url.
         const cursor = cursorText
-          ? base64urlSql(`'[' || ${position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)).join(` || ',' || `)} || ']'`)
+          ? cursorSql(position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)))
           : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
         const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
         out.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${cursor} FROM (${lastRow}) ${last}) END`);
@@ -215,7 +213,6 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     const limit = r.args.limit as number;
     const sql = itemRows(b, r, resultItem!.text!(b, r.alias), true);
     if (!sql) return undefined;
-    const head = [r.args.orderBy, r.args.direction].map((v) => JSON.stringify(String(v))).join(',');
     const assemble = (rows: StreamRow[]) => {
       // An empty first page: nothing matched, so the count is 0.
       const total = rows.length ? Number(rows[0].n) : 0;
@@ -228,8 +225,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         text += `${i ? ',' : ''}"${key}":`;
         if (name === '__typename') text += JSON.stringify(pageType);
         else if (name === 'remaining') text += String(Math.max(0, total - limit));
-        // As encodeCursor writes [orderBy, direction, value, id], then base64url.
-        else if (name === 'cursor') text += total > limit ? `"${Buffer.from(`[${head},${last.s ?? 'null'},${JSON.stringify(last.i)}]`).toString('base64url')}"` : 'null';
+        else if (name === 'cursor')
+          text += total > limit ? `"${encodeCursor(String(r.args.orderBy), String(r.args.direction), last.s == null ? null : JSON.parse(last.s), last.i!)}"` : 'null';
         else {
           rows.forEach((row, k) => {
             pieces.push(k ? text : `${text}[`, row.t);

@@ -1,6 +1,6 @@
 import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql';
-import { MAX_LIMIT, SortKey } from '../../../common/pagination';
-import { Params } from '../../../common/sql';
+import { CursorParts, encodeCursor, MAX_LIMIT, SortKey } from '../../../common/pagination';
+import { isoSql, Params } from '../../../common/sql';
 import { clock } from '../../../common/clock';
 import type { SqlScope } from '../../../common/read-model';
 
@@ -22,23 +22,29 @@ export interface Build {
   now?: string;
   /** Rows whose related row is already in the statement: a nested page's row, its parent's (type and alias); a listing's asset. */
   parentOf: Map<string, { type: string; row: string }>;
-  assetOf: Map<string, string>;
+  /** Rows read with rows of their model's joined to them (a listing's asset: SqlScope.joined). */
+  joinedOf: Map<string, Record<string, string>>;
   /** Rows read with their model's `omits` argument false (includeAssets: false), and the field that answers null. */
   omitted: Map<string, string>;
   /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
   shared: Map<string, string>;
 }
 
-/** The row's parent of type `type` in the statement (an asset of collection.assets: the collection), if any. */
-export const parentRow = (b: Build, row: string, type: string): string | undefined => {
-  const parent = b.parentOf.get(row);
-  return parent?.type === type ? parent.row : undefined;
+/** The statement's row of type `type` that `row` is read within (SqlScope.within): its parent, or its parent's, if any. */
+export const withinRow = (b: Build, row: string, type: string): string | undefined => {
+  for (let parent = b.parentOf.get(row); parent; parent = b.parentOf.get(parent.row)) if (parent.type === type) return parent.row;
+  return undefined;
 };
 
 export const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
 
-/** The request's statement as a read model writes SQL in it (common/read-model.ts). */
-export const scopeOf = (b: Build): SqlScope => ({ p: b.p, now: () => nowOf(b) });
+/** The request's statement as a read model writes SQL in it (common/read-model.ts), over the row `row` when given. */
+export const scopeOf = (b: Build, row?: string): SqlScope => ({
+  p: b.p,
+  now: () => nowOf(b),
+  joined: row === undefined ? undefined : b.joinedOf.get(row),
+  within: row === undefined ? undefined : (type) => withinRow(b, row, type),
+});
 
 /** A SQL expression for one value of the response, given the alias of the row it belongs to; undefined: step aside. */
 export type Render = (b: Build, row: string) => string | undefined;
@@ -182,11 +188,8 @@ export const serialized = (field: GraphQLField<unknown, unknown>, key: string, n
   };
 };
 
-/** base64url of a JSON text, without padding (Buffer#toString('base64url')); encode() breaks lines every 76 characters. */
-export const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
-
 /** A cursor as pagination.ts's encodeCursor writes it, from the `[orderBy, direction, sort value, id]` PostgreSQL sends. */
-export const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : Buffer.from(JSON.stringify(value)).toString('base64url')) };
+export const CURSOR: Shape = { kind: 'map', map: (value) => (value === null ? null : encodeCursor(...(value as CursorParts))) };
 
 export const STEP_ASIDE = Symbol('stepAside');
 
@@ -204,9 +207,6 @@ export const realias = (sort: SortKey, alias: string, from?: string): SortKey =>
   ...sort,
   expression: sort.expression.replace(from ? new RegExp(`\\b${from}\\.`, 'g') : TABLE_T, `${alias}.`),
 });
-
-/** A timestamp(3) as Date#toISOString writes the value pg reads. */
-export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** A row's sort value as the resolvers put it in a cursor: pg's reading of pagination.ts's `__sort` column. */
 export function sortValueSql(sort: SortKey): string {

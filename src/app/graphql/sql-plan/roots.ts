@@ -46,7 +46,6 @@ const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
   ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
   ...Object.fromEntries([...MODEL_SEARCHES].map(([search, model]) => [search, [...PAGE_ARGUMENTS, 'query', ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
   ...Object.fromEntries([...MODEL_ONES].map(([one, model]) => [one, [...model.one!.args, ...omitsArgument(model)]])),
-  asset: ['tokenAddress', 'tokenId', 'chainId'],
 };
 
 /**
@@ -75,7 +74,6 @@ export class Planner extends ObjectPlanner {
       let root: Omit<Root, 'key'> | undefined;
       if (field && !readsEveryArgument(field, ROOT_ARGUMENTS[name] ?? [])) return undefined;
       if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
-      else if (name === 'asset') root = this.assetRoot(field, node);
       else if (MODEL_ONES.has(name)) root = this.modelOneRoot(MODEL_ONES.get(name)!, field, node);
       else if (MODEL_LISTS.has(name)) root = this.modelListRoot(MODEL_LISTS.get(name)!, field, node);
       else if (MODEL_SEARCHES.has(name)) root = this.modelSearchRoot(MODEL_SEARCHES.get(name)!, field, node);
@@ -83,14 +81,6 @@ export class Planner extends ObjectPlanner {
       roots.push({ key, ...root });
     }
     return roots;
-  }
-
-  private assetRoot(field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.oneRow(field, node, 'Asset', 'assets', (b, args, a) => {
-      const where = [`${a}.token_address = ${b.p.add(args.tokenAddress)}`, `${a}.token_id = ${b.p.add(args.tokenId)}::numeric`];
-      if (args.chainId != null) where.push(`${a}.chain_id = ${b.p.add(args.chainId)}`);
-      return where;
-    });
   }
 
   /** A read model's root of one row (`one`), found as its service finds it. */

@@ -302,7 +302,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/offers/accept',
-    summary: "Accept an offer (offer_id, or the legacy asset_id) as the asset's owner: an order is written, completed (the asset changes hands) or, with settlement on chain, pending until its transfer is seen",
+    summary: "Accept an offer (offer_id, or the legacy asset_id) as the asset's owner: an order is written, completed (the asset changes hands) or, with settlement on chain, pending until its transfer is seen; 409 on a followed chain when the owner revoked the marketplace operator (approval_revoked)",
     operation: `mutation ($offer_id: ID!, $token_address: Address, $token_id: TokenId, $chain_id: String) {
       acceptOffer(offerId: $offer_id, tokenAddress: $token_address, tokenId: $token_id, chainId: $chain_id) { ${ORDER} } }`,
     aliases: { offer_id: ['asset_id'] },
