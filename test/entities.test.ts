@@ -30,6 +30,8 @@ const WITHOUT_ENTITY: Record<string, string> = {
   chain_approvals: "the chain follower's bookkeeping: the approval logs it applied (docs/chain.md \"Approvals\")",
   asset_metadata_queue: 'the tokenURI fetch queue (docs/metadata.md), claimed set-based with SKIP LOCKED; its state shows on assets',
   metadata_refreshes: "one key's last refresh per asset or collection: a rate limit's bookkeeping",
+  listed_asset_counts: 'derived: listed assets per collection, chain and currency, deltas kept by triggers on listings and folded by the expiry sweeper',
+  collection_claim_nonces: "the nonces of signed collection claims (docs/chain.md), kept until they expire: a replay guard's bookkeeping",
   idempotency_keys: "the gateway's replay store for Idempotency-Key (app/http/idempotency.ts), not a noun",
   trusted_documents: "the gateway's list of trusted GraphQL documents, not a noun",
 };
