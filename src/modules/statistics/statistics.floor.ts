@@ -37,8 +37,9 @@ export interface FloorRankingArgs {
  * - A collection has a floor price now exactly when `floor_until` is after now, and it is at least
  *   `floor_low`. Cheapest first, the collections with one are walked in the order of `floor_low` and
  *   priced until twice `rows` of them (after the cursor, matching the filters) are found; the `rows`-th
- *   cheapest of those, P, is at least the page's last price, so the only other candidates are the
- *   collections whose `floor_low` is at most P (an index range past the walk). Dearest first has no bound that survives the clock (a listing that
+ *   cheapest of those, (P, I) in the page's order (price, id), is at or after the page's last row, so the
+ *   only other candidates are the collections whose (`floor_low`, id) is before (P, I) (an index range past
+ *   the walk; ties at P are cut by id). Dearest first has no bound that survives the clock (a listing that
  *   closes raises the floor to any of the others'): every collection with a floor price now is priced.
  * - Asked for trending collections only, the candidates are those with a sale in the trend window's hours
  *   (bounded by the trades, not by the market): every one is priced.
@@ -90,8 +91,12 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
     const found = `(SELECT count(*) FROM w)`;
     // Cheapest first, past the walk: the collections whose lower bound reaches the dearest price it found.
     const last = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.floor_low DESC, w.id DESC LIMIT 1)`;
+    // The walk's rows-th in the page's order, (P, I): a collection before it has a floor of at most P, so a
+    // bound below P, or P itself (its floor is then P) with an id before I. Ties at P (a market whose floors
+    // are few prices) are cut by id, not read whole.
+    const kth = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.floor_sort, w.id OFFSET ${rows}::int - 1 LIMIT 1)`;
     const reach = asc
-      ? [`(SELECT t.* FROM ${priced([...live, `(f.floor_low, f.collection_id) > (${last('floor_low')}, ${last('id')})`, `f.floor_low <= (SELECT w.floor_sort FROM w ORDER BY w.floor_sort OFFSET ${rows}::int - 1 LIMIT 1)`])} t
+      ? [`(SELECT t.* FROM ${priced([...live, `(f.floor_low, f.collection_id) > (${last('floor_low')}, ${last('id')})`, `(f.floor_low, f.collection_id) < (${kth('floor_sort')}, ${kth('id')})`])} t
           WHERE ${found} >= ${walkRows}::int)`]
       : [];
     const idAfter = after && !afterValue ? [`t.id ${asc ? '>' : '<'} ${p.add(after.id)}::uuid`] : [];
