@@ -97,6 +97,13 @@ export async function completeSales(m: EntityManager, events: EventLog, sales: r
   if (new Set(offerIds).size < offerIds.length) throw new Error('a batch of sales fills each offer once');
   const shown = await saleCurrencies(m, batch.map((s) => ({ chainId: s.asset.chainId, address: s.currency })));
   for (const s of batch) s.shown = shown.get(currencyKey(s.asset.chainId, s.currency));
+  // The figures the writes keep per collection (floor bounds by the listings' triggers, holders by the
+  // assets', volume by the rollups') are locked first, in key order: each trigger would lock them after
+  // rows of its own (a listing, an owner's holdings, an hour's rollup), and two sales of one collection that
+  // wrote those in other orders were a deadlock (30 parallel accepts and buys of one collection lost one).
+  await m.query(`SELECT 1 FROM collection_figures f WHERE f.collection_id = ANY($1::uuid[]) ORDER BY f.collection_id FOR UPDATE`, [
+    [...new Set(batch.map((s) => s.asset.collectionId))],
+  ]);
   if (settlement.onChain) await reserveSales(m, batch, now);
   else await completeAtOnce(m, batch, now);
   for (const s of batch) for (const entry of s.events.entries) events.add(...entry);
