@@ -62,9 +62,11 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
         fa.token_address AS "floorTokenAddress", fa.token_id::text AS "floorTokenId"
       FROM ${collections(conditions)} t ${floorJoin('t.id', now, 'fl', 'fa')})`;
   const price = `(${floorListingSql('f.collection_id', now, currentPriceSql('l', now))})`;
-  // Past a cursor's price, a floor whose bound is above it is on the same side of the cursor as its bound.
-  const countSources = (after?: { value: unknown }) => {
-    const above = after && after.value !== null ? [`WHEN f.floor_low > ${p.add(after.value)}::numeric THEN f.floor_low`] : [];
+  // Past a cursor (V, I) in (price, id), a collection whose (bound, id) is past it too is on the same side of
+  // the cursor as its bound (its floor is at least the bound): only those before it are priced. By price
+  // alone, a tie at V (a market whose floors are a few prices) priced every collection of the tie.
+  const countSources = (after?: { value: unknown; id: string }) => {
+    const above = after && after.value !== null ? [`WHEN (f.floor_low, f.collection_id) > (${p.add(after.value)}::numeric, ${p.add(after.id)}::uuid) THEN f.floor_low`] : [];
     return [
       `(SELECT f.collection_id AS id, CASE WHEN NOT (${live.join(' AND ')}) THEN NULL ${above.join(' ')} ELSE ${price} END AS floor_sort${trend ? `, ${trend.columns}` : ''}
         FROM ${x.from.sql}${trend?.join ?? ''}${x.conditions.length ? ` WHERE ${x.conditions.join(' AND ')}` : ''}) t`,
