@@ -80,7 +80,8 @@ async function serve(): Promise<void> {
     if (stopping) return;
     stopping = true;
     const grace = config.shutdownGraceMs;
-    const deadline = Date.now() + grace;
+    const began = Date.now();
+    const deadline = began + grace;
     const left = (reserveMs: number) => Math.max(0, deadline - reserveMs - Date.now());
     logger.info('shutting down', { signal, graceMs: grace });
     // Whatever happens below, the process is gone by the deadline: its last timer fires a little before it,
@@ -88,7 +89,7 @@ async function serve(): Promise<void> {
     // deadline itself, a CI machine running the test suite saw the exit 0.5 s late).
     setTimeout(
       () => {
-        logger.error('shutdown grace exceeded; exiting', { inFlight: inFlight.size });
+        logger.error('shutdown grace exceeded; exiting', { inFlight: inFlight.size, afterMs: Date.now() - began });
         process.exit(0);
       },
       grace - Math.min(300, grace / 10),
@@ -110,6 +111,7 @@ async function serve(): Promise<void> {
     if (inFlight.size) logger.warn('requests still running at shutdown', { inFlight: inFlight.size });
     await db.close(left(grace / 16));
     await stopTracing(left(0));
+    logger.info('stopped', { afterMs: Date.now() - began });
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

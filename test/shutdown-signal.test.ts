@@ -13,10 +13,10 @@ let child: ChildProcess;
 let base: string;
 let output = '';
 
-async function startMain(graceMs: number): Promise<void> {
+async function startMain(graceMs: number, logLevel = 'warn'): Promise<void> {
   output = '';
   child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
-    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off', DB_POOL_WAIT_MS: '30000' },
+    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: logLevel, SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off', DB_POOL_WAIT_MS: '30000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ready = new Promise<string>((resolve, reject) => {
@@ -79,7 +79,7 @@ test('when SIGTERM comes under keep-alive load with a request waiting on the dat
 }, 30_000);
 
 test('when a statement still hangs at the end of the grace time, then it is cancelled and the process exits 0 within the grace time', async () => {
-  await startMain(3000);
+  await startMain(3000, 'info');
   const lock = await lockCollections();
   try {
     const waiting = fetch(`${base}/v1/collections?limit=2`).catch(() => undefined);
@@ -88,7 +88,14 @@ test('when a statement still hangs at the end of the grace time, then it is canc
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const [code] = await exited;
-    expect({ code, withinGrace: Date.now() - signalled <= 3500 }).toEqual({ code: 0, withinGrace: true });
+    const tookMs = Date.now() - signalled;
+    // On the process's own clock it is gone within the grace; seen from here, a loaded machine (a CI run of
+    // the suite) adds the scheduling of two processes, so that figure only has to show it did not wait for
+    // the statement, which holds until the lock is released below.
+    const exitLine = output.split('\n').find((line) => /"message":"(stopped|shutdown grace exceeded; exiting)"/.test(line));
+    expect(exitLine).toBeDefined();
+    const afterMs = JSON.parse(exitLine!).afterMs as number;
+    expect({ code, withinGrace: afterMs <= 3000, seenWithinFiveSeconds: tookMs <= 5000 }).toEqual({ code: 0, withinGrace: true, seenWithinFiveSeconds: true });
     expect(output).toContain('requests still running at shutdown');
     await waiting;
   } finally {
