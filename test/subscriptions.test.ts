@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import WebSocket from 'ws';
 import { openWindow, saveAcceptedOffer, saveListing, saveOffer, saveOwnedAsset } from './factories/market';
 import { startServer, TestServer } from './setup/server';
-import { GatewayProcess, startGatewayProcess } from './setup/gateway-process';
+import { exitAfterMs, GatewayProcess, startGatewayProcess } from './setup/gateway-process';
 import { subscribe, Subscriber } from './setup/subscriber';
 
 /** Issue #12: the change feed live over graphql-ws on /graphql, through a real server and real WebSockets. */
@@ -204,7 +204,7 @@ describe('filters and errors', () => {
 
 describe('shutdown with open subscriptions', () => {
   test('when the server process gets SIGTERM with subscribers connected, then they are closed with 1001 and it exits 0 within the grace time', async () => {
-    const gateway = await startGatewayProcess({ SHUTDOWN_GRACE_MS: '3000' });
+    const gateway = await startGatewayProcess({ SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' });
     try {
       const subscribers = Array.from({ length: 5 }, () => subscribe(gateway.url, {}));
       // A raw socket that never answers the close handshake.
@@ -216,7 +216,12 @@ describe('shutdown with open subscriptions', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const signalled = Date.now();
       const code = await gateway.stop();
-      expect({ code, withinGrace: Date.now() - signalled <= 3500 }).toEqual({ code: 0, withinGrace: true });
+      // Within the grace on the process's own clock; seen from here, scheduling on a loaded machine is added.
+      expect({ code, withinGrace: exitAfterMs(gateway.output())! <= 3000, seenWithinFiveSeconds: Date.now() - signalled <= 5000 }).toEqual({
+        code: 0,
+        withinGrace: true,
+        seenWithinFiveSeconds: true,
+      });
       await Promise.all(subscribers.map((s) => s.until(() => s.closeCode !== undefined, 5000, 'the close')));
       expect(subscribers.map((s) => s.closeCode)).toEqual(Array(5).fill(1001));
       silent.terminate();

@@ -95,3 +95,13 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/**
+ * The time from the signal to the exit on the process's own clock, from its last log line (`stopped`, or
+ * `shutdown grace exceeded; exiting`; LOG_LEVEL info shows the first). What a parent process sees adds the
+ * scheduling of both processes, seconds on a loaded CI machine.
+ */
+export function exitAfterMs(output: string): number | undefined {
+  const line = output.split('\n').find((l) => /"message":"(stopped|shutdown grace exceeded; exiting)"/.test(l));
+  return line ? (JSON.parse(line).afterMs as number) : undefined;
+}
