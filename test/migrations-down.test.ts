@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionFloorHigh1765710000000: async () => {
+    expect(await columnsOf('collection_figures')).not.toContain('floor_high');
+    expect(await columnsOf('collection_figures')).toContain('floor_low');
+  },
   MetadataTraceContext1765700000000: async () => {
     expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
   },
