@@ -34,6 +34,9 @@ export class CollectionFloorHigh1765710000000 implements MigrationInterface {
     await q.query(`CREATE INDEX "ix_collection_figures_floor_high" ON "collection_figures" ("floor_high", "collection_id") WHERE "floor_high" IS NOT NULL`);
     await q.query(`CREATE INDEX "ix_collection_figures_chain_floor_high" ON "collection_figures" ("chain_id", "floor_high", "collection_id") WHERE "floor_high" IS NOT NULL`);
     await q.query(`CREATE INDEX "ix_collection_figures_floor_high_until" ON "collection_figures" ("floor_high_until") WHERE "floor_high" IS NOT NULL`);
+    // Every row was rewritten: without statistics of the new columns the planner may skip the walk's index
+    // (at 10M, page 10 dearest first took 164-201 ms before an ANALYZE, 4-9 ms after).
+    await q.query(`ANALYZE "collection_figures"`);
   }
 
   async down(q: QueryRunner): Promise<void> {
