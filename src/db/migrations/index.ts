@@ -32,6 +32,7 @@ import { CollectionFloorBounds1765670000000 } from './1765670000000-collection-f
 import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-counts';
 import { CollectionOwnerVerification1765690000000 } from './1765690000000-collection-owner-verification';
 import { MetadataTraceContext1765700000000 } from './1765700000000-metadata-trace-context';
+import { TokenOwnerTradeIndexes1765720000000 } from './1765720000000-token-owner-trade-indexes';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   ListedAssetCounts1765680000000,
   CollectionOwnerVerification1765690000000,
   MetadataTraceContext1765700000000,
+  TokenOwnerTradeIndexes1765720000000,
 ];
