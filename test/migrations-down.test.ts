@@ -33,6 +33,13 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  TokenRoyalties1765750000001: async () => {
+    expect(await columnsOf('assets')).not.toContain('royalty_fees');
+  },
+  ChainOwnershipTransfers1765750000000: async () => {
+    expect(await tableExists('chain_ownership_transfers')).toBe(false);
+    expect(await columnsOf('collections')).not.toContain('owner_checked_block');
+  },
   TokenOwnerTradeIndexes1765720000000: async () => {
     const indexes = await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_offers_taker', 'ix_offers_taker_created', 'ix_orders_token_address_created') ORDER BY 1`);
     expect(indexes.map((i: { indexname: string }) => i.indexname)).toEqual(['ix_offers_taker']);
