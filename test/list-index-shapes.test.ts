@@ -13,6 +13,8 @@ import { startServer, TestServer } from './setup/server';
 
 const OFFERS = 60_000;
 const ORDERS = 20_000;
+/** Accepted offers ending before every active one. */
+const ACCEPTED_FIRST = 10_000;
 const COLLECTIONS = 10_000;
 /** A Sort or a kept count over more rows than this is one of the table, not of one parent's rows or up to a cursor. */
 const BOUNDED_SORT = 2_000;
@@ -97,6 +99,15 @@ async function load(c: pg.Client): Promise<void> {
      FROM generate_series(1, $1::int) k JOIN offers o ON o.id = md5('o' || (k * 5 - 4))::uuid`,
     [ORDERS],
   );
+  // Accepted offers that end before every active one (a market's oldest offers were accepted and end first):
+  // active offers ending first must not walk them.
+  await c.query(
+    `INSERT INTO offers (id, kind, asset_id, token_id, collection_id, chain_id, token_address, taker, price, start_time, end_time, status, created_at, updated_at)
+     SELECT md5('accepted' || k)::uuid, 'item', a.id, a.token_id, a.collection_id, '1', a.token_address, '0x' || substr(md5('taker' || (k % 1000)) || md5('w'), 1, 40),
+       (k % 997 + 1) / 100.0, now() - interval '60 days', now() + make_interval(secs => 60 + k % 600), 'accepted', now() - make_interval(days => 70, secs => k), now()
+     FROM generate_series(1, $1::int) k JOIN assets a ON a.id = md5('a' || (1 + k % 100) || '-' || (1 + (k / 100) % 100))::uuid`,
+    [ACCEPTED_FIRST],
+  );
   // The expiry sweeper has caught up: what ended is marked (the active count subtracts only what it has not reached).
   await c.query(`UPDATE offers SET expiry_swept = true WHERE status = 'active' AND end_time <= now()`);
   await c.query('VACUUM ANALYZE');
@@ -107,6 +118,7 @@ interface PlanNode {
   'Relation Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -132,6 +144,11 @@ function planProblems(plan: PlanNode, counts: Counts): string[] {
       return;
     }
     if (node['Node Type'] === 'Seq Scan' && WATCHED.includes(node['Relation Name'] ?? '')) problems.push(`Seq Scan on ${node['Relation Name']}`);
+    // An index walked in the page's order whose rows are mostly filtered out reads the table, not the page.
+    const removed = (node['Rows Removed by Filter'] ?? 0) * node['Actual Loops'];
+    if (node['Node Type'] !== 'Seq Scan' && WATCHED.includes(node['Relation Name'] ?? '') && removed > BOUNDED_SORT) {
+      problems.push(`${node['Node Type']} on ${node['Relation Name']} filters out ${removed} rows`);
+    }
     if (node['Node Type'] === 'Sort') {
       const big = scans(node).find((scan) => rowsOf(scan) > BOUNDED_SORT);
       if (big) problems.push(`Sort over ${rowsOf(big)} rows of ${big['Relation Name']}`);
@@ -173,9 +190,27 @@ async function restProblems(path: string, counts: Counts): Promise<Record<string
   return found;
 }
 
+/**
+ * The problems found, less the walks that filter out rows where the rows are two ranges no one index holds
+ * in the list's order, so that a page walks an index of that order past the others (issue #38: still open):
+ * expired offers (stored expired, or stored active with their end passed), and an account's orders (those
+ * it sold and those it bought).
+ */
+function withoutTwoRangeWalks(found: Record<string, string[]>): Record<string, string[]> {
+  const twoRanges = (request: string) => /status=expired|"status":"EXPIRED"|r\.seller = p\.id OR r\.buyer = p\.id/.test(request);
+  const kept = Object.entries(found).map(([request, problems]): [string, string[]] => [
+    request,
+    twoRanges(request) ? problems.filter((p) => !/filters out/.test(p)) : problems,
+  ]);
+  return Object.fromEntries(kept.filter(([, problems]) => problems.length));
+}
+
 const DIRECTIONS = ['asc', 'desc'];
 /** A collection of the market with 600 offers and 200 orders. */
 const someCollection = '4d3a21d8-c684-c09c-19b9-3be911827fd5';
+/** A taker of some 70 offers and the buyer of 100 orders ('taker1'), and someCollection's contract. */
+const someTaker = '0xaa4163554af2608e29aab2fb38219022f1290186';
+const someContract = '0xed09621118dfcb077caa43e62e0f371f2436f23b';
 
 /** The problems of a REST list over each sort and direction, with each filter; `counted`: filters whose count is kept (bounded). */
 async function listProblems(path: string, sorts: string[], counted: string[], others: string[]): Promise<Record<string, string[]>> {
@@ -193,13 +228,13 @@ async function listProblems(path: string, sorts: string[], counted: string[], ot
 onPostgres('statement shapes of the documented lists on a market the planner indexes', () => {
   test('when GET /v1/offers is sorted by each documented key in each direction, with each filter, then no statement scans or sorts the offers table, and counts by status, kind, chain and currency read a bounded part of it', async () => {
     const counted = ['', 'status=active', 'status=expired', 'status=cancelled', 'status=accepted', 'kind=collection', 'kind=trait', 'chain_id=1', 'currency=ETH', 'status=active&kind=item&chain_id=1'];
-    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2'];
-    expect(await listProblems('/v1/offers', ['created_at', 'price', 'end_time'], counted, others)).toEqual({});
+    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2', 'token_id=3', `owner_id=${someTaker}`];
+    expect(withoutTwoRangeWalks(await listProblems('/v1/offers', ['created_at', 'price', 'end_time'], counted, others))).toEqual({});
   }, 300_000);
 
   test('when GET /v1/orders is sorted by each documented key in each direction, with each filter, then no statement scans or sorts the orders table, and counts by status, chain and currency read a bounded part of it', async () => {
     const counted = ['', 'status=completed', 'status=failed', 'chain_id=1', 'currency=ETH'];
-    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2'];
+    const others = [`collection_id=${someCollection}`, 'min_price=1&max_price=2', 'token_id=3', `token_address=${someContract}`, `owner_id=${someTaker}`];
     expect(await listProblems('/v1/orders', ['created_at', 'price'], counted, others)).toEqual({});
   }, 300_000);
 
@@ -239,7 +274,7 @@ onPostgres('statement shapes of the documented lists on a market the planner ind
           await check(NESTED_ORDERS, { orderBy, direction, status, collection: someCollection, taker }, 'scanned');
         }
     }
-    expect(found).toEqual({});
+    expect(withoutTwoRangeWalks(found)).toEqual({});
   }, 300_000);
 });
 

@@ -40,6 +40,10 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await tableExists('chain_ownership_transfers')).toBe(false);
     expect(await columnsOf('collections')).not.toContain('owner_checked_block');
   },
+  TokenOwnerTradeIndexes1765720000000: async () => {
+    const indexes = await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_offers_taker', 'ix_offers_taker_created', 'ix_orders_token_address_created') ORDER BY 1`);
+    expect(indexes.map((i: { indexname: string }) => i.indexname)).toEqual(['ix_offers_taker']);
+  },
   CollectionFloorHigh1765710000000: async () => {
     expect(await columnsOf('collection_figures')).not.toContain('floor_high');
     expect(await columnsOf('collection_figures')).toContain('floor_low');

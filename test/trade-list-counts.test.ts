@@ -1,7 +1,7 @@
 import { clock } from '../src/common/clock';
 import { compactTradeListCounts } from '../src/modules/trade/list-counts';
 import { ACCEPT_OFFER, Party, saveOffer } from './factories/market';
-import { saveAsset, saveCollection } from './factories/marketplace';
+import { saveAsset, saveChain, saveCollection } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
 import { SECOND } from './setup/time';
 
@@ -16,8 +16,7 @@ const CHAIN = '990038';
 let server: TestServer;
 beforeAll(async () => {
   server = await startServer();
-  await server.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Counts test chain', 'ETH') ON CONFLICT DO NOTHING`, [CHAIN]);
-  await server.ds.query(`INSERT INTO currencies (chain_id, address, symbol, decimals) VALUES ($1, '0x${'0'.repeat(40)}', 'ETH', 18) ON CONFLICT DO NOTHING`, [CHAIN]);
+  await saveChain(server, CHAIN, 'Counts test chain');
 });
 afterAll(async () => {
   clock.reset();

@@ -20,6 +20,12 @@ export interface CollectionRow {
   totalSupply: number | null;
 }
 
+/** A chain of the database alone (no node follows it), with its native currency ETH: a test's own market. */
+export async function saveChain(server: TestServer, id: string, name: string): Promise<void> {
+  await server.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, $2, 'ETH') ON CONFLICT DO NOTHING`, [id, name]);
+  await server.ds.query(`INSERT INTO currencies (chain_id, address, symbol, decimals) VALUES ($1, '0x${'0'.repeat(40)}', 'ETH', 18) ON CONFLICT DO NOTHING`, [id]);
+}
+
 /** A collection owned by the key's account, through GraphQL. */
 export async function saveCollection(
   server: TestServer,

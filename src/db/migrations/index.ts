@@ -33,6 +33,7 @@ import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-cou
 import { CollectionOwnerVerification1765690000000 } from './1765690000000-collection-owner-verification';
 import { MetadataTraceContext1765700000000 } from './1765700000000-metadata-trace-context';
 import { CollectionFloorHigh1765710000000 } from './1765710000000-collection-floor-high';
+import { TokenOwnerTradeIndexes1765720000000 } from './1765720000000-token-owner-trade-indexes';
 import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
 import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 
@@ -73,6 +74,7 @@ export const migrations = [
   CollectionOwnerVerification1765690000000,
   MetadataTraceContext1765700000000,
   CollectionFloorHigh1765710000000,
+  TokenOwnerTradeIndexes1765720000000,
   ChainOwnershipTransfers1765750000000,
   TokenRoyalties1765750000001,
 ];
