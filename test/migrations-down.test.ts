@@ -33,6 +33,11 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  AssetSorts1765730000000: async () => {
+    expect(await tableExists('asset_counts')).toBe(false);
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_assets_name', 'ix_assets_token_id', 'ix_assets_updated')`)).toEqual([]);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'asset_counts_%'`)).toEqual([]);
+  },
   MetadataTraceContext1765700000000: async () => {
     expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
   },
