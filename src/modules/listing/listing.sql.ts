@@ -80,14 +80,17 @@ export interface ListedByPrice {
  */
 function listingsOf(p: Params, x: Pick<ListedByPrice, 'now' | 'collection' | 'currency'>) {
   const currency = x.currency != null ? p.add(x.currency.trim()) : undefined;
-  const ofListing = [isActiveListingSql('l', x.now), ...(x.collection ? [`l.collection_id = ${x.collection}`] : [])];
+  const ofCollection = x.collection ? [`l.collection_id = ${x.collection}`] : [];
+  const ofListing = [isActiveListingSql('l', x.now), ...ofCollection];
   const ofCurrency = currency ? ['l.currency IN (SELECT address FROM cur)'] : [];
   return {
     ofListing,
     cur: currency
       ? `cur AS MATERIALIZED (SELECT DISTINCT c.address FROM currencies c WHERE c.address = lower(${currency}) OR upper(c.symbol) = upper(${currency}))`
       : undefined,
-    ofListings: (conditions: string[]) => `SELECT l.asset_id FROM listings l WHERE ${[...ofListing, ...conditions, ...ofCurrency].join(' AND ')}`,
+    /** `stored`: active as stored, its closing date not read (the list's statement reads the active listing again). */
+    ofListings: (conditions: string[], stored = false) =>
+      `SELECT l.asset_id FROM listings l WHERE ${[...(stored ? [`l.status = 'active'`, ...ofCollection] : ofListing), ...conditions, ...ofCurrency].join(' AND ')}`,
   };
 }
 
@@ -104,10 +107,12 @@ export function listedUpToSql(p: Params, x: Pick<ListedByPrice, 'now' | 'directi
   if (x.after.value === null) return `(${head}${listings(['l.price_low IS NULL'])})`;
   const asc = x.direction === SortDirection.ASC;
   const value = `${p.add(x.after.value)}::numeric`;
-  // The price alone bounds the walk too: with the pair only, the planner took the index by currency first
-  // and read all of it (3,800 pages for 160 rows at 1,000,000 assets).
+  // The price alone bounds the walk too, and the closing date is left to the list's statement (which reads
+  // each candidate's active listing again), so the index by price serves it alone: with the pair only, or
+  // with the closing date read from the rows, the planner took the index by currency first and read all of
+  // it (3,800 pages for 160 rows at 1,000,000 assets; 216 ms at 10,000,000 in a generic plan).
   const upTo = asc ? '<=' : '>=';
-  const fixed = listings(['l.price_low = l.price_high', `l.price_low ${upTo} ${value}`, `(l.price_low, l.asset_id) ${upTo} (${value}, ${p.add(x.after.id)}::uuid)`]);
+  const fixed = listings(['l.price_low = l.price_high', `l.price_low ${upTo} ${value}`, `(l.price_low, l.asset_id) ${upTo} (${value}, ${p.add(x.after.id)}::uuid)`], true);
   const moving = listings(['l.price_low < l.price_high', asc ? `l.price_low <= ${value}` : `l.price_high >= ${value}`]);
   return `(${head}${fixed} UNION ALL ${moving})`;
 }
