@@ -33,10 +33,21 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  TokenRoyalties1765750000001: async () => {
+    expect(await columnsOf('assets')).not.toContain('royalty_fees');
+  },
+  ChainOwnershipTransfers1765750000000: async () => {
+    expect(await tableExists('chain_ownership_transfers')).toBe(false);
+    expect(await columnsOf('collections')).not.toContain('owner_checked_block');
+  },
   AssetSorts1765730000000: async () => {
     expect(await tableExists('asset_counts')).toBe(false);
     expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_assets_name', 'ix_assets_token_id', 'ix_assets_updated')`)).toEqual([]);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'asset_counts_%'`)).toEqual([]);
+  },
+  CollectionFloorHigh1765710000000: async () => {
+    expect(await columnsOf('collection_figures')).not.toContain('floor_high');
+    expect(await columnsOf('collection_figures')).toContain('floor_low');
   },
   MetadataTraceContext1765700000000: async () => {
     expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');

@@ -2,6 +2,7 @@ import { clock } from '../src/common/clock';
 import { Party } from './factories/market';
 import { CollectionRow, saveAsset, saveCollection } from './factories/marketplace';
 import { HttpResult, startServer, TestServer } from './setup/server';
+import { sweepExpired } from '../src/modules/event/expiry.sweeper';
 import { HOUR, later, SECOND } from './setup/time';
 
 /**
@@ -103,14 +104,24 @@ async function buildMarket(seed: number, count: number): Promise<Built> {
   return { collections, parties, made };
 }
 
-/** The kept floor bounds of these collections that differ from a recount from their listings, with both. */
+/**
+ * The kept floor bounds of these collections that differ from a recount from their listings, with both: the
+ * lower bound and the last closing, and the upper bound (the least highest price of a listing the sweeper
+ * has not marked closed, if any, the latest closing of equal ones) with its listing's closing.
+ */
 async function boundsAstray(ids: string[]) {
   return server.ds.query(
-    `SELECT f.collection_id, f.floor_low::text AS kept_low, x.low::text AS low, f.floor_until AS kept_until, x.until
+    `SELECT f.collection_id, f.floor_low::text AS kept_low, x.low::text AS low, f.floor_until AS kept_until, x.until,
+       f.floor_high::text AS kept_high, h.high::text AS high, f.floor_high_until AS kept_high_until, h.until AS high_until
      FROM collection_figures f CROSS JOIN LATERAL (
        SELECT min(l.price_low) AS low, max(COALESCE(l.closing_date, 'infinity')) AS until FROM listings l
        WHERE l.collection_id = f.collection_id AND l.status = 'active' AND l.currency = $2 AND l.price_low IS NOT NULL) x
-     WHERE f.collection_id = ANY($1::uuid[]) AND (f.floor_low IS DISTINCT FROM x.low OR f.floor_until IS DISTINCT FROM x.until)`,
+     LEFT JOIN LATERAL (
+       SELECT l.price_high AS high, COALESCE(l.closing_date, 'infinity') AS until FROM listings l
+       WHERE l.collection_id = f.collection_id AND l.status = 'active' AND l.currency = $2 AND l.price_low IS NOT NULL
+       ORDER BY l.expiry_swept, l.price_high, l.closing_date DESC NULLS FIRST LIMIT 1) h ON true
+     WHERE f.collection_id = ANY($1::uuid[])
+       AND (f.floor_low IS DISTINCT FROM x.low OR f.floor_until IS DISTINCT FROM x.until OR f.floor_high IS DISTINCT FROM h.high OR f.floor_high_until IS DISTINCT FROM h.until)`,
     [ids, `0x${'0'.repeat(40)}`],
   );
 }
@@ -264,6 +275,97 @@ describe('statistics by floor price over a random market', () => {
   });
 });
 
+describe('statistics by floor price, dearest first, as the clock moves', () => {
+  /** A chain of this describe's own: five collections, each floor of a kind. */
+  const OWN_CHAIN = '9900711';
+  let made: Date;
+  let named: Record<'fixedClosing' | 'dutch' | 'english' | 'fixed' | 'unlisted', string>;
+  beforeAll(async () => {
+    await server.ds.query(`INSERT INTO chains (id, name, symbol) VALUES ($1, 'Dearest floor chain', 'ETH') ON CONFLICT DO NOTHING`, [OWN_CHAIN]);
+    await server.ds.query(`INSERT INTO currencies (chain_id, address, symbol, decimals) VALUES ($1, '0x${'0'.repeat(40)}', 'ETH', 18) ON CONFLICT DO NOTHING`, [OWN_CHAIN]);
+    made = new Date(Math.floor(Date.now() / SECOND) * SECOND);
+    clock.set(made);
+    const [owner, bidder] = [await server.key(), await server.key()];
+    const collection = () => saveCollection(server, owner.key, { chainId: OWN_CHAIN });
+    const list = async (c: CollectionRow, terms: Record<string, unknown>) => {
+      const asset = await saveAsset(server, owner.key, c, owner.address);
+      const res = await server.rest('POST', '/v1/assets/listing', { asset_id: asset.id, ...terms }, owner.key);
+      expect({ terms, status: res.status, body: res.status === 200 ? undefined : res.body }).toEqual({ terms, status: 200, body: undefined });
+      return asset;
+    };
+    const [fixedClosing, dutch, english, fixed, unlisted] = await Promise.all([collection(), collection(), collection(), collection(), collection()]);
+    // A fixed price of 1 that closes in an hour, under one of 4 open two days: the floor rises from 1 to 4 by the clock.
+    await list(fixedClosing, { start_price: '1', expiration_time: { duration_seconds: 3600 } });
+    await list(fixedClosing, { start_price: '4', expiration_time: { duration_seconds: 48 * 3600 } });
+    // A dutch auction from 9 to 1 over ten hours: 9 at first, 7.4 after two hours.
+    await list(dutch, { order_type: 'dutch_auction', start_price: '9', accept_price: '1', expiration_time: { duration_seconds: 10 * 3600 } });
+    // An english auction from 3 with a bid of 3.5: its price is the bid.
+    const auctioned = await list(english, { order_type: 'english_auction', start_price: '3', expiration_time: { duration_seconds: 48 * 3600 } });
+    const bid = await server.rest('POST', '/v1/offers', { asset_id: auctioned.id, price: '3.5', start_time: later(made, -60 * SECOND).toISOString(), end_time: later(made, 24 * HOUR).toISOString() }, bidder.key);
+    expect(bid.status).toBe(200);
+    await list(fixed, { start_price: '2', expiration_time: { duration_seconds: 48 * 3600 } });
+    await saveAsset(server, owner.key, unlisted, owner.address);
+    named = { fixedClosing: fixedClosing.id, dutch: dutch.id, english: english.id, fixed: fixed.id, unlisted: unlisted.id };
+  }, 120_000);
+
+  const nameOf = (id: string) => Object.entries(named).find(([, v]) => v === id)?.[0] ?? id;
+  const page = async (query: string) => {
+    const res = await server.rest('GET', `/v1/statistics?period=7d&order_by=floor_price&chain_id=${OWN_CHAIN}&limit=2${query}`);
+    expect({ query, status: res.status }).toEqual({ query, status: 200 });
+    return { rows: (res.body.result as Row[]).map((r) => [nameOf(r.collection.id), r.floor_price_decimal]), remaining: res.body.remaining, cursor: res.body.cursor as string | null };
+  };
+  /** Pages of two by cursor, dearest first (the default direction), and each page's remaining. */
+  const walk = async () => {
+    const first = await page('');
+    const second = await page(`&page=${encodeURIComponent(first.cursor!)}`);
+    const third = await page(`&page=${encodeURIComponent(second.cursor!)}`);
+    return [first, second, third].map(({ rows, remaining }) => ({ rows, remaining }));
+  };
+
+  test('when read just after listing, then the dutch auction leads, then the english auction at its bid, the fixed prices and the unlisted collection last', async () => {
+    clock.set(later(made, 60 * SECOND));
+    expect(await walk()).toEqual([
+      { rows: [['dutch', '8.986666666666666666'], ['english', '3.5']], remaining: 3 },
+      { rows: [['fixed', '2'], ['fixedClosing', '1']], remaining: 1 },
+      { rows: [['unlisted', null]], remaining: 0 },
+    ]);
+  });
+
+  test('when the cheapest listing of a collection closes by the clock, then its floor rises and it moves up the list, before and after the sweeper marks it', async () => {
+    clock.set(later(made, 2 * HOUR));
+    const after = [
+      { rows: [['dutch', '7.4'], ['fixedClosing', '4']], remaining: 3 },
+      { rows: [['english', '3.5'], ['fixed', '2']], remaining: 1 },
+      { rows: [['unlisted', null]], remaining: 0 },
+    ];
+    // Its upper bound (1, until the hour) has expired: the collection is priced for want of one.
+    expect(await walk()).toEqual(after);
+    const kept = async () =>
+      (await server.ds.query(`SELECT floor_high::text AS high, floor_high_until AS until FROM collection_figures WHERE collection_id = $1`, [named.fixedClosing]))[0];
+    expect(await kept()).toEqual({ high: '1.000000000000000000', until: later(made, HOUR) });
+    // The sweeper's mark: the writes choose the open listing's bound (4, for two days).
+    await sweepExpired(server.ds, later(made, 2 * HOUR));
+    expect(await kept()).toEqual({ high: '4.000000000000000000', until: later(made, 48 * HOUR) });
+    expect(await walk()).toEqual(after);
+    expect(await boundsAstray(Object.values(named))).toEqual([]);
+  });
+
+  test('when GraphQL asks for statistics by FLOOR_PRICE dearest first, then its connection walks the same order, with totalCount', async () => {
+    clock.set(later(made, 2 * HOUR));
+    const names: string[] = [];
+    let after: string | null = null;
+    let totalCount = 0;
+    do {
+      const res: HttpResult = await server.gql(BY_FLOOR.replace('direction: ASC', 'direction: DESC').replace('first: 4', 'first: 2'), { chainId: OWN_CHAIN, after });
+      expect(res.body.errors).toBeUndefined();
+      names.push(...res.body.data.statistics.edges.map((e: { node: { collectionId: string } }) => nameOf(e.node.collectionId)));
+      totalCount = res.body.data.statistics.totalCount;
+      after = res.body.data.statistics.pageInfo.hasNextPage ? res.body.data.statistics.pageInfo.endCursor : null;
+    } while (after);
+    expect({ names, totalCount }).toEqual({ names: ['dutch', 'fixedClosing', 'english', 'fixed', 'unlisted'], totalCount: 5 });
+  });
+});
+
 test('when parallel writers list, reprice, cancel and buy in the same collections, then every kept floor bound equals a recount', async () => {
   clock.reset();
   const [owner, buyer] = [await server.key(), await server.key()];
@@ -286,6 +388,27 @@ test('when parallel writers list, reprice, cancel and buy in the same collection
   const results = await Promise.all(writes);
   expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
   expect(await boundsAstray(ids)).toEqual([]);
+
+  // English auctions of a third collection, bid on in parallel: their highest prices, and so its upper
+  // bound, move with each bid (kept by the offers' and the listings' triggers).
+  const auctions = await saveCollection(server, owner.key, { chainId: CHAIN });
+  const lots = await Promise.all(Array.from({ length: 3 }, () => saveAsset(server, owner.key, auctions, owner.address)));
+  const opened = await Promise.all(
+    lots.map((lot, i) => server.rest('POST', '/v1/assets/listing', { asset_id: lot.id, order_type: 'english_auction', start_price: String(1 + i), expiration_time: { duration_seconds: 7200 } }, owner.key)),
+  );
+  expect(opened.map((r) => r.status)).toEqual([200, 200, 200]);
+  const bidders = await Promise.all(Array.from({ length: 4 }, () => server.key()));
+  const bids = await Promise.all(
+    lots.flatMap((lot, i) => bidders.map((bidder, b) => server.rest('POST', '/v1/offers', { asset_id: lot.id, price: String(1 + i + 0.5 * (b + 1)), start_time: new Date(Date.now() - 60 * SECOND).toISOString(), end_time: new Date(Date.now() + HOUR).toISOString() }, bidder.key))),
+  );
+  // A bid that arrives after a higher one is below the auction's minimum: a 422.
+  expect(bids.map((r) => r.status).filter((status) => status !== 200 && status !== 422)).toEqual([]);
+  expect(await boundsAstray([...ids, auctions.id])).toEqual([]);
+  // The upper bound is the least of the auctions' best bids (each has one: the first bid to arrive is taken).
+  const best = lots.map((_, i) => Math.max(...bidders.map((_, b) => (bids[i * bidders.length + b].status === 200 ? 1 + i + 0.5 * (b + 1) : 0))));
+  expect(best.every((price) => price > 0)).toBe(true);
+  const [kept] = await server.ds.query(`SELECT floor_high::float8 AS high FROM collection_figures WHERE collection_id = $1`, [auctions.id]);
+  expect(kept).toEqual({ high: Math.min(...best) });
 }, 120_000);
 
 const BY_FLOOR = /* GraphQL */ `

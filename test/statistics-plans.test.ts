@@ -4,7 +4,7 @@ import { startServer, TestServer } from './setup/server';
  * Statistics sorted by a figure read about a page of rows whatever the number of collections (issue #38):
  * holders and all-time volume and sales walk indexes of `collection_figures`, a sliding window's volume and
  * sales are computed for the collections that sold in its hours (bounded by its trades) and merged with the
- * others by id; the cheapest floors walk the collections' floor bounds and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
+ * others by id; the floors walk the collections' floor bounds (lower cheapest first, upper dearest first) and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
  * and analysed inside a transaction that is rolled back, so other files never see it): no plan node reads
  * more rows than the collections that sold plus a few pages.
  */
@@ -37,6 +37,8 @@ const STATISTICS_COUNTED = STATISTICS.replace('result { collectionId }', 'remain
 
 /** A cursor of the cheapest floors first, after a floor of 0.1 (about the 7th page here). */
 const FLOOR_CURSOR = Buffer.from(JSON.stringify(['floor_price', 'asc', '0.1', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+/** A cursor of the dearest floors first, after a floor of 9.5 (about the 5th page here). */
+const FLOOR_CURSOR_DESC = Buffer.from(JSON.stringify(['floor_price', 'desc', '9.5', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])).toString('base64url');
 
 interface Captured {
   name: string;
@@ -86,21 +88,31 @@ const requests = [
   { name: 'TOTAL_HOLDERS D7 not trending', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0 } },
   { name: 'VOLUME ALL trending', variables: { orderBy: 'VOLUME', period: 'ALL', isTrending: 1 } },
   { name: 'VOLUME D30 not trending', variables: { orderBy: 'VOLUME', period: 'D30', isTrending: 0 } },
-  // The cheapest floors first (the dearest first price every collection with a floor: docs/api.md).
-  ...['D7', 'ALL'].map((period) => ({ name: `FLOOR_PRICE ${period} ASC`, variables: { orderBy: 'FLOOR_PRICE', period, direction: 'ASC' } })),
-  { name: 'FLOOR_PRICE D7 ASC chain 137', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', chainId: '137' } },
-  { name: 'FLOOR_PRICE D7 ASC page 10', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: '10' } },
-  { name: 'FLOOR_PRICE D7 ASC chain 137 page 10', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', chainId: '137', page: '10' } },
-  { name: 'FLOOR_PRICE D7 ASC trending', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', isTrending: 1 } },
-  { name: 'FLOOR_PRICE D7 ASC not trending', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', isTrending: 0 } },
-  { name: 'FLOOR_PRICE D7 ASC after a cursor', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: FLOOR_CURSOR } },
-  // Counted: the count reads every collection's row of collection_figures, but prices (reads listings of)
-  // only the collections up to the cursor.
-  { name: 'FLOOR_PRICE D7 ASC counted listings', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC' }, counted: true },
-  { name: 'FLOOR_PRICE D7 ASC counted listings after a cursor', variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction: 'ASC', page: FLOOR_CURSOR }, counted: true },
+  // The floors, cheapest first (walking their lower bounds) and dearest first (their upper bounds).
+  ...(['ASC', 'DESC'] as const).flatMap((direction) => {
+    const floor = (name: string, variables: Record<string, unknown>, counted = false) => ({
+      name: `FLOOR_PRICE D7 ${direction} ${name}`.trim(),
+      variables: { orderBy: 'FLOOR_PRICE', period: 'D7', direction, ...variables },
+      counted,
+    });
+    const cursor = direction === 'ASC' ? FLOOR_CURSOR : FLOOR_CURSOR_DESC;
+    return [
+      ...['D7', 'ALL'].map((period) => ({ name: `FLOOR_PRICE ${period} ${direction}`, variables: { orderBy: 'FLOOR_PRICE', period, direction }, counted: false })),
+      floor('chain 137', { chainId: '137' }),
+      floor('page 10', { page: '10' }),
+      floor('chain 137 page 10', { chainId: '137', page: '10' }),
+      floor('trending', { isTrending: 1 }),
+      floor('not trending', { isTrending: 0 }),
+      floor('after a cursor', { page: cursor }),
+      // Counted: the count reads every collection's row of collection_figures, but prices (reads listings of)
+      // only the collections up to the cursor whose bounds do not tell.
+      floor('counted listings', {}, true),
+      floor('counted listings after a cursor', { page: cursor }, true),
+    ];
+  }),
 ];
 
-test('when statistics are sorted by holders, volume, sales or the cheapest floor over 6,000 collections, then each ranking reads about a page of rows', async () => {
+test('when statistics are sorted by holders, volume, sales or the floor (both ways) over 6,000 collections, then each ranking reads about a page of rows', async () => {
   const statements = await rankingStatements(requests);
   expect(statements.map((s) => s.name)).toEqual(requests.map((r) => r.name));
   const runner = server.ds.createQueryRunner();
@@ -134,6 +146,8 @@ test('when statistics are sorted by holders, volume, sales or the cheapest floor
        WHERE a.token_id <= 3 AND c % 5 <> 0`,
       [COLLECTIONS],
     );
+    // The expiry sweeper marks the listings closed by the clock (within a second in a running market).
+    await runner.query(`UPDATE listings SET expiry_swept = true WHERE closing_date <= now() AND NOT expiry_swept`);
     // One statement listing in 4,800 collections keeps their floor bounds in one pass: they equal a recount.
     const [{ astray, floored }] = await runner.query(
       `SELECT count(*) FILTER (WHERE f.floor_low IS DISTINCT FROM x.low OR f.floor_until IS DISTINCT FROM x.until)::int AS astray,

@@ -1,9 +1,84 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The listings a collection's floor is chosen from, whatever the clock: active, native, with a price (issue #38). */
-const FLOOR_LISTING = `status = 'active' AND currency = '0x0000000000000000000000000000000000000000' AND price_low IS NOT NULL`;
-const floorListing = (l: string) =>
+export const FLOOR_LISTING = `status = 'active' AND currency = '0x0000000000000000000000000000000000000000' AND price_low IS NOT NULL`;
+export const floorListing = (l: string) =>
   `${l}.status = 'active' AND ${l}.currency = '0x0000000000000000000000000000000000000000' AND ${l}.price_low IS NOT NULL`;
+/** The floor listing whose highest price bounds the floor: not yet marked closed by the sweeper, the least bound, the latest closing. */
+export const HIGH_ORDER = (l: string) => `${l}.expiry_swept, ${l}.price_high, ${l}.closing_date DESC NULLS FIRST`;
+/**
+ * The recount of a collection's floor bounds (floor_low and floor_until); with `high`, also its upper bound
+ * (floor_high and floor_high_until, migration 1765710000000-collection-floor-high, chosen in `HIGH_ORDER`).
+ */
+export function recountFunction(high: boolean): string {
+  const probes = high
+    ? `,
+              h.price_high AS high, CASE WHEN h.price_high IS NOT NULL THEN COALESCE(h.closing_date, 'infinity') END AS high_until`
+    : '';
+  const probeJoin = high
+    ? `
+            LEFT JOIN LATERAL (SELECT l.price_high, l.closing_date FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')}
+              ORDER BY ${HIGH_ORDER('l')} LIMIT 1) h ON true`
+    : '';
+  const set = high ? `, floor_high = b.high, floor_high_until = b.high_until` : '';
+  const compare = high ? `(f.floor_low, f.floor_until, f.floor_high, f.floor_high_until) IS DISTINCT FROM (b.low, b.until, b.high, b.high_until)` : `(f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until)`;
+  const bulkHigh = high
+    ? `
+            LEFT JOIN (SELECT DISTINCT ON (l.collection_id) l.collection_id, l.price_high AS high, COALESCE(l.closing_date, 'infinity') AS high_until FROM listings l
+              WHERE l.collection_id IN (SELECT unnest(touched)) AND ${floorListing('l')} ORDER BY l.collection_id, ${HIGH_ORDER('l')}) h ON h.collection_id = c.id`
+    : '';
+  return `CREATE OR REPLACE FUNCTION "collection_floor_recount"(touched uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        -- A join, not = ANY: a bulk insert (the bench's loader) touches every collection at once.
+        PERFORM 1 FROM collection_figures f WHERE f.collection_id IN (SELECT unnest(touched)) ORDER BY f.collection_id FOR UPDATE;
+        -- A statement of its own after the lock: it sees the listings committed by the lock's previous holder.
+        -- A few collections: index probes each. Many (a bulk load, whose loader may set the listings'
+        -- indexes aside until its rows are in): one pass over their listings.
+        IF cardinality(touched) <= 64 THEN
+          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until${set}
+          FROM (SELECT c.id,
+              (SELECT l.price_low FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')} ORDER BY l.price_low LIMIT 1) AS low,
+              (SELECT COALESCE(l.closing_date, 'infinity') FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')}
+                ORDER BY l.closing_date DESC NULLS FIRST LIMIT 1) AS until${probes}
+            FROM (SELECT DISTINCT unnest(touched) AS id) c${probeJoin}) b
+          WHERE f.collection_id = b.id AND ${compare};
+        ELSE
+          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until${set}
+          FROM (SELECT c.id, x.low, x.until${high ? ', h.high, h.high_until' : ''} FROM (SELECT DISTINCT unnest(touched) AS id) c
+            LEFT JOIN (SELECT l.collection_id, min(l.price_low) AS low, max(COALESCE(l.closing_date, 'infinity')) AS until FROM listings l
+              WHERE l.collection_id IN (SELECT unnest(touched)) AND ${floorListing('l')} GROUP BY l.collection_id) x ON x.collection_id = c.id${bulkHigh}) b
+          WHERE f.collection_id = b.id AND ${compare};
+        END IF;
+      END $$`;
+}
+
+/** The listings' statement trigger function; with `high`, a change of a listing's upper bound or of its sweeper's mark counts too. */
+export function changedFunction(high: boolean): string {
+  const columns = high
+    ? ['status', 'currency', 'price_low', 'closing_date', 'collection_id', 'price_high', 'expiry_swept']
+    : ['status', 'currency', 'price_low', 'closing_date', 'collection_id'];
+  const of = (t: string) => `(${columns.map((c) => `${t}.${c}`).join(', ')})`;
+  return `CREATE OR REPLACE FUNCTION "collection_floor_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        touched uuid[];
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          SELECT array_agg(DISTINCT n.collection_id) INTO touched FROM new_listings n WHERE ${floorListing('n')};
+        ELSIF TG_OP = 'UPDATE' THEN
+          SELECT array_agg(DISTINCT x.collection_id) INTO touched FROM new_listings n JOIN old_listings o ON o.id = n.id
+            CROSS JOIN LATERAL (VALUES (n.collection_id), (o.collection_id)) x(collection_id)
+          WHERE ((${floorListing('n')}) OR (${floorListing('o')}))
+            AND ${of('n')} IS DISTINCT FROM ${of('o')};
+        ELSE
+          SELECT array_agg(DISTINCT o.collection_id) INTO touched FROM old_listings o WHERE ${floorListing('o')};
+        END IF;
+        IF touched IS NOT NULL THEN
+          PERFORM collection_floor_recount(touched);
+        END IF;
+        RETURN NULL;
+      END $$`;
+}
+
 /** The listings' statement triggers, each with the transition tables it reads. */
 const TRIGGERS = [
   ['INSERT', 'NEW TABLE AS new_listings'],
@@ -40,48 +115,8 @@ export class CollectionFloorBounds1765670000000 implements MigrationInterface {
     await q.query(`ALTER TABLE "collection_figures" ADD "floor_low" numeric(38,18), ADD "floor_until" timestamptz`);
     await q.query(`CREATE INDEX "ix_listings_floor_low" ON "listings" ("collection_id", "price_low") WHERE ${FLOOR_LISTING}`);
     await q.query(`CREATE INDEX "ix_listings_floor_until" ON "listings" ("collection_id", "closing_date") WHERE ${FLOOR_LISTING}`);
-    await q.query(`CREATE FUNCTION "collection_floor_recount"(touched uuid[]) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        -- A join, not = ANY: a bulk insert (the bench's loader) touches every collection at once.
-        PERFORM 1 FROM collection_figures f WHERE f.collection_id IN (SELECT unnest(touched)) ORDER BY f.collection_id FOR UPDATE;
-        -- A statement of its own after the lock: it sees the listings committed by the lock's previous holder.
-        -- A few collections: two index probes each. Many (a bulk load, whose loader may set the listings'
-        -- indexes aside until its rows are in): one pass over their listings.
-        IF cardinality(touched) <= 64 THEN
-          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until
-          FROM (SELECT c.id,
-              (SELECT l.price_low FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')} ORDER BY l.price_low LIMIT 1) AS low,
-              (SELECT COALESCE(l.closing_date, 'infinity') FROM listings l WHERE l.collection_id = c.id AND ${floorListing('l')}
-                ORDER BY l.closing_date DESC NULLS FIRST LIMIT 1) AS until
-            FROM (SELECT DISTINCT unnest(touched) AS id) c) b
-          WHERE f.collection_id = b.id AND (f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until);
-        ELSE
-          UPDATE collection_figures f SET floor_low = b.low, floor_until = b.until
-          FROM (SELECT c.id, x.low, x.until FROM (SELECT DISTINCT unnest(touched) AS id) c
-            LEFT JOIN (SELECT l.collection_id, min(l.price_low) AS low, max(COALESCE(l.closing_date, 'infinity')) AS until FROM listings l
-              WHERE l.collection_id IN (SELECT unnest(touched)) AND ${floorListing('l')} GROUP BY l.collection_id) x ON x.collection_id = c.id) b
-          WHERE f.collection_id = b.id AND (f.floor_low, f.floor_until) IS DISTINCT FROM (b.low, b.until);
-        END IF;
-      END $$`);
-    await q.query(`CREATE FUNCTION "collection_floor_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        touched uuid[];
-      BEGIN
-        IF TG_OP = 'INSERT' THEN
-          SELECT array_agg(DISTINCT n.collection_id) INTO touched FROM new_listings n WHERE ${floorListing('n')};
-        ELSIF TG_OP = 'UPDATE' THEN
-          SELECT array_agg(DISTINCT x.collection_id) INTO touched FROM new_listings n JOIN old_listings o ON o.id = n.id
-            CROSS JOIN LATERAL (VALUES (n.collection_id), (o.collection_id)) x(collection_id)
-          WHERE ((${floorListing('n')}) OR (${floorListing('o')}))
-            AND (n.status, n.currency, n.price_low, n.closing_date, n.collection_id) IS DISTINCT FROM (o.status, o.currency, o.price_low, o.closing_date, o.collection_id);
-        ELSE
-          SELECT array_agg(DISTINCT o.collection_id) INTO touched FROM old_listings o WHERE ${floorListing('o')};
-        END IF;
-        IF touched IS NOT NULL THEN
-          PERFORM collection_floor_recount(touched);
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q.query(recountFunction(false));
+    await q.query(changedFunction(false));
     // Transition tables need one trigger per event.
     for (const [event, tables] of TRIGGERS) {
       await q.query(`CREATE TRIGGER "listings_floor_${event.toLowerCase()}" AFTER ${event} ON "listings" REFERENCING ${tables}

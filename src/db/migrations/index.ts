@@ -29,10 +29,13 @@ import { ListingPriceBounds1765640000000 } from './1765640000000-listing-price-b
 import { ChainMetadataUpdates1765650000000 } from './1765650000000-chain-metadata-updates';
 import { ListingApprovals1765660000000 } from './1765660000000-listing-approvals';
 import { CollectionFloorBounds1765670000000 } from './1765670000000-collection-floor-bounds';
-import { AssetSorts1765730000000 } from './1765730000000-asset-sorts';
 import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-counts';
 import { CollectionOwnerVerification1765690000000 } from './1765690000000-collection-owner-verification';
 import { MetadataTraceContext1765700000000 } from './1765700000000-metadata-trace-context';
+import { CollectionFloorHigh1765710000000 } from './1765710000000-collection-floor-high';
+import { AssetSorts1765730000000 } from './1765730000000-asset-sorts';
+import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
+import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -70,5 +73,8 @@ export const migrations = [
   ListedAssetCounts1765680000000,
   CollectionOwnerVerification1765690000000,
   MetadataTraceContext1765700000000,
+  CollectionFloorHigh1765710000000,
   AssetSorts1765730000000,
+  ChainOwnershipTransfers1765750000000,
+  TokenRoyalties1765750000001,
 ];

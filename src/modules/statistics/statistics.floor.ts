@@ -35,12 +35,16 @@ export interface FloorRankingArgs {
  * statement filters, orders and cuts them as it would every collection, so the answer is the same.
  *
  * - A collection has a floor price now exactly when `floor_until` is after now, and it is at least
- *   `floor_low`. Cheapest first, the collections with one are walked in the order of `floor_low` and
- *   priced until twice `rows` of them (after the cursor, matching the filters) are found; the `rows`-th
- *   cheapest of those, (P, I) in the page's order (price, id), is at or after the page's last row, so the
- *   only other candidates are the collections whose (`floor_low`, id) is before (P, I) (an index range past
- *   the walk; ties at P are cut by id). Dearest first has no bound that survives the clock (a listing that
- *   closes raises the floor to any of the others'): every collection with a floor price now is priced.
+ *   `floor_low`; while `floor_high_until` is after now it is at most `floor_high` (migration
+ *   1765710000000-collection-floor-high: the highest price of one of its floor listings, open until then).
+ *   Cheapest first, the collections with one are walked in the order of `floor_low`, dearest first in the
+ *   order of `floor_high` (descending), and priced until twice `rows` of them (after the cursor, matching
+ *   the filters) are found; the `rows`-th of those in the page's order, (P, I) in (price, id), is at or
+ *   after the page's last row, so the only other candidates are the collections whose (bound, id) is before
+ *   (P, I) (an index range past the walk; ties at P are cut by id). Dearest first, the collections whose
+ *   upper bound has expired (its listing closed by the clock, not yet marked by the expiry sweeper, whose
+ *   mark makes the writes choose another) are candidates too, every one priced: an index range by
+ *   `floor_high_until`, a sweep's worth of closings.
  * - Asked for trending collections only, the candidates are those with a sale in the trend window's hours
  *   (bounded by the trades, not by the market): every one is priced.
  * - The collections without a floor price come last (by id), only when the priced ones leave room: those
@@ -49,13 +53,16 @@ export interface FloorRankingArgs {
  *   `floor_until` and are sorted.
  *
  * `countSources`: the same rows for the counts (`remaining`, `totalCount`), a floor priced only where the
- * cursor's condition reads it and the bound does not tell (cheapest first: the collections up to the cursor).
+ * cursor's condition reads it and neither bound tells which side of the cursor it is on (the collections up
+ * to the cursor, and those whose upper bound has expired).
  */
 export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<ListQuery, 'pageFrom' | 'countSources'>> {
   const { now, trend } = x;
   const live = ['f.floor_low IS NOT NULL', `f.floor_until > ${now}::timestamptz`];
+  // `floor_high IS NOT NULL` (implied by a floor listing): the bounds' partial indexes are on it.
+  const bounded = `f.floor_high IS NOT NULL AND f.floor_high_until > ${now}::timestamptz`;
   const collections = (conditions: string[]) =>
-    `(SELECT f.collection_id AS id, f.floor_low${trend ? `, ${trend.columns}` : ''} FROM ${x.from.sql}${trend?.join ?? ''}
+    `(SELECT f.collection_id AS id, f.floor_low, f.floor_high${trend ? `, ${trend.columns}` : ''} FROM ${x.from.sql}${trend?.join ?? ''}
       WHERE ${[...x.conditions, ...conditions].join(' AND ')})`;
   const priced = (conditions: string[]) =>
     `(SELECT t.*, fl.floor_price AS floor_sort, fl.floor_price::text AS "floorPrice", fl.listing_id AS "floorListingId", fl.asset_id AS "floorAssetId",
@@ -63,12 +70,15 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
       FROM ${collections(conditions)} t ${floorJoin('t.id', now, 'fl', 'fa')})`;
   const price = `(${floorListingSql('f.collection_id', now, currentPriceSql('l', now))})`;
   // Past a cursor (V, I) in (price, id), a collection whose (bound, id) is past it too is on the same side of
-  // the cursor as its bound (its floor is at least the bound): only those before it are priced. By price
-  // alone, a tie at V (a market whose floors are a few prices) priced every collection of the tie.
+  // the cursor as its bound (its floor is at least the lower bound, at most the upper one): only the others
+  // are priced. By price alone, a tie at V (a market whose floors are a few prices) priced every collection of the tie.
   const countSources = (after?: { value: unknown; id: string }) => {
-    const above = after && after.value !== null ? [`WHEN (f.floor_low, f.collection_id) > (${p.add(after.value)}::numeric, ${p.add(after.id)}::uuid) THEN f.floor_low`] : [];
+    const cursor = after && after.value !== null ? `(${p.add(after.value)}::numeric, ${p.add(after.id)}::uuid)` : undefined;
+    const told = cursor
+      ? [`WHEN (f.floor_low, f.collection_id) > ${cursor} THEN f.floor_low`, `WHEN ${bounded} AND (f.floor_high, f.collection_id) < ${cursor} THEN f.floor_high`]
+      : [];
     return [
-      `(SELECT f.collection_id AS id, CASE WHEN NOT (${live.join(' AND ')}) THEN NULL ${above.join(' ')} ELSE ${price} END AS floor_sort${trend ? `, ${trend.columns}` : ''}
+      `(SELECT f.collection_id AS id, CASE WHEN NOT (${live.join(' AND ')}) THEN NULL ${told.join(' ')} ELSE ${price} END AS floor_sort${trend ? `, ${trend.columns}` : ''}
         FROM ${x.from.sql}${trend?.join ?? ''}${x.conditions.length ? ` WHERE ${x.conditions.join(' AND ')}` : ''}) t`,
     ];
   };
@@ -78,34 +88,41 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
     const asc = direction === SortDirection.ASC;
     const dir = asc ? 'ASC' : 'DESC';
     const rows = p.add(count);
-    // Twice the rows: a few walked collections priced far above their bound (a dutch auction, a cheap
-    // listing closed by the clock, which stays active in storage) do not move the threshold.
-    const walkRows = asc ? p.add(2 * count) : undefined;
+    // Twice the rows: a few walked collections priced far from their bound (a dutch auction, a listing closed
+    // by the clock, which stays active in storage) do not move the threshold.
+    const walkRows = p.add(2 * count);
     const where = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
     const afterValue = after && after.value !== null ? { value: p.add(after.value), id: p.add(after.id) } : undefined;
     // After a cursor of a collection without a floor price, only such collections remain.
     const pricedAfter = after === undefined || afterValue !== undefined;
     const keyset = afterValue ? [`(t.floor_sort, t.id) ${asc ? '>' : '<'} (${afterValue.value}::numeric, ${afterValue.id}::uuid)`] : [];
-    const walk = asc
-      ? `SELECT t.* FROM ${priced(live)} t${where([...filters, ...keyset])} ORDER BY t.floor_low, t.id LIMIT ${walkRows}::int`
-      : `SELECT t.* FROM ${priced(live)} t${where([...filters, ...keyset])}`;
+    // The bound walked: the lower one cheapest first; dearest first the upper one, while it holds.
+    const bound = asc ? 'floor_low' : 'floor_high';
+    const walk = `SELECT t.* FROM ${priced(asc ? live : [...live, bounded])} t${where([...filters, ...keyset])} ORDER BY t.${bound} ${dir}, t.id ${dir} LIMIT ${walkRows}::int`;
     const walked = `w AS MATERIALIZED (${pricedAfter ? walk : `SELECT t.* FROM ${priced(['false'])} t`})`;
-    const found = `(SELECT count(*) FROM w)`;
-    // Cheapest first, past the walk: the collections whose lower bound reaches the dearest price it found.
-    const last = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.floor_low DESC, w.id DESC LIMIT 1)`;
-    // The walk's rows-th in the page's order, (P, I): a collection before it has a floor of at most P, so a
-    // bound below P, or P itself (its floor is then P) with an id before I. Ties at P (a market whose floors
-    // are few prices) are cut by id, not read whole.
-    const kth = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.floor_sort, w.id OFFSET ${rows}::int - 1 LIMIT 1)`;
-    const reach = asc
-      ? [`(SELECT t.* FROM ${priced([...live, `(f.floor_low, f.collection_id) > (${last('floor_low')}, ${last('id')})`, `(f.floor_low, f.collection_id) < (${kth('floor_sort')}, ${kth('id')})`])} t
-          WHERE ${found} >= ${walkRows}::int)`]
-      : [];
+    // Dearest first, the collections whose upper bound has expired: every one priced.
+    const expired = asc ? [] : [`e AS MATERIALIZED (SELECT t.* FROM ${priced(pricedAfter ? [...live, 'f.floor_high IS NOT NULL', `f.floor_high_until <= ${now}::timestamptz`] : ['false'])} t${where([...filters, ...keyset])})`];
+    const found = asc ? `(SELECT count(*) FROM w)` : `((SELECT count(*) FROM w) + (SELECT count(*) FROM e))`;
+    // Past the walk: the collections whose bound reaches the walk's rows-th (P, I) in the page's order, (P, I)
+    // itself at or after the page's last row. Cheapest first, a collection before it has a floor of at most
+    // P, so a lower bound below P, or P itself (its floor is then P) with an id before I; dearest first, an
+    // upper bound above P, or P with an id after I. Ties at P (a market whose floors are few prices) are cut
+    // by id, not read whole.
+    const last = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.${bound} ${asc ? 'DESC' : 'ASC'}, w.id ${asc ? 'DESC' : 'ASC'} LIMIT 1)`;
+    const kth = (column: string) => `(SELECT w.${column} FROM w ORDER BY w.floor_sort ${dir}, w.id ${dir} OFFSET ${rows}::int - 1 LIMIT 1)`;
+    const [beyondWalk, beforeKth] = asc ? ['>', '<'] : ['<', '>'];
+    const reach = `(SELECT t.* FROM ${priced([
+      ...live,
+      ...(asc ? [] : [bounded]),
+      `(f.${bound}, f.collection_id) ${beyondWalk} (${last(bound)}, ${last('id')})`,
+      `(f.${bound}, f.collection_id) ${beforeKth} (${kth('floor_sort')}, ${kth('id')})`,
+    ])} t
+          WHERE (SELECT count(*) FROM w) >= ${walkRows}::int)`;
     const idAfter = after && !afterValue ? [`t.id ${asc ? '>' : '<'} ${p.add(after.id)}::uuid`] : [];
     const unpriced = (conditions: string[]) =>
       `(SELECT t.* FROM ${priced(conditions)} t WHERE ${[`${found} < ${rows}::int`, ...filters, ...idAfter].join(' AND ')} ORDER BY t.id ${dir} LIMIT ${rows}::int)`;
-    const branches = ['SELECT * FROM w', ...reach, unpriced(['f.floor_low IS NULL']), unpriced(['f.floor_low IS NOT NULL', `f.floor_until <= ${now}::timestamptz`])];
-    return `(WITH ${walked} ${branches.join(' UNION ALL ')}) t`;
+    const branches = ['SELECT * FROM w', ...(asc ? [] : ['SELECT * FROM e']), reach, unpriced(['f.floor_low IS NULL']), unpriced(['f.floor_low IS NOT NULL', `f.floor_until <= ${now}::timestamptz`])];
+    return `(WITH ${[walked, ...expired].join(', ')} ${branches.join(' UNION ALL ')}) t`;
   };
   return { countSources, pageFrom };
 }
