@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
+import { captureStatements } from './setup/captured-statements';
 
 /**
  * Issue #38, item 4: every documented list of offers, orders and collections, with each sort and filter,
@@ -20,16 +21,10 @@ const COLLECTIONS = 10_000;
 const BOUNDED_SORT = 2_000;
 const WATCHED = ['offers', 'orders', 'collections'];
 
-interface Sent {
-  text: string;
-  values: unknown[];
-}
-
 let database: { url: string; drop: () => Promise<void> };
 let server: TestServer;
 let explainer: pg.Client;
-let sent: Sent[] = [];
-const originalQuery = pg.Client.prototype.query;
+let captured: ReturnType<typeof captureStatements> | undefined;
 
 /**
  * PostgreSQL only: on the embedded PGlite a second database loaded with this market exhausted the test
@@ -43,20 +38,12 @@ beforeAll(async () => {
   explainer = new pg.Client({ connectionString: database.url });
   await explainer.connect();
   await load(explainer);
-  // Every statement of the server's connections passes here (named ones as a config object).
-  pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
-    if (this !== explainer) {
-      const text = typeof config === 'string' ? config : (config as { text?: string }).text;
-      const given = Array.isArray(values) ? values : ((config as { values?: unknown[] }).values ?? []);
-      if (text) sent.push({ text, values: given });
-    }
-    return (originalQuery as (...args: unknown[]) => unknown).call(this, config, values, callback);
-  } as typeof pg.Client.prototype.query;
+  captured = captureStatements(() => explainer);
   server = await startServer({}, { url: database.url });
 }, 300_000);
 
 afterAll(async () => {
-  pg.Client.prototype.query = originalQuery;
+  captured?.restore();
   await server?.close();
   await explainer?.end();
   await database?.drop();
@@ -161,10 +148,10 @@ function planProblems(plan: PlanNode, counts: Counts): string[] {
 
 /** The statements a request sent that read the watched tables, each with what is wrong with its plan. */
 async function explained(request: () => Promise<{ status: number }>, counts: Counts): Promise<{ sql: string; problems: string[] }[]> {
-  sent = [];
+  captured!.take();
   const res = await request();
   expect(res.status).toBe(200);
-  const reads = sent.filter((s) => /^\s*(SELECT|WITH)/i.test(s.text) && WATCHED.some((t) => new RegExp(`\\b${t}\\b`).test(s.text)));
+  const reads = captured!.take().filter((s) => /^\s*(SELECT|WITH)/i.test(s.text) && WATCHED.some((t) => new RegExp(`\\b${t}\\b`).test(s.text)));
   expect(reads.length).toBeGreaterThan(0);
   const out: { sql: string; problems: string[] }[] = [];
   for (const statement of reads) {

@@ -40,6 +40,11 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await tableExists('chain_ownership_transfers')).toBe(false);
     expect(await columnsOf('collections')).not.toContain('owner_checked_block');
   },
+  AssetSorts1765730000000: async () => {
+    expect(await tableExists('asset_counts')).toBe(false);
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_assets_name', 'ix_assets_token_id', 'ix_assets_updated')`)).toEqual([]);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'asset_counts_%'`)).toEqual([]);
+  },
   TokenOwnerTradeIndexes1765720000000: async () => {
     const indexes = await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_offers_taker', 'ix_offers_taker_created', 'ix_orders_token_address_created') ORDER BY 1`);
     expect(indexes.map((i: { indexname: string }) => i.indexname)).toEqual(['ix_offers_taker']);

@@ -462,8 +462,10 @@ function keptCount(q: Directed, position: Position): string | undefined {
   if (!q.sort.nullable) return `(${q.count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
   if (!q.countFrom) return undefined;
   const from = q.countFrom({ after, direction: q.args.direction });
+  // After a null, the later nulls, counted: at most the kept count, which is written for the request anyway
+  // (PostgreSQL refuses a statement that leaves one of its parameters unused).
   return after.value === null
-    ? `(SELECT count(*) FROM ${from}${whereClause([...q.where, keysetCondition(q, after)])})`
+    ? `LEAST(${q.count}, (SELECT count(*) FROM ${from}${whereClause([...q.where, keysetCondition(q, after)])}))`
     : `(${q.count} - (SELECT count(*) FROM ${from}${whereClause([...q.where, upToCursor(q, after)])}))`;
 }
 

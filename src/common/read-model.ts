@@ -74,7 +74,16 @@ export interface ReadFilter {
   check?: (value: any, args: Record<string, any>) => string | undefined;
   /** The rows of the model's `joins` its condition reads (as `s.joined[name]`); plans step aside for it. */
   joins?: readonly string[];
+  /**
+   * It leaves few rows whatever the market's size (one owner's): a search among them ranks them all instead
+   * of walking the name indexes (common/name-search.ts).
+   */
+  bounds?: true;
 }
+
+/** Whether a given filter of `filters` leaves few rows (ReadFilter.bounds). */
+export const boundsRows = (filters: readonly ReadFilter[], args: object): boolean =>
+  filters.some((f) => f.bounds && (args as Record<string, unknown>)[f.arg] != null);
 
 /**
  * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on

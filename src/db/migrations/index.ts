@@ -34,6 +34,7 @@ import { CollectionOwnerVerification1765690000000 } from './1765690000000-collec
 import { MetadataTraceContext1765700000000 } from './1765700000000-metadata-trace-context';
 import { CollectionFloorHigh1765710000000 } from './1765710000000-collection-floor-high';
 import { TokenOwnerTradeIndexes1765720000000 } from './1765720000000-token-owner-trade-indexes';
+import { AssetSorts1765730000000 } from './1765730000000-asset-sorts';
 import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
 import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 
@@ -75,6 +76,7 @@ export const migrations = [
   MetadataTraceContext1765700000000,
   CollectionFloorHigh1765710000000,
   TokenOwnerTradeIndexes1765720000000,
+  AssetSorts1765730000000,
   ChainOwnershipTransfers1765750000000,
   TokenRoyalties1765750000001,
 ];

@@ -130,21 +130,22 @@ const ASSET_KEYS = ['id', 'collectionId', 'chainId'];
  * An asset list with the filters every asset list takes (asset.read.ts `filters`) and the conditions in
  * `where` (over `assets t`, in `s`): the root list's and each relation's. The active listing is joined
  * (`l`) only when a given filter or the sort reads it; `fields`: only their columns are read. Assets by
- * current price read their page from the listings' price indexes (listedByPrice; `collection`: the list's
- * collection as SQL, which picks an index).
+ * current price read their page from the listings' price indexes (listedByPrice; `walk.collection`: the
+ * list's collection as SQL, which picks an index; `walk.market`: the list is the root list of every asset).
  */
 export function assetListQuery<A extends NestedAssetPageArgs>(
   args: A,
   s = sqlScope(undefined, undefined, joinAliases(ASSET_READ)),
   where: string[] = [],
   filters = ASSET_READ.filters,
-  collection?: () => string,
+  walk: { collection?: () => string; market?: boolean } = {},
 ): ListQuery {
   checkFilters(filters, args);
   const sort = ASSET_READ.sorts[args.orderBy];
+  const from = fromWithJoins(ASSET_READ, s, 't', filters, args, sort);
   return {
-    from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
-    ...listedByPrice(args, s, collection),
+    from,
+    ...listedByPrice(args, s, from, walk),
     // Fees read the token's own royalty first.
     columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), args.fields?.includes('fees') ? [...ASSET_KEYS, 'royaltyFees'] : ASSET_KEYS),
     idExpression: 't.id',
@@ -156,26 +157,31 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
   };
 }
 
+/** The filters a walk by price of every asset (listed or not) may have besides a collection's: a chain. */
+const MARKET_WALK_FILTERS = ['collectionId', 'chainId'];
+
 /**
  * Assets by current price read their page from the listings' price indexes (listedByPriceSql): listed assets
- * only (`status: LISTED` or a `currency`), and a collection's assets (`collection`: its id as SQL, added when
- * written), whose unlisted ones come after the listed, by id. So are the candidates of the count of the rows
- * up to a cursor (listedUpToSql, when a list of listed assets has a kept count). Then each candidate's
- * asset and active listing by their keys (OFFSET 0 keeps the joins nested loops, whatever the estimate of
- * candidates; the listing's join is asset.read.ts's `listing`, fenced so).
+ * only (`status: LISTED` or a `currency`); a collection's assets (`walk.collection`: its id as SQL, added
+ * when written), and every asset of the market or of a chain (`walk.market`, no other filter), whose unlisted
+ * ones come after the listed, by id. So are the candidates of the count of the rows up to a cursor
+ * (listedUpToSql, when the list has a kept count; after a cursor among the unlisted, the list's own `from`).
+ * Then each candidate's asset and active listing by their keys (OFFSET 0 keeps the joins nested loops,
+ * whatever the estimate of candidates; the listing's join is asset.read.ts's `listing`, fenced so).
  */
-function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, collection?: () => string): Pick<ListQuery, 'pageFrom' | 'countFrom'> {
+function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, from: string, walk: { collection?: () => string; market?: boolean }): Pick<ListQuery, 'pageFrom' | 'countFrom'> {
   if (args.orderBy !== AssetOrderBy.CURRENT_PRICE) return {};
   const listedOnly = args.status === AssetStatus.LISTED || args.currency != null;
-  if (!listedOnly && (args.status != null || collection === undefined)) return {};
+  const given = (arg: string) => (args as unknown as Record<string, unknown>)[arg] != null;
+  const everyAsset = walk.market === true && [...ASSET_READ.filters, ...ASSET_READ.rootFilters].every((f) => !given(f.arg) || MARKET_WALK_FILTERS.includes(f.arg));
+  if (!listedOnly && (args.status != null || (walk.collection === undefined && !everyAsset))) return {};
   // Parameters are added only when a relation is written (an unused parameter is an error in PostgreSQL).
-  const of = () => ({ now: s.now(), collection: collection?.(), currency: args.currency });
-  const unlisted = listedOnly ? undefined : (u: string) => `${u}.collection_id = ${collection!()}`;
+  const of = () => ({ now: s.now(), collection: walk.collection?.(), currency: args.currency });
   const assetsOf = (candidates: string) =>
     `${candidates} c CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
   return {
-    pageFrom: (filters, { after, rows, direction }) => assetsOf(listedByPriceSql(s.p, { ...of(), direction, filters, after, rows, unlisted })),
-    ...(listedOnly && { countFrom: ({ after, direction }) => assetsOf(listedUpToSql(s.p, { ...of(), direction, after })) }),
+    pageFrom: (filters, { after, rows, direction }) => assetsOf(listedByPriceSql(s.p, { ...of(), direction, filters, after, rows, unlisted: !listedOnly })),
+    countFrom: ({ after, direction }) => (!listedOnly && after.value === null ? from : assetsOf(listedUpToSql(s.p, { ...of(), direction, after }))),
   };
 }
 
@@ -185,10 +191,10 @@ function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, collection?: () =
  */
 function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
   // A collection's page by current price walks the listings of its collection, the parent's id (`p.id`, fetchPagesByParent).
-  const collection = parent.column === 't.collection_id' ? () => 'p.id' : undefined;
+  const walk = parent.column === 't.collection_id' ? { collection: () => 'p.id' } : {};
   return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
     const s = sqlScope(undefined, undefined, joinAliases(ASSET_READ));
-    const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args, s, [], ASSET_READ.filters, collection), { ...parent, ids: parentIds });
+    const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args, s, [], ASSET_READ.filters, walk), { ...parent, ids: parentIds });
     await prefetchAssetRelations(loaders(), [...pages.values()].flatMap((page) => page.result), args.relations);
     return pages;
   });

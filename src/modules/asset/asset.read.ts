@@ -1,7 +1,8 @@
-import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
+import { equalsFilter, keptCountSql, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
 import { listedCountSql } from '../listing/listed-counts';
+import { assetTotalSql } from './asset-counts';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { feesRelation } from '../collection/fee.type';
 import { AssetStatus } from './asset.entity';
@@ -100,7 +101,7 @@ export const ASSET_READ: ReadModel = {
     equalsFilter('assetContract', 'Address', 'token_address'),
     // An id is read by plans; an address (or an unknown id) is looked up by the service.
     { arg: 'collectionId', type: 'String', note: 'id or contract address', plan: 'collection', where: (s, t, id: string) => `${t}.collection_id = ${s.p.add(id)}` },
-    equalsFilter('ownerId', 'Address', 'owner'),
+    { ...equalsFilter('ownerId', 'Address', 'owner'), bounds: true },
     // The resolvers check that the chain exists (asset.service.ts writes its condition).
     { arg: 'chainId', type: 'String', plan: 'aside' },
     {
@@ -181,23 +182,26 @@ export const ASSET_READ: ReadModel = {
     pagesOf: { 'Collection.assets': (c) => assetCountSql(`${c}.id`) },
     byFilter: { collectionId: (id) => assetCountSql(id) },
   },
+  // Every asset, or a chain's (asset_counts); the other kept counts are keptAssetCountSql's.
+  count: { filters: ['chainId'], sql: (s, args) => assetTotalSql(s, args.chainId as string | null | undefined) },
 };
 
 /** The filters of the root list that counts of listed assets are kept by (listed-counts.ts). */
 const LISTED_COUNTED = ['status', 'currency', 'collectionId', 'chainId'];
 
 /**
- * The count of the root list's assets from the counts the writes keep, when its filters allow: listed assets
- * (`status: LISTED`, or a `currency`), of the whole market or of a collection, on a chain, in a currency, and
- * a collection's unlisted assets (its assets less its listed ones); undefined otherwise (counted row by row).
+ * The count of the root list's assets from the counts the writes keep, when its filters allow: every asset
+ * (asset_counts), on a chain, or of a collection (collection_asset_counts); listed assets (`status: LISTED`,
+ * or a `currency`), of the whole market or of a collection, on a chain, in a currency; unlisted ones (all
+ * less the listed), of the market, on a chain, or of a collection; undefined otherwise (counted row by row).
  * `collectionId` is the collection's id, `chainId` the chain's EIP-155 id, both checked.
  */
 export function keptAssetCountSql(s: SqlScope, args: Record<string, unknown> & { status?: AssetStatus | null; collectionId?: string | null; chainId?: string | null; currency?: string | null }): string | undefined {
   const given = [...ASSET_READ.filters, ...ASSET_READ.rootFilters].filter((f) => args[f.arg] != null).map((f) => f.arg);
   if (args.search !== undefined || given.some((arg) => !LISTED_COUNTED.includes(arg))) return undefined;
   if (args.status === AssetStatus.LISTED || (args.status == null && args.currency != null)) return listedCountSql(s, args);
-  if (args.status === AssetStatus.UNLISTED && args.collectionId != null && args.chainId == null && args.currency == null) {
-    return `(${assetCountSql(`${s.p.add(args.collectionId)}::uuid`)} - ${listedCountSql(s, { collectionId: args.collectionId })})`;
-  }
-  return undefined;
+  if (args.currency != null || (args.collectionId != null && args.chainId != null)) return undefined;
+  const all = args.collectionId != null ? assetCountSql(`${s.p.add(args.collectionId)}::uuid`) : keptCountSql(ASSET_READ, s, { chainId: args.chainId })!;
+  if (args.status == null) return all;
+  return `(${all} - ${listedCountSql(s, { collectionId: args.collectionId, chainId: args.chainId })})`;
 }

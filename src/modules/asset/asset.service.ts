@@ -14,7 +14,7 @@ import { Asset, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { ASSET_READ, keptAssetCountSql } from './asset.read';
 import { keyOf } from '../../common/graphql/node';
-import { checkFilters, joinAliases, sqlScope } from '../../common/read-model';
+import { boundsRows, checkFilters, joinAliases, sqlScope } from '../../common/read-model';
 import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits } from './asset.traits';
@@ -37,10 +37,10 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const collectionId =
     args.collectionId == null ? null : checkAfter ? args.collectionId.toLowerCase() : (await findCollectionByRef(ctx, args.collectionId)).id;
   // The collection also picks the index of the walk of listed assets by price (assetListQuery).
-  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? undefined : () => s.p.add(collectionId));
+  const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? { market: true } : { collection: () => s.p.add(collectionId) });
   list.count = () => keptAssetCountSql(s, { ...args, collectionId, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
-  if (search) list.where.push(search.where(list.from, list.where));
+  if (search) list.where.push(search.where(list.from, list.where, boundsRows(LIST_FILTERS, args)));
   const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }) });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);

@@ -3,6 +3,7 @@ import { logger } from '../../common/logger';
 import { updateReturning } from '../../common/sql';
 import { settleDueAuctions } from '../listing/auction';
 import { compactListedAssetCounts } from '../listing/listed-counts';
+import { compactAssetCounts } from '../asset/asset-counts';
 import { failOverdueSettlements } from '../order/settlement';
 import { compactTradeListCounts } from '../trade/list-counts';
 import { withEvents } from './event.log';
@@ -92,9 +93,10 @@ export function startExpirySweeper(ds: DataSource, maxSleepMs = SWEEP_MAX_SLEEP_
     });
 
   const step = async (): Promise<number> => {
-    // The deltas of the counts of offers, orders and listed assets, folded once they pile up (a market that writes stays at a few hundred rows).
+    // The deltas of the counts of offers, orders, listed assets and assets, folded once they pile up (a market that writes stays at a few hundred rows).
     await compactTradeListCounts(ds);
     await compactListedAssetCounts(ds);
+    await compactAssetCounts(ds);
     const due = await nextDue(ds);
     const now = Date.now();
     if (due === null || due.getTime() > now) return due === null ? maxSleepMs : Math.min(maxSleepMs, due.getTime() - now + 1);

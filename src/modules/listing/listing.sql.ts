@@ -69,11 +69,8 @@ export interface ListedByPrice {
   after?: { value: unknown; id: string };
   /** How many rows the page reads from its position's start (its offset, its limit and one more). */
   rows: number;
-  /**
-   * The list holds unlisted assets too (sorted with the nulls, by id): their condition over an asset row
-   * (of a collection: the list's statement applies its filters again).
-   */
-  unlisted?: (asset: string) => string;
+  /** The list holds unlisted assets too (sorted with the nulls, by id), found by `filters` (a collection's, a chain's, or none). */
+  unlisted?: boolean;
 }
 
 /**
@@ -83,14 +80,17 @@ export interface ListedByPrice {
  */
 function listingsOf(p: Params, x: Pick<ListedByPrice, 'now' | 'collection' | 'currency'>) {
   const currency = x.currency != null ? p.add(x.currency.trim()) : undefined;
-  const ofListing = [isActiveListingSql('l', x.now), ...(x.collection ? [`l.collection_id = ${x.collection}`] : [])];
+  const ofCollection = x.collection ? [`l.collection_id = ${x.collection}`] : [];
+  const ofListing = [isActiveListingSql('l', x.now), ...ofCollection];
   const ofCurrency = currency ? ['l.currency IN (SELECT address FROM cur)'] : [];
   return {
     ofListing,
     cur: currency
       ? `cur AS MATERIALIZED (SELECT DISTINCT c.address FROM currencies c WHERE c.address = lower(${currency}) OR upper(c.symbol) = upper(${currency}))`
       : undefined,
-    ofListings: (conditions: string[]) => `SELECT l.asset_id FROM listings l WHERE ${[...ofListing, ...conditions, ...ofCurrency].join(' AND ')}`,
+    /** `stored`: active as stored, its closing date not read (the list's statement reads the active listing again). */
+    ofListings: (conditions: string[], stored = false) =>
+      `SELECT l.asset_id FROM listings l WHERE ${[...(stored ? [`l.status = 'active'`, ...ofCollection] : ofListing), ...conditions, ...ofCurrency].join(' AND ')}`,
   };
 }
 
@@ -107,7 +107,12 @@ export function listedUpToSql(p: Params, x: Pick<ListedByPrice, 'now' | 'directi
   if (x.after.value === null) return `(${head}${listings(['l.price_low IS NULL'])})`;
   const asc = x.direction === SortDirection.ASC;
   const value = `${p.add(x.after.value)}::numeric`;
-  const fixed = listings(['l.price_low = l.price_high', `(l.price_low, l.asset_id) ${asc ? '<=' : '>='} (${value}, ${p.add(x.after.id)}::uuid)`]);
+  // The price alone bounds the walk too, and the closing date is left to the list's statement (which reads
+  // each candidate's active listing again), so the index by price serves it alone: with the pair only, or
+  // with the closing date read from the rows, the planner took the index by currency first and read all of
+  // it (3,800 pages for 160 rows at 1,000,000 assets; 216 ms at 10,000,000 in a generic plan).
+  const upTo = asc ? '<=' : '>=';
+  const fixed = listings(['l.price_low = l.price_high', `l.price_low ${upTo} ${value}`, `(l.price_low, l.asset_id) ${upTo} (${value}, ${p.add(x.after.id)}::uuid)`], true);
   const moving = listings(['l.price_low < l.price_high', asc ? `l.price_low <= ${value}` : `l.price_high >= ${value}`]);
   return `(${head}${fixed} UNION ALL ${moving})`;
 }
@@ -145,7 +150,7 @@ export function listedByPriceSql(p: Params, x: ListedByPrice): string {
   const branches = [
     ...(pricedAfter ? ['SELECT s.asset_id FROM s', ofListings(['l.price_low < l.price_high', reach, ...movingAfter])] : []),
     ofListings(['l.price_low IS NULL']),
-    ...(x.unlisted ? [unlistedSql(p, { ...x, unlisted: x.unlisted }, dir, rows, pricedAfter)] : []),
+    ...(x.unlisted ? [unlistedSql(p, x, dir, rows, pricedAfter)] : []),
   ];
   return `(${ctes.length ? `WITH ${ctes.join(', ')} ` : ''}${branches.join(' UNION ALL ')})`;
 }
@@ -155,11 +160,11 @@ export function listedByPriceSql(p: Params, x: ListedByPrice): string {
  * nulls; a priced cursor is followed by every null): they come after every price, so when the position is
  * priced (`pricedAfter`) only while the walk of fixed prices `s` has fewer than `rows` rows can one reach the page.
  */
-function unlistedSql(p: Params, x: ListedByPrice & { unlisted: (asset: string) => string }, dir: string, rows: string, pricedAfter: boolean): string {
-  const conditions = [x.unlisted('u'), `NOT EXISTS (SELECT 1 FROM listings ul WHERE ul.asset_id = u.id AND ${isActiveListingSql('ul', x.now)})`];
-  if (!pricedAfter) conditions.push(`u.id ${dir === 'ASC' ? '>' : '<'} ${p.add(x.after!.id)}::uuid`);
+function unlistedSql(p: Params, x: ListedByPrice, dir: string, rows: string, pricedAfter: boolean): string {
+  const conditions = [...x.filters, `NOT EXISTS (SELECT 1 FROM listings ul WHERE ul.asset_id = t.id AND ${isActiveListingSql('ul', x.now)})`];
+  if (!pricedAfter) conditions.push(`t.id ${dir === 'ASC' ? '>' : '<'} ${p.add(x.after!.id)}::uuid`);
   else conditions.push(`(SELECT count(*) FROM s) < ${rows}::int`);
-  return `(SELECT u.id AS asset_id FROM assets u WHERE ${conditions.join(' AND ')} ORDER BY u.id ${dir} LIMIT ${rows}::int)`;
+  return `(SELECT t.id AS asset_id FROM assets t WHERE ${conditions.join(' AND ')} ORDER BY t.id ${dir} LIMIT ${rows}::int)`;
 }
 
 /** The prices an offer on the asset meets, from its active listing now (none without one). */

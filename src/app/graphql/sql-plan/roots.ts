@@ -1,7 +1,7 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import type { SortKey } from '../../../common/pagination';
-import { fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
+import { boundsRows, fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
@@ -223,13 +223,14 @@ export class Planner extends ObjectPlanner {
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
     types: { page: string; item: Planned; table: string },
-    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[] } | undefined,
+    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; given?: readonly ReadFilter[] } | undefined,
   ): Omit<Root, 'key'> | undefined {
     const rank = (b: Build, args: Record<string, unknown>, a: string) => {
       const filter = isSearchQuery(args.query) ? filters(b, args, a) : undefined;
       if (!filter) return undefined;
       const search = nameSearch(b.p, a, args.query as string);
-      return { ...filter, where: [...filter.where, search.where(`${types.table} ${a}`, filter.where)], ranked: search.sort };
+      const where = search.where(`${types.table} ${a}`, filter.where, boundsRows(filter.given ?? [], args));
+      return { ...filter, where: [...filter.where, where], ranked: search.sort };
     };
     return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
   }
