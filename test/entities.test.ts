@@ -28,6 +28,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   chain_metadata_update_ranges: "the chain follower's bookkeeping: ERC-4906 batches expanded a chunk at a time",
   chain_collection_royalties: "the chain follower's ERC-2981 reads; they show as the collection's fees",
   chain_approvals: "the chain follower's bookkeeping: the approval logs it applied (docs/chain.md \"Approvals\")",
+  chain_ownership_transfers: "the chain follower's bookkeeping: the OwnershipTransferred logs it applied and the claims they replaced, for reorgs (docs/chain.md)",
   asset_metadata_queue: 'the tokenURI fetch queue (docs/metadata.md), claimed set-based with SKIP LOCKED; its state shows on assets',
   metadata_refreshes: "one key's last refresh per asset or collection: a rate limit's bookkeeping",
   listed_asset_counts: 'derived: listed assets per collection, chain and currency, deltas kept by triggers on listings and folded by the expiry sweeper',

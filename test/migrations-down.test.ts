@@ -33,6 +33,13 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  TokenRoyalties1765750000001: async () => {
+    expect(await columnsOf('assets')).not.toContain('royalty_fees');
+  },
+  ChainOwnershipTransfers1765750000000: async () => {
+    expect(await tableExists('chain_ownership_transfers')).toBe(false);
+    expect(await columnsOf('collections')).not.toContain('owner_checked_block');
+  },
   MetadataTraceContext1765700000000: async () => {
     expect(await columnsOf('asset_metadata_queue')).not.toContain('traceparent');
   },

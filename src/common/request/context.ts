@@ -30,9 +30,10 @@ export interface Loaders {}
 /**
  * What a followed chain's node says of a contract's ERC-173 owner(): `followed: false` when this process does
  * not follow the chain (no CHAIN_RPC_<id>); the owner in lower case, or null when the contract answers none (a
- * revert, no code, the zero address). A node that does not answer throws an UnavailableError.
+ * revert, no code, the zero address), as of `block` (the chain's latest block when read). A node that does not
+ * answer throws an UnavailableError.
  */
-export type ContractOwnerRead = { followed: false } | { followed: true; owner: string | null };
+export type ContractOwnerRead = { followed: false } | { followed: true; owner: string | null; block: string };
 
 /** The deployment's rules that change what a request may do or see (settings, passed in by the app). */
 export interface RequestPolicy {

@@ -32,6 +32,8 @@ import { CollectionFloorBounds1765670000000 } from './1765670000000-collection-f
 import { ListedAssetCounts1765680000000 } from './1765680000000-listed-asset-counts';
 import { CollectionOwnerVerification1765690000000 } from './1765690000000-collection-owner-verification';
 import { MetadataTraceContext1765700000000 } from './1765700000000-metadata-trace-context';
+import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
+import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -69,4 +71,6 @@ export const migrations = [
   ListedAssetCounts1765680000000,
   CollectionOwnerVerification1765690000000,
   MetadataTraceContext1765700000000,
+  ChainOwnershipTransfers1765750000000,
+  TokenRoyalties1765750000001,
 ];

@@ -1,5 +1,6 @@
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import type { StoredFee } from '../collection/collection.entity';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { AddressScalar, TokenIdScalar } from '../../common/scalars';
 import { Node } from '../../common/graphql/node';
@@ -68,6 +69,10 @@ export class Asset {
   @Field(() => GraphQLJSONObject)
   @Column({ type: 'jsonb' })
   metadata: Record<string, unknown>;
+
+  /** Its token's ERC-2981 royalty as fees, where it differs from its collection's (docs/chain.md "Royalties"); null: the collection's. */
+  @Column({ name: 'royalty_fees', type: 'jsonb', nullable: true })
+  royaltyFees: StoredFee[] | null;
 
   @Field(() => MetadataStatus, {
     nullable: true,

@@ -145,7 +145,8 @@ export function assetListQuery<A extends NestedAssetPageArgs>(
   return {
     from: fromWithJoins(ASSET_READ, s, 't', filters, args, sort),
     ...listedByPrice(args, s, collection),
-    columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), ASSET_KEYS),
+    // Fees read the token's own royalty first.
+    columns: selectList(ASSET_READ, s, 't', args.fields && new Set(args.fields), args.fields?.includes('fees') ? [...ASSET_KEYS, 'royaltyFees'] : ASSET_KEYS),
     idExpression: 't.id',
     where: [...where, ...filterConditions(filters, s, 't', args)],
     params: s.p,

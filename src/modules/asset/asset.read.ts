@@ -6,6 +6,7 @@ import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { feesRelation } from '../collection/fee.type';
 import { collectionIdFilter } from '../collection/collection.read';
 import { AssetStatus } from './asset.entity';
+import type { StoredFee } from '../collection/collection.entity';
 import { parseTraitParams, traitFilterSql, traitRaritySql } from './asset.traits';
 import { AssetOrderBy } from './asset.types';
 
@@ -36,6 +37,13 @@ export const collectionFeesSql = (a: string, s: SqlScope) => {
   return c ? `${c}.fees` : `(SELECT x.fees FROM collections x WHERE x.id = ${a}.collection_id)`;
 };
 
+/** An asset's royalty fees: its token's own (royalty_fees, where the contract declares one that differs), else its collection's. */
+export const assetRoyaltyFeesSql = (a: string, s: SqlScope) => `COALESCE(${a}.royalty_fees, ${collectionFeesSql(a, s)})`;
+
+/** The royalty fees of an asset read by the service: its token's own, else its collection's (as assetRoyaltyFeesSql). */
+export const royaltyFeesOf = (asset: { royaltyFees?: StoredFee[] | null }, collection: { royaltyFees: StoredFee[] } | null | undefined): StoredFee[] =>
+  asset.royaltyFees ?? collection?.royaltyFees ?? [];
+
 /**
  * How assets are read: by asset.service.ts and its loaders, and by the SQL plans. The stored `status` is
  * the service's; GraphQL's Asset.status is read from the active listing (asset.resolver.ts, the plans).
@@ -64,6 +72,7 @@ export const ASSET_READ: ReadModel = {
     metadataFetchedAt: { sql: 'metadata_fetched_at', kind: 'timestamp' },
     owner: { sql: 'owner', kind: 'value' },
     status: { sql: 'status', kind: 'enum', serviceOnly: true },
+    royaltyFees: { sql: 'royalty_fees', kind: 'value', serviceOnly: true },
     createdAt: { sql: 'created_at', kind: 'timestamp' },
     updatedAt: { sql: 'updated_at', kind: 'timestamp' },
   },
@@ -123,8 +132,8 @@ export const ASSET_READ: ReadModel = {
     collection: { kind: 'byId', type: 'Collection', table: 'collections', key: 'collection_id', sameAs: 'Collection' },
     // Inside collection.assets, the collection's chain (read once per collection) when it is the asset's.
     chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id', sharedWith: 'Collection' },
-    // The collection's royalty fees.
-    fees: feesRelation((a, s) => [collectionFeesSql(a, s)]),
+    // Its token's royalty fees where the contract declares its own, else the collection's.
+    fees: feesRelation((a, s) => [assetRoyaltyFeesSql(a, s)]),
     // Its active listing now, or null (at most one listing of an asset is active: ux_listings_one_active_per_asset).
     listing: {
       kind: 'one',

@@ -78,8 +78,9 @@ export class AssetResolver {
     return ctx.loaders.traitsByAssetId.load(asset.id);
   }
 
-  @FieldResolver(() => [Fee], { description: "The collection's royalty fees" })
+  @FieldResolver(() => [Fee], { description: "The royalty fees: its token's own where the contract declares one (ERC-2981, per token), else the collection's" })
   fees(@Parent() asset: Asset, @Ctx() ctx: Context) {
+    if (asset.royaltyFees) return feesOf(asset.royaltyFees, 'royalty');
     return whenLoaded(ctx.loaders.collectionById.get(asset.collectionId), (collection) => feesOf(collection?.royaltyFees, 'royalty'));
   }
 

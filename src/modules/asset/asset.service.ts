@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Context, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
+import { Context, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
@@ -9,6 +9,7 @@ import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
+import { assertSpeaksFor } from '../collection/collection.claim';
 import { Asset, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { ASSET_READ, keptAssetCountSql } from './asset.read';
@@ -259,7 +260,7 @@ export async function createAsset(ctx: Context, input: CreateAssetInput): Promis
   }
   problems.throwIfAny();
   const target = collection!;
-  assertOwnerOrAdmin(caller, target.owner, `collection ${target.contractAddress}`);
+  await assertSpeaksFor(ctx, caller, target);
   if (input.owner !== caller.address && !isAdmin(caller)) {
     throw new ForbiddenError(`owner must be the caller (${caller.address}) unless the key is an admin's`);
   }

@@ -7,7 +7,7 @@ import { traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
-import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenUriRead } from './chain.token-uris';
+import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenRead } from './chain.token-uris';
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
@@ -165,16 +165,17 @@ export class ChainFollower {
     while (!this.stopped) {
       let taken = 0;
       if (this.following && !this.catchingUp) {
-        taken = await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => this.tokenUris(tokens))).catch(
+        // The collections' royalties first: a token's own is kept only where it differs from its collection's.
+        taken = await this.describeRound().catch((err: unknown) => {
+          logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+          return 0;
+        });
+        taken += await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => this.tokenUris(tokens))).catch(
           (err: unknown) => {
             logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
             return 0;
           },
         );
-        taken += await this.describeRound().catch((err: unknown) => {
-          logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-          return 0;
-        });
       }
       if (!taken) await this.sleep(this.options.pollMs);
     }
@@ -219,19 +220,27 @@ export class ChainFollower {
   }
 
   /**
-   * tokenURI(id) of each token, in one batch. A call that failed at the node (a revert: nodes report it
-   * with various codes; a contract without tokenURI) is null; one that did not reach an answer (the node
-   * did not answer or limits the rate) is undefined, read again later.
+   * tokenURI(id) of each token, and royaltyInfo(id, ROYALTY_SALE_PRICE) of those whose collection may declare
+   * an ERC-2981 royalty, in one batch. A call that failed at the node (a revert: nodes report it with various
+   * codes; a contract without the function) is null; one that did not reach an answer (the node did not
+   * answer or limits the rate) is undefined: a tokenURI is read again later, a royalty kept as it is.
    */
-  private async tokenUris(tokens: PendingToken[]): Promise<TokenUriRead[]> {
+  private async tokenUris(tokens: PendingToken[]): Promise<TokenRead[]> {
     const { parseAbi } = viem();
-    const abi = parseAbi([TOKEN_URI_FUNCTION]);
-    const reads = await Promise.allSettled(
-      tokens.map((t) => this.batchClient.readContract({ address: t.tokenAddress as `0x${string}`, abi, functionName: 'tokenURI', args: [t.tokenId] })),
-    );
-    return reads.map((r) => {
-      if (r.status === 'fulfilled') return r.value;
-      return unanswered(r.reason) ? undefined : null;
+    const abi = parseAbi([TOKEN_URI_FUNCTION, ...ERC2981_FUNCTIONS]);
+    const address = (t: PendingToken) => t.tokenAddress as `0x${string}`;
+    const [uris, royalties] = await Promise.all([
+      Promise.allSettled(tokens.map((t) => this.batchClient.readContract({ address: address(t), abi, functionName: 'tokenURI', args: [t.tokenId] }))),
+      Promise.allSettled(
+        tokens.map((t) =>
+          t.royalty ? this.batchClient.readContract({ address: address(t), abi, functionName: 'royaltyInfo', args: [t.tokenId, ROYALTY_SALE_PRICE] }) : Promise.resolve(undefined),
+        ),
+      ),
+    ]);
+    const settled = <T>(r: PromiseSettledResult<T>): T | null | undefined => (r.status === 'fulfilled' ? r.value : unanswered(r.reason) ? undefined : null);
+    return tokens.map((_, i) => {
+      const royalty = settled(royalties[i]);
+      return { uri: settled(uris[i]), royalty: royalty ? { receiver: royalty[0], amount: royalty[1] } : royalty };
     });
   }
 

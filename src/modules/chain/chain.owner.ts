@@ -15,7 +15,7 @@ const OWNER_READ_TIMEOUT_MS = 5000;
 
 /**
  * ERC-173 owner() of contracts on the chains this process follows (CHAIN_RPC_<id>), read at the latest block
- * when a key registers, changes or claims a collection (docs/chain.md "Who may speak for a collection"). A
+ * (its number read first, and kept with the answer) when a key registers, changes or claims a collection (docs/chain.md "Who may speak for a collection"). A
  * contract that reverts (no owner()), has no code or answers the zero address (ownership renounced) has no
  * owner (null). A node that does not answer, or answers too slowly, is a 503 (UnavailableError): the write is
  * refused, never let through unchecked.
@@ -42,16 +42,16 @@ export function contractOwnerReader(
     const url = urls.get(chainId);
     if (!url) return { followed: false };
     const { parseAbi } = viem();
+    const client = clientOf(chainId, url, parent);
+    let block: bigint | undefined;
     try {
-      const owner = await clientOf(chainId, url, parent).readContract({
-        address: contractAddress as `0x${string}`,
-        abi: parseAbi([OWNER_FUNCTION]),
-        functionName: 'owner',
-      });
+      // The block it is read at: the follower moves the claim for OwnershipTransferred logs above it only.
+      block = await client.getBlockNumber({ cacheTime: 0 });
+      const owner = await client.readContract({ address: contractAddress as `0x${string}`, abi: parseAbi([OWNER_FUNCTION]), functionName: 'owner', blockNumber: block });
       const lower = owner.toLowerCase();
-      return { followed: true, owner: lower === ZERO_ADDRESS ? null : lower };
+      return { followed: true, owner: lower === ZERO_ADDRESS ? null : lower, block: block.toString() };
     } catch (err) {
-      if (!unanswered(err)) return { followed: true, owner: null };
+      if (block !== undefined && !unanswered(err)) return { followed: true, owner: null, block: block.toString() };
       throw new UnavailableError(
         `the node of chain ${chainId} did not answer owner() of ${contractAddress.toLowerCase()}, so who may speak for the collection is unknown; nothing was changed, retry shortly`,
       );

@@ -1,6 +1,7 @@
 import type { PublicClient } from 'viem';
 import { ChainStep, ChainTransfer, TrackedCollection } from './chain.transfers';
 import { BATCH_METADATA_UPDATE_TOPIC, METADATA_UPDATE_TOPIC, MetadataUpdate, metadataUpdateOfLog, withMetadataUpdates } from './chain.metadata-updates';
+import { OWNERSHIP_TRANSFERRED_TOPIC, OwnershipLog, ownershipLogOf, withOwnershipLogs } from './chain.ownership';
 
 /**
  * keccak256("Transfer(address,address,uint256)"). The logs are read raw (eth_getLogs) and their indexed
@@ -27,6 +28,8 @@ export interface RangeRead {
   toHash: string;
   /** ERC-4906 updates of the range's collections, in chain order (chain.metadata-updates.ts). */
   metadataUpdates: MetadataUpdate[];
+  /** ERC-173 OwnershipTransferred logs of the range's collections, in chain order (chain.ownership.ts). */
+  ownershipLogs: OwnershipLog[];
   /** Logs in the node's answer (ERC20 transfers and blocks already read included): what the range's size is judged by. */
   logs: number;
 }
@@ -55,13 +58,19 @@ export async function readRange(client: PublicClient, plan: RangePlan): Promise<
   const { from, to, reading } = plan;
   const logs = await client.request({
     method: 'eth_getLogs',
-    params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [[TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC]], fromBlock: toHex(from), toBlock: toHex(to) }],
+    params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [[TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC, OWNERSHIP_TRANSFERRED_TOPIC]], fromBlock: toHex(from), toBlock: toHex(to) }],
   });
   const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
   const transfers: ChainTransfer[] = [];
   const blockHashes = new Map<bigint, string>();
   const metadataUpdates: MetadataUpdate[] = [];
+  const ownershipLogs: OwnershipLog[] = [];
   for (const log of logs) {
+    if (log.topics[0] === OWNERSHIP_TRANSFERRED_TOPIC) {
+      const owned = ownershipLogOf(log);
+      if (owned && owned.blockNumber > (synced.get(owned.tokenAddress) ?? to)) ownershipLogs.push(owned);
+      continue;
+    }
     if (log.topics[0] !== TRANSFER_TOPIC) {
       const update = metadataUpdateOfLog(log);
       if (update && update.blockNumber > (synced.get(update.tokenAddress) ?? to)) metadataUpdates.push(update);
@@ -86,8 +95,9 @@ export async function readRange(client: PublicClient, plan: RangePlan): Promise<
     });
   }
   transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+  ownershipLogs.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   const toHash = (await client.getBlock({ blockNumber: to })).hash;
-  return { transfers, blockHashes, toHash, metadataUpdates, logs: logs.length };
+  return { transfers, blockHashes, toHash, metadataUpdates, ownershipLogs, logs: logs.length };
 }
 
 /**
@@ -112,7 +122,7 @@ export function stepsOfRange(chainId: string, plan: RangePlan, read: RangeRead, 
     i = end;
   }
   steps.push(step(chainId, plan, read, start, transfers.length, plan.to, read.toHash));
-  return withMetadataUpdates(steps, plan.from, read.metadataUpdates);
+  return withOwnershipLogs(withMetadataUpdates(steps, plan.from, read.metadataUpdates), plan.from, read.ownershipLogs);
 }
 
 function step(chainId: string, plan: RangePlan, read: RangeRead, start: number, end: number, toBlock: bigint, toHash: string): ChainStep {

@@ -6,7 +6,8 @@ import type { StoredFee } from '../collection/collection.entity';
  * for the collections of its chain not read yet and those refreshed since (chain_collection_royalties.due),
  * apart from its steps: `supportsInterface(0x2a55205a)`, then `royaltyInfo(tokenId, ROYALTY_SALE_PRICE)` for
  * the collection's lowest known token id (0 when it has none). The collection's royalty fees show it unless
- * its owner set fees.
+ * its owner set fees. A token whose royaltyInfo answers otherwise (OpenZeppelin's `_setTokenRoyalty`) has its
+ * own, read with its tokenURI (chain.token-uris.ts) and shown as the asset's fees whatever the collection's.
  */
 
 /** Collections whose royalty one round reads. */
@@ -68,6 +69,12 @@ export async function readDueRoyalties(ds: DataSource, chainId: string, read: (d
        ON CONFLICT (collection_id) DO UPDATE SET due = false, supported = excluded.supported, fees = excluded.fees, shown = excluded.shown, read_at = now()`,
       [row.collectionId, got !== null, fees],
     );
+    // A token's own royalty is kept only where it differs from its collection's (chain.token-uris.ts): those
+    // that now equal it show the collection's again. Apart from the statement above, which holds the collection.
+    await ds.query(`UPDATE assets SET royalty_fees = NULL, updated_at = now() WHERE collection_id = $1 AND royalty_fees IS NOT NULL AND royalty_fees = $2::jsonb`, [
+      row.collectionId,
+      fees,
+    ]);
     recorded += 1;
   }
   return recorded;

@@ -8,6 +8,7 @@ import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivat
 import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
 import { MetadataUpdate, queueMetadataUpdates } from './chain.metadata-updates';
 import { ApprovalLog, applyApprovals, rollBackApprovals } from './chain.approvals';
+import { applyOwnershipLogs, OwnershipLog, rollBackOwnershipLogs } from './chain.ownership';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
 const KEPT_BLOCK_HASHES = 1024;
@@ -49,6 +50,8 @@ export interface ChainStep {
   /** The chain's operator (CHAIN_OPERATOR_<chain_id>) and the step's approval logs (chain.approvals.ts); unset: approvals are not followed. */
   operator?: string;
   approvals?: ApprovalLog[];
+  /** ERC-173 OwnershipTransferred logs of the step's blocks: the collections' claims move (chain.ownership.ts). */
+  ownershipLogs?: OwnershipLog[];
 }
 
 /** A transfer applied by a step (not one applied before), in chain order: what it did to which asset. */
@@ -75,6 +78,7 @@ export async function applyChainStep(ds: DataSource, step: ChainStep): Promise<n
     await settleByTransfers(m, events, applied.map((a) => ({ ...a, blockNumber: a.blockNumber.toString() })), now);
     if (step.operator) await applyApprovals(m, events, step, now);
     await queueMetadataUpdates(m, step.chainId, step.collections, step.metadataUpdates);
+    await applyOwnershipLogs(m, events, step.chainId, step.collections, step.ownershipLogs, now);
     await m.query(
       `INSERT INTO chain_collection_sync (collection_id, synced_block) SELECT unnest($1::uuid[]), $2::bigint
        ON CONFLICT (collection_id) DO UPDATE SET synced_block = GREATEST(chain_collection_sync.synced_block, EXCLUDED.synced_block)`,
@@ -305,6 +309,7 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
     }
     await unsettleByTransfers(m, events, chainId, orphaned, now);
     await rollBackApprovals(m, events, chainId, forkBlock, [...owners.keys()].filter((id) => !removedIds.has(id)), now);
+    await rollBackOwnershipLogs(m, events, chainId, forkBlock, now);
     if (removedIds.size) {
       // The events about these assets are written with their rows as they are now, before the rows go.
       await events.flush(m);

@@ -1,6 +1,7 @@
 import { Caller, Context, ContractOwnerRead, assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, Problems, isUniqueViolation } from '../../common/errors';
 import { personalSigner } from '../../common/eip712';
+import type { EntityManager } from 'typeorm';
 import { withEvents } from '../event/event.log';
 import { Collection, OwnerVerification } from './collection.entity';
 import type { ClaimCollectionInput } from './collection.inputs';
@@ -14,7 +15,7 @@ import type { ClaimCollectionInput } from './collection.inputs';
  */
 
 /** The claim columns of a collection, as a write sets them. */
-export type ClaimFields = Pick<Collection, 'owner' | 'ownerVerification' | 'contractOwner' | 'ownerCheckedAt'>;
+export type ClaimFields = Pick<Collection, 'owner' | 'ownerVerification' | 'contractOwner' | 'ownerCheckedAt' | 'ownerCheckedBlock'>;
 
 /** How far ahead a signed claim may expire: a signature is short-lived. */
 export const CLAIM_MAX_LIFETIME_MS = 60 * 60 * 1000;
@@ -30,19 +31,23 @@ const named = (chainId: string, contractAddress: string) => `collection ${contra
 /** The claim a registration makes; a 403 when the chain is followed and the caller is not the contract's owner() (an admin registers it for its owner). */
 export async function claimOfRegistration(ctx: Context, caller: Caller, chainId: string, contractAddress: string): Promise<ClaimFields> {
   const read = await readContractOwner(ctx, chainId, contractAddress);
-  if (!read.followed) return { owner: caller.address, ownerVerification: OwnerVerification.UNVERIFIED, contractOwner: null, ownerCheckedAt: null };
-  if (read.owner === null) return { owner: caller.address, ownerVerification: OwnerVerification.NO_CONTRACT_OWNER, contractOwner: null, ownerCheckedAt: new Date() };
+  if (!read.followed) return { owner: caller.address, ownerVerification: OwnerVerification.UNVERIFIED, contractOwner: null, ownerCheckedAt: null, ownerCheckedBlock: null };
+  if (read.owner === null) return { owner: caller.address, ...noContractOwner(read.block) };
   if (caller.address !== read.owner && !isAdmin(caller)) {
     throw new ForbiddenError(
       `${named(chainId, contractAddress)}: its contract's owner() (ERC-173) is ${read.owner}; only a key acting for ${read.owner} may register it, ` +
         `not the key of ${caller.address}`,
     );
   }
-  return verifiedFor(read.owner, read.owner);
+  return verifiedFor(read.owner, read.owner, read.block);
 }
 
-function verifiedFor(owner: string, contractOwner: string): ClaimFields {
-  return { owner, ownerVerification: OwnerVerification.VERIFIED, contractOwner, ownerCheckedAt: new Date() };
+function verifiedFor(owner: string, contractOwner: string, block: string): ClaimFields {
+  return { owner, ownerVerification: OwnerVerification.VERIFIED, contractOwner, ownerCheckedAt: new Date(), ownerCheckedBlock: block };
+}
+
+function noContractOwner(block: string): Omit<ClaimFields, 'owner'> {
+  return { ownerVerification: OwnerVerification.NO_CONTRACT_OWNER, contractOwner: null, ownerCheckedAt: new Date(), ownerCheckedBlock: block };
 }
 
 /**
@@ -58,11 +63,11 @@ export async function claimOfChange(ctx: Context, caller: Caller, collection: Co
   const read = await readContractOwner(ctx, collection.chainId, collection.contractAddress);
   if (!read.followed || read.owner === null) {
     assertOwnerOrAdmin(caller, collection.owner, what);
-    return read.followed ? { ownerVerification: OwnerVerification.NO_CONTRACT_OWNER, contractOwner: null, ownerCheckedAt: new Date() } : {};
+    return read.followed ? noContractOwner(read.block) : {};
   }
-  if (caller.address === read.owner) return verifiedFor(read.owner, read.owner);
+  if (caller.address === read.owner) return verifiedFor(read.owner, read.owner, read.block);
   const proven = collection.ownerVerification === OwnerVerification.VERIFIED && collection.contractOwner === read.owner;
-  if (caller.address === collection.owner && proven) return verifiedFor(collection.owner, read.owner);
+  if (caller.address === collection.owner && proven) return verifiedFor(collection.owner, read.owner, read.block);
   const stale =
     caller.address === collection.owner
       ? ` (the claim of ${caller.address} ${collection.contractOwner ? `was proven for ${collection.contractOwner}; owner() has changed since` : 'was never proven by owner()'})`
@@ -73,9 +78,49 @@ export async function claimOfChange(ctx: Context, caller: Caller, collection: Co
   );
 }
 
+/**
+ * Whether the caller may write the collection's assets (create, import, refresh the collection's metadata): an
+ * admin; the owner of a claim checked on chain (`verified`, `no_contract_owner`), which the follower keeps
+ * current (chain.ownership.ts), without reading owner(); for a claim never checked (`unverified`) the
+ * contract's owner() is read as a change of the collection reads it (claimOfChange: a 403 for a key that does
+ * not act for it on a followed chain) and the claim it leaves is recorded.
+ */
+export async function assertSpeaksFor(ctx: Context, caller: Caller, collection: Collection): Promise<void> {
+  if (isAdmin(caller)) return;
+  if (collection.ownerVerification !== OwnerVerification.UNVERIFIED) {
+    assertOwnerOrAdmin(caller, collection.owner, named(collection.chainId, collection.contractAddress));
+    return;
+  }
+  const claim = await claimOfChange(ctx, caller, collection);
+  if (!claimChanged(collection, claim)) return;
+  await withEvents(ctx.ds, async (m, events) => {
+    const current = await lockedClaim(m, collection.id);
+    if (!claimChanged(current, claim)) return;
+    await m.getRepository(Collection).update({ id: collection.id }, claim);
+    if (claim.owner !== undefined && claim.owner !== current.owner) events.add('collection.claimed', 'collection', collection.id, { previous_owner: current.owner });
+    else events.add('collection.updated', 'collection', collection.id);
+  });
+  ctx.loaders.collectionById.clear(collection.id);
+}
+
+/** Who speaks for a collection and how it was checked, as a write compares a claim with it. */
+type CurrentClaim = Pick<Collection, 'owner' | 'ownerVerification' | 'contractOwner'>;
+
 /** Whether writing these claim columns changes who speaks for the collection or how it was checked. */
-export function claimChanged(collection: Collection, claim: Partial<ClaimFields>): boolean {
+export function claimChanged(collection: CurrentClaim, claim: Partial<ClaimFields>): boolean {
   return (['owner', 'ownerVerification', 'contractOwner'] as const).some((k) => claim[k] !== undefined && claim[k] !== collection[k]);
+}
+
+/**
+ * The collection's claim as it stands now, its row locked for the rest of the transaction: a write's events
+ * compare with it, not with the row read before owner() was (the follower may have moved the claim meanwhile).
+ */
+export async function lockedClaim(m: EntityManager, collectionId: string): Promise<CurrentClaim> {
+  const [row]: CurrentClaim[] = await m.query(
+    `SELECT owner, owner_verification AS "ownerVerification", contract_owner AS "contractOwner" FROM collections WHERE id = $1 FOR UPDATE`,
+    [collectionId],
+  );
+  return row;
 }
 
 /** The text owner() signs (EIP-191 personal_sign) to let the key of `claimant` speak for the collection (docs/chain.md). */
@@ -144,7 +189,7 @@ export async function claimCollection(ctx: Context, collection: Collection, inpu
       );
     }
   }
-  const claim = verifiedFor(caller.address, read.owner);
+  const claim = verifiedFor(caller.address, read.owner, read.block);
   try {
     await withEvents(ctx.ds, async (m, events) => {
       if (signed) {
@@ -159,8 +204,9 @@ export async function claimCollection(ctx: Context, collection: Collection, inpu
           signed.expiresAt,
         ]);
       }
+      const current = await lockedClaim(m, collection.id);
       await m.getRepository(Collection).update({ id: collection.id }, claim);
-      if (claimChanged(collection, claim)) events.add('collection.claimed', 'collection', collection.id, { previous_owner: collection.owner });
+      if (claimChanged(current, claim)) events.add('collection.claimed', 'collection', collection.id, { previous_owner: current.owner });
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;

@@ -120,6 +120,13 @@ export class Collection {
   @Column({ name: 'owner_checked_at', type: 'timestamptz', precision: 3, nullable: true })
   ownerCheckedAt: Date | null;
 
+  @Field(() => GraphQLSafeInt, {
+    nullable: true,
+    description: "The block at which the contract's owner() was last known: read at the chain's latest block, or the block of the OwnershipTransferred log the follower applied",
+  })
+  @Column({ name: 'owner_checked_block', type: 'bigint', nullable: true })
+  ownerCheckedBlock: string | null;
+
   @Field(() => Date)
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -52,6 +52,7 @@ export const COLLECTION_READ: ReadModel = {
     ownerVerification: { sql: 'owner_verification', kind: 'enum' },
     contractOwner: { sql: 'contract_owner', kind: 'value' },
     ownerCheckedAt: { sql: 'owner_checked_at', kind: 'timestamp' },
+    ownerCheckedBlock: { sql: 'owner_checked_block', kind: 'value' },
     createdAt: { sql: 'created_at', kind: 'timestamp' },
     updatedAt: { sql: 'updated_at', kind: 'timestamp' },
   },

@@ -12,7 +12,7 @@ import { keyOf } from '../../common/graphql/node';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
 import { COLLECTION_READ, collectionColumns } from './collection.read';
-import { claimChanged, claimCollection, claimOfChange, claimOfRegistration } from './collection.claim';
+import { claimChanged, claimCollection, claimOfChange, claimOfRegistration, lockedClaim } from './collection.claim';
 import { ClaimCollectionInput, CollectionListArgs, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
 
 /** Collections marked this way answer `assets` with null (REST include_assets=false, GraphQL includeAssets: false). */
@@ -316,13 +316,15 @@ export async function updateCollection(
   }
   if (typeof changes.name === 'string') changes.name = changes.name.trim();
   const edited = Object.keys(changes).length > 0;
-  // A key acting for the contract's owner() takes over a claim that was another's (collection.claim.ts).
-  const taken = claim.owner !== undefined && claim.owner !== collection.owner;
   if (edited || claimChanged(collection, claim)) {
     await withEvents(ctx.ds, async (m, events) => {
+      const current = await lockedClaim(m, collection.id);
+      if (!edited && !claimChanged(current, claim)) return;
+      // A key acting for the contract's owner() takes over a claim that was another's (collection.claim.ts).
+      const taken = claim.owner !== undefined && claim.owner !== current.owner;
       await m.getRepository(Collection).update({ id: collection.id }, { ...changes, ...claim } as never);
       if (edited || !taken) events.add('collection.updated', 'collection', collection.id);
-      if (taken) events.add('collection.claimed', 'collection', collection.id, { previous_owner: collection.owner });
+      if (taken) events.add('collection.claimed', 'collection', collection.id, { previous_owner: current.owner });
       if (changes.status === CollectionStatus.VERIFIED && collection.status !== CollectionStatus.VERIFIED) {
         events.add('collection.verified', 'collection', collection.id);
       }

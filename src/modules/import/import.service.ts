@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { EntityManager } from 'typeorm';
 import { importedRows } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
-import { assertOwnerOrAdmin, isAdmin } from '../../common/request/context';
+import { isAdmin } from '../../common/request/context';
 import { FieldProblem, Problems, ValidationError } from '../../common/errors';
 import { camelToSnake } from '../../common/names';
 import { MAX_TOKEN_ID, parseAddress, parseTokenId } from '../../common/scalars';
@@ -12,6 +12,7 @@ import { queueFetches, queuedNow } from '../metadata/metadata.queue';
 import { indexAssetTraits } from '../asset/asset.traits';
 import { Collection } from '../collection/collection.entity';
 import { findCollectionByRef } from '../collection/collection.service';
+import { assertSpeaksFor } from '../collection/collection.claim';
 import { EventLog, withEvents } from '../event/event.log';
 import { CsvRow, readCsvRows } from './csv-rows';
 import { logger } from '../../common/logger';
@@ -191,7 +192,7 @@ export async function importAssets(
     source.resume();
     throw err;
   }
-  assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
+  await assertSpeaksFor(ctx, caller, collection);
   const who = { address: caller.address, admin: isAdmin(caller) };
   const started = Date.now();
 

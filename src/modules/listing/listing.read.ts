@@ -57,11 +57,13 @@ export const LISTING_READ: ReadModel = {
   relations: {
     // Its asset's chain; inside collection.assets, the collection's (read once per collection) when it is the asset's.
     chain: { kind: 'byId', type: 'Chain', table: 'chains', key: 'chain_id', on: 'asset', sharedWith: 'Collection' },
-    // The collection's royalty fees (the collection row's own when read within it), then the listing's maker fees.
+    // The royalty fees: its token's own where the contract declares one, else the collection's (the collection row's
+    // own when read within it); then the listing's maker fees.
     fees: feesRelation((l, s) => {
       const collection = `(SELECT x.fees FROM collections x WHERE x.id = ${l}.collection_id)`;
       const c = s.within?.('Collection');
-      return [c ? `CASE WHEN ${l}.collection_id = ${c}.id THEN ${c}.fees ELSE ${collection} END` : collection, `${l}.maker_fees`];
+      const collectionFees = c ? `CASE WHEN ${l}.collection_id = ${c}.id THEN ${c}.fees ELSE ${collection} END` : collection;
+      return [`COALESCE((SELECT x.royalty_fees FROM assets x WHERE x.id = ${l}.asset_id), ${collectionFees})`, `${l}.maker_fees`];
     }),
     // On its asset's chain.
     currency: currencyRelation((_l, s) => `${s.joined!.asset}.chain_id`),

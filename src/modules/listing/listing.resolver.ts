@@ -8,6 +8,7 @@ import { AddressScalar, DecimalScalar, TokenIdScalar } from '../../common/scalar
 import { Asset } from '../asset/asset.entity';
 import { Chain } from '../chain/chain.entity';
 import { Fee, feesOf } from '../collection/fee.type';
+import { royaltyFeesOf } from '../asset/asset.read';
 import { OfferPage, OfferPageArgs } from '../offer/offer.types';
 import { Currency } from '../currency/currency.entity';
 import { currencyOf } from '../currency/currency.service';
@@ -67,12 +68,14 @@ export class ListingResolver {
     return cancelListings(ctx, maker, collection);
   }
 
-  @FieldResolver(() => [Fee], { description: "The collection's royalty fees and the listing's maker fees" })
+  @FieldResolver(() => [Fee], { description: "The royalty fees (its token's own where the contract declares one, else the collection's) and the listing's maker fees" })
   fees(@Parent() listing: Listing, @Ctx() ctx: Context) {
-    return whenLoaded(ctx.loaders.collectionById.get(listing.collectionId), (collection) => [
-      ...feesOf(collection?.royaltyFees, 'royalty'),
-      ...feesOf(listing.makerFees, 'maker'),
-    ]);
+    return whenLoaded(ctx.loaders.assetById.get(listing.assetId), (asset) =>
+      whenLoaded(ctx.loaders.collectionById.get(listing.collectionId), (collection) => [
+        ...feesOf(royaltyFeesOf(asset ?? {}, collection), 'royalty'),
+        ...feesOf(listing.makerFees, 'maker'),
+      ]),
+    );
   }
 
   @FieldResolver(() => Chain)

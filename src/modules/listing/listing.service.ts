@@ -12,6 +12,7 @@ import { checkSignature } from '../../common/eip712';
 import { Asset, AssetStatus } from '../asset/asset.entity';
 import { setAssetsStatus } from '../asset/asset.status';
 import { getAsset, loadAssetByToken } from '../asset/asset.service';
+import { royaltyFeesOf } from '../asset/asset.read';
 import { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
 import { approvalRevokedError, revokedAssets, sellerRevokedSql } from './listing.approval';
@@ -182,8 +183,8 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
   checkListingDecimals(problems, input, currency);
   checkText(problems, 'signature', input.signature, { max: MAX_LENGTH.signature });
   const collection = await ctx.loaders.collectionById.load(asset.collectionId);
-  const total = [...(collection?.royaltyFees ?? []), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
-  if (total > 10000) problems.add('makerFees', `with the collection's royalties the fees add up to ${total} basis points; at most 10000`);
+  const total = [...royaltyFeesOf(asset, collection), ...makerFees].reduce((sum, f) => sum + f.basisPoints, 0);
+  if (total > 10000) problems.add('makerFees', `with the royalties the fees add up to ${total} basis points; at most 10000`);
   let signature = input.signature ?? null;
   // An unknown currency is a problem already: there are no terms to check a signature against.
   if (ctx.policy.signatures !== 'off' && startPrice != null && currency) {

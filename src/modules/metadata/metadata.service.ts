@@ -1,8 +1,9 @@
-import { Context, assertOwnerOrAdmin } from '../../common/request/context';
+import { Context } from '../../common/request/context';
 import { ConflictError, RateLimitedError } from '../../common/errors';
 import { Asset } from '../asset/asset.entity';
 import { getAsset } from '../asset/asset.service';
 import { findCollectionByAddress } from '../collection/collection.service';
+import { assertSpeaksFor } from '../collection/collection.claim';
 import { chainFollowed, queueTokenUriReads } from '../chain/chain.token-uris';
 import { queueCollectionTokenUriReads } from '../chain/chain.metadata-updates';
 import { royaltyReadDue } from '../chain/chain.royalties';
@@ -67,7 +68,7 @@ export async function refreshAssetMetadata(ctx: Context, tokenAddress: string, t
 export async function refreshCollectionMetadata(ctx: Context, address: string, chainId: string | null): Promise<number> {
   const caller = await ctx.requireCaller();
   const collection = await findCollectionByAddress(ctx, address, chainId);
-  assertOwnerOrAdmin(caller, collection.owner, `collection ${collection.contractAddress}`);
+  await assertSpeaksFor(ctx, caller, collection);
   await takeRefreshTurn(ctx, caller.keyId, collection.id, `collection ${collection.contractAddress}`);
   const queued = await ctx.ds.transaction(async (m) => {
     const rows: { id: string }[] = await m.query(`SELECT id FROM assets WHERE collection_id = $1 AND metadata->>'token_uri' <> ''`, [collection.id]);

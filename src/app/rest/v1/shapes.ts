@@ -90,6 +90,7 @@ export const COLLECTION = `
   owner_verification: ownerVerification
   contract_owner: contractOwner
   owner_checked_at: ownerCheckedAt
+  owner_checked_block: ownerCheckedBlock
   created_at: createdAt
   updated_at: updatedAt`;
 
