@@ -154,6 +154,32 @@ describe('queries answered by one JSON-building statement', () => {
       ]);
     }
   });
+
+  test("when an account's assets and collections are read (the read models' pages of an account), then the planned answer is the same bytes in one statement", async () => {
+    const query = `query ($a: Address!) {
+      account(address: $a) {
+        __typename address
+        assets(limit: 3, orderBy: TOKEN_ID, direction: DESC) { remaining cursor result { ${ASSET_FIELDS} collection { name } } }
+        named: assets(limit: 2, orderBy: NAME, minPrice: "0") { remaining result { tokenId } }
+        collections(limit: 5, orderBy: NAME, direction: ASC) { remaining result { name owner assets(limit: 2, orderBy: TOKEN_ID, direction: ASC) { result { tokenId } } } }
+      }
+    }`;
+    const { first, third } = await firstAndThird(query, { a: owner.toUpperCase().replace('0X', '0x') });
+    expect(first.status).toBe(200);
+    expect(first.sql).toBeGreaterThan(1);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const { account } = JSON.parse(third.text).data;
+    expect(account.assets.result.map((a: { tokenId: string }) => a.tokenId)).toEqual([BIG_TOKEN, '42', '8']);
+    expect(account.assets.remaining).toBe(1);
+    expect(account.named).toEqual({ remaining: 0, result: [] });
+    expect(account.collections.result.map((c: { name: string }) => c.name)).toEqual([ODD_NAME, 'Second of the owner']);
+    // An address with nothing is an empty account, planned too.
+    const empty = await firstAndThird(query, { a: `0x${'ab'.repeat(20)}` });
+    expect(empty.third.sql).toBe(1);
+    expect(empty.third.text).toBe(empty.first.text);
+    expect(JSON.parse(empty.third.text).data.account.collections).toEqual({ remaining: 0, result: [] });
+  });
 });
 
 describe('where the resolvers must answer, the plan steps aside', () => {
@@ -270,8 +296,8 @@ describe('plans by an allow-list of arguments', () => {
     ['Collection', 'assets', '{ collections(limit: 2) { result { assets(limit: 2) { result { tokenId } } } } }'],
     ['Asset', 'listing', '{ assets(limit: 2) { result { listing { id } } } }'],
   ])('when %s.%s takes an argument the planner does not read, then its documents get no plan (the resolvers answer)', async (typeName, fieldName, text) => {
-    expect(planOperation(await schemaFromSdl(), server.ds, operationOf(text))).toBeDefined();
-    expect(planOperation(await schemaFromSdl({ typeName, fieldName }), server.ds, operationOf(text))).toBeUndefined();
+    expect(planOperation(await schemaFromSdl(), operationOf(text))).toBeDefined();
+    expect(planOperation(await schemaFromSdl({ typeName, fieldName }), operationOf(text))).toBeUndefined();
   });
 });
 
@@ -310,6 +336,30 @@ describe("a frontend's pages as Apollo Client writes them (fragments, __typename
     const data = JSON.parse(third.text).data;
     expect(data.offers.result.map((o: { priceDecimal: string }) => o.priceDecimal)).toEqual(['1.25', '0.100000000000000001']);
     expect(data.asset.listing.currentPriceDecimal).toBe('2.000000000000000001');
+  });
+
+  test("when an asset's, its collection's and its seller's listings are read (the listing read model's pages), then the planned answer is the same bytes in one statement", async () => {
+    const query = `query Listings($tokenAddress: Address!, $tokenId: TokenId!, $seller: Address!) {
+      asset(tokenAddress: $tokenAddress, tokenId: $tokenId) {
+        listings(limit: 5, orderBy: CREATED_AT) {
+          remaining cursor
+          result { ...ListingPrice name tokenId tokenAddress status startPrice chain { chainId } currency { symbol decimals } fees { type basisPoints } }
+        }
+        collection { listings(limit: 1, orderBy: LISTING_TIME, status: ACTIVE) { remaining cursor result { id name chain { name } } } }
+      }
+      account(address: $seller) { address listings(limit: 2, orderBy: CREATED_AT, direction: ASC) { remaining result { ...ListingPrice tokenId } } }
+    }
+    ${LISTING}`;
+    const variables = { tokenAddress: market.owned.asset.tokenAddress, tokenId: market.owned.asset.tokenId, seller: market.owned.owner.address };
+    const { first, third } = await firstAndThird(query, variables);
+    expect(first.status).toBe(200);
+    expect(first.sql).toBeGreaterThan(1);
+    expect(third.sql).toBe(1);
+    expect(third.text).toBe(first.text);
+    const { asset, account } = JSON.parse(third.text).data;
+    expect(asset.listings.result.map((l: { currentPriceDecimal: string; status: string }) => [l.currentPriceDecimal, l.status])).toEqual([['2.000000000000000001', 'ACTIVE']]);
+    expect(asset.collection.listings.remaining).toBe(0);
+    expect(account.listings.result).toHaveLength(1);
   });
 
   test('when an asset page reads its offers through asset { offers }, then the planned answer is the same bytes in one statement, collection offers included', async () => {

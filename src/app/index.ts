@@ -82,7 +82,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const production = options.production ?? false;
   const plans =
     options.sqlPlans ?? true
-      ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, ds, operation, planOptions)
+      ? (operation: OperationDefinitionNode, planOptions?: { restText?: boolean; document?: DocumentNode }) => planOperation(schema, operation, planOptions)
       : undefined;
   const compiledOperations = new CompiledOperations(plans);
   const trustMode = options.trustedDocuments ?? 'allow';

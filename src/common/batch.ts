@@ -83,19 +83,21 @@ export function entitiesById<T extends { id: string }>(ds: DataSource, entity: E
 }
 
 /**
- * A loader of plain rows by primary key (raw SQL over the entity's columns, no hydration): one
- * `WHERE id = ANY(...)` per tick, results in key order, null when absent. The hot read models' (assets, collections).
+ * A loader of plain rows by primary key (raw SQL over the entity's columns, or `columns` over `t`: a read
+ * model's, no hydration): one `WHERE id = ANY(...)` per tick, results in key order, null when absent. The
+ * hot read models' (assets, collections).
  */
 export function rowsById<T extends ObjectLiteral>(
   ds: DataSource,
   entity: EntityTarget<T>,
   keyType: 'uuid' | 'text',
+  columns = selectColumns(ds.getMetadata(entity), 't'),
 ): PeekLoader<string, T | null> {
   const metadata = ds.getMetadata(entity);
   return new PeekLoader<string, T | null>(observed(`${metadata.tableName}ById`, async (ids) => {
     const p = new Params();
     const rows: T[] = await ds.query(
-      `SELECT ${selectColumns(metadata, 't')} FROM "${metadata.tableName}" t WHERE t.id = ANY(${p.add(ids)}::${keyType}[])`,
+      `SELECT ${columns} FROM "${metadata.tableName}" t WHERE t.id = ANY(${p.add(ids)}::${keyType}[])`,
       p.values,
     );
     const byId = new Map(rows.map((r) => [String(r.id), r]));

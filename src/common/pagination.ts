@@ -531,25 +531,32 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   return toPage<T>(rows, position, q);
 }
 
+/** How a row belongs to the parent `p` of fetchPagesByParent. */
+function parentCondition(parent: { column: string | readonly string[] } | { belongs: (p: string) => string }): string {
+  if ('belongs' in parent) return parent.belongs('p');
+  const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
+  const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
+  return columns.length > 1 ? `(${ofParent})` : ofParent;
+}
+
 /**
  * The same page for many parents at once (e.g. the first 20 assets of each of 20 collections), in one
  * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count. The
  * counts are made first, once per parent, in a materialized CTE: a count in a lateral join of its own
  * could be planned again per row of the pages, as fetchPage's could. `parent.column`: the column that
  * holds the parent's id; several: a row belongs to every parent any of them holds (an order to its
- * seller and its buyer).
+ * seller and its buyer). Or `parent.belongs`: how a row belongs to the parent's row `p`, whose key is
+ * `p.id` (a read model's `pagesOf`).
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
   query: ListQuery,
-  parent: { column: string | readonly string[]; ids: readonly string[]; sqlType: 'uuid' | 'text' },
+  parent: ({ column: string | readonly string[] } | { belongs: (p: string) => string }) & { ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
   const q = directed(query);
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const ids = q.params.add(parent.ids);
-  const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
-  const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
-  const filters = [columns.length > 1 ? `(${ofParent})` : ofParent, ...q.where];
+  const filters = [parentCondition(parent), ...q.where];
   const { whereSql, filterSql } = pageWhere(q, filters, position);
   if (q.sources) throw new Error('fetchPagesByParent reads one source');
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;

@@ -3,6 +3,7 @@ import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
 import type { SortKey } from './pagination';
 import { Params } from './sql';
+import { KeyedType, nodeIdSql } from './graphql/node';
 
 /**
  * A noun's read model, declared once in its module (modules/<noun>/<noun>.read.ts) and read by two
@@ -59,10 +60,8 @@ export interface ReadField {
  * `note` what REST's route summary says of it) and the condition on
  * the noun's row for a given value (absent: the service writes it, after a look-up). `plan` says how SQL
  * plans read it: `sql` by its condition; `aside` when given the resolvers answer (they look something up
- * first: a chain, a currency); `collection` a collection's id or contract address, whose condition takes
- * the collection's id: plans read an id (the resolvers answer an unknown one with an error, so an empty
- * page is checked) and step aside for an address. `check` states what a value must be; a value with a
- * problem is the resolvers' error (a 400 naming the field), and plans step aside for it.
+ * first: a chain, a currency). `check` states what a value must be; a value with a problem is the
+ * resolvers' error (a 400 naming the field), and plans step aside for it.
  */
 export interface ReadFilter {
   arg: string;
@@ -70,7 +69,14 @@ export interface ReadFilter {
   rest?: string;
   note?: string;
   where?: (s: SqlScope, row: string, value: any) => string;
-  plan: 'sql' | 'aside' | 'collection';
+  plan: 'sql' | 'aside';
+  /**
+   * A value that names a row of `table` (a collection by its id or contract address): `key` the row's key
+   * (of SQL type `keyType`) as the value gives it, which the condition takes, or undefined when the
+   * resolvers look it up (plans step aside). The resolvers answer an unknown row with an error, so a plan
+   * checks an empty page against the row's existence; a count kept by the filter (`counts.byFilter`) reads the key.
+   */
+  names?: { table: string; keyType: string; key: (value: unknown) => string | undefined };
   check?: (value: any, args: Record<string, any>) => string | undefined;
   /** The rows of the model's `joins` its condition reads (as `s.joined[name]`); plans step aside for it. */
   joins?: readonly string[];
@@ -113,10 +119,8 @@ export type ReadRelation =
    * when the keys agree.
    */
   | { kind: 'byId'; type: string; table: string; key: string; on?: string; sameAs?: string; sharedWith?: string }
-  /** The currency of this row's prices: the currencies row of its `chain` column and its `address` column. */
-  | { kind: 'currency'; chain: string; on?: string; address: string }
-  /** The row of `table` that `where` finds for this row `row` (at most one; null when none), which it reads joined as `joinedAs`. */
-  | { kind: 'one'; type: string; table: string; where: (x: string, row: string, s: SqlScope) => string; joinedAs: string }
+  /** The row of `table` that `where` finds for this row `row` (at most one; null when none), which it reads joined as `joinedAs` (an asset's active listing, a price's currency). */
+  | { kind: 'one'; type: string; table: string; where: (x: string, row: string, s: SqlScope) => string; joinedAs?: string }
   /** Whether relation `of` finds a row, as the value `value` gives (an enum's value). */
   | { kind: 'presence'; of: string; value: (present: boolean) => string }
   /**
@@ -130,7 +134,8 @@ export interface ReadModel {
   type: string;
   /** Its root list field (Query.orders), whose arguments are PageArgs', `filters` and `rootFilters`; none: not a root list plans read. */
   list?: string;
-  table: string;
+  /** Its table; none for a noun whose row is made of its root's arguments (`one.row`: an account). */
+  table?: string;
   /** The row's alias in the statements the service writes (and in `sorts`' expressions). */
   alias: string;
   /** Its fields by GraphQL name (and the service's row property names), in the order the service selects them. */
@@ -141,6 +146,11 @@ export interface ReadModel {
   rootFilters: ReadFilter[];
   /** The sorts by `orderBy` value, over `alias`. */
   sorts: Record<string, ReadSort>;
+  /**
+   * Rows every read of the noun joins to its row, by the name its fields and relations read them by
+   * (SqlScope.joined): the row of `table` whose id is the row's `key` column (a listing's asset).
+   */
+  with?: Record<string, { table: string; key: string }>;
   /** Rows joined to the noun's row only when a given filter or the sort reads them. */
   joins?: Record<string, ReadJoin>;
   /** Its search root (Query.searchAssets, Query.searchCollections): the root list's filters, its rows ranked by name (common/name-search.ts). */
@@ -154,7 +164,8 @@ export interface ReadModel {
   relations: Record<string, ReadRelation>;
   /**
    * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
-   * row `parent`. Plans read these pages' first page inside the parent's row, with `filters`.
+   * row `parent`, whose key is its `id` (an account's: its address). Plans read these pages' first page
+   * inside the parent's row, with `filters`; the loaders read every parent's page at once (pagesOfParent).
    */
   pagesOf: Record<string, (row: string, parent: string) => string>;
   /**
@@ -165,15 +176,24 @@ export interface ReadModel {
   /**
    * Its root of one row (Query.collection): the arguments it reads (besides `omits`'), and the conditions on
    * the row `row` that find it, or undefined when the resolvers answer (a mistake in the arguments). Found
-   * on no chain or on several, the resolvers answer too (their error).
+   * on no chain or on several, the resolvers answer too (their error). A noun of no table (an account is
+   * its address) makes its `row` of the arguments instead: SQL of one row whose key is its `id`.
    */
-  one?: { field: string; args: readonly string[]; where: (s: SqlScope, row: string, args: Record<string, any>) => string[] | undefined };
+  one?: {
+    field: string;
+    args: readonly string[];
+    where: (s: SqlScope, row: string, args: Record<string, any>) => string[] | undefined;
+    row?: (s: SqlScope, args: Record<string, any>) => string;
+  };
   /**
    * The count of the root list's rows without reading them (counts kept by the writes), for lists whose
    * filters given are all among `filters`: `sql` for the filter values `args` (a chain as its EIP-155 id).
    */
   count?: { filters: readonly string[]; sql: (s: SqlScope, args: Record<string, unknown>) => string };
 }
+
+/** A loader's parents (fetchPagesByParent's `belongs`) of a model's pages nested in `at`: its rows, as `alias`, of the parent row `p`. */
+export const pagesOfParent = (model: ReadModel, at: string) => ({ belongs: (p: string) => model.pagesOf[at](model.alias, p) });
 
 /** Whether a model's root list keeps a count for the filters given in `args` (see ReadModel.count). */
 export function keepsCount(model: ReadModel, args: object): boolean {
@@ -206,6 +226,10 @@ export function selectList(model: ReadModel, s: SqlScope, row = model.alias, onl
     .join(', ');
 }
 
+/** Whether selectList's `only` and `always` name every field of the model (the rows are whole). */
+export const selectsEveryField = (model: ReadModel, only?: ReadonlySet<string>, always: readonly string[] = []): boolean =>
+  !only || Object.keys(model.fields).every((name) => only.has(name) || always.includes(name));
+
 /** A sort as the statement writes it, over `row`. */
 export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
   const { joins: _joins, expression, ...key } = sort;
@@ -215,6 +239,12 @@ export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
 /** A sort plans read as it is (a fixed expression over the model's alias, joining nothing), or undefined. */
 export const fixedSort = (sort: ReadSort | undefined): SortKey | undefined =>
   sort && typeof sort.expression === 'string' && !sort.joins?.length ? (sort as SortKey) : undefined;
+
+/** The JOIN clauses of a model's `with` rows to its row `row`, each under the alias `aliases` gives its name. */
+export const withJoins = (model: ReadModel, row: string, aliases: Record<string, string>): string =>
+  Object.entries(model.with ?? {})
+    .map(([name, { table, key }]) => ` JOIN ${table} ${aliases[name]} ON ${aliases[name]}.id = ${row}.${key}`)
+    .join('');
 
 /** The aliases of a model's joins, as its scope names them (`joined`). */
 export const joinAliases = (model: ReadModel): Record<string, string> =>
@@ -228,7 +258,7 @@ export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filter
   const needed = new Set(sort?.joins ?? []);
   for (const filter of filters) if ((args as Record<string, unknown>)[filter.arg] != null) for (const name of filter.joins ?? []) needed.add(name);
   const joins = Object.entries(model.joins ?? {}).filter(([name]) => needed.has(name));
-  return [`${model.table} ${row}`, ...joins.map(([name, join]) => join.sql(row, s.joined![name], s))].join(' ');
+  return [`${model.table!} ${row}`, ...joins.map(([name, join]) => join.sql(row, s.joined![name], s))].join(' ');
 }
 
 /** The REST query parameter of a filter. */
@@ -261,6 +291,28 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
   }
   return where;
 }
+
+/**
+ * The fields of a type keyed by a text key in its `id` column (common/graphql/node.ts keyedNodeResolver): its
+ * key field `key` (a chain's chainId) and GraphQL's `id`, its Node id.
+ */
+export const keyedFields = (type: KeyedType, key: string): Record<string, ReadField> => ({
+  [key]: { sql: 'id', kind: 'value' },
+  id: { sql: (row) => nodeIdSql(type, `${row}.id`), kind: 'value' },
+});
+
+/** A read model of a row read only as another's relation (a chain, a category, a currency): its fields alone. */
+export const relatedModel = (type: string, table: string, alias: string, fields: Record<string, ReadField>): ReadModel => ({
+  type,
+  table,
+  alias,
+  fields,
+  filters: [],
+  rootFilters: [],
+  sorts: {},
+  relations: {},
+  pagesOf: {},
+});
 
 /** A filter on a column equal to the value (`cast`: the SQL type the parameter is read as). */
 export const equalsFilter = (arg: string, type: string, column: string, cast = '', note?: string): ReadFilter => ({

@@ -15,26 +15,6 @@ export class Params {
   }
 }
 
-/**
- * The columns a request needs: those whose property is among `fields`, plus `always` (keys that field
- * resolvers use). `complete` says whether that is every column (only complete rows may be shared
- * through a loader's cache).
- */
-export function columnsFor(
-  metadata: EntityMetadata,
-  alias: string,
-  fields: Set<string> | undefined,
-  always: string[],
-): { sql: string; names: string[]; complete: boolean } {
-  if (!fields) return { sql: selectColumns(metadata, alias), names: metadata.columns.map((c) => c.propertyName), complete: true };
-  const chosen = metadata.columns.filter((c) => fields.has(c.propertyName) || always.includes(c.propertyName));
-  return {
-    sql: chosen.map((c) => `${alias}."${c.databaseName}" AS "${c.propertyName}"`).join(', '),
-    names: chosen.map((c) => c.propertyName),
-    complete: chosen.length === metadata.columns.length,
-  };
-}
-
 const selectLists = new WeakMap<EntityMetadata, Map<string, string>>();
 
 /**

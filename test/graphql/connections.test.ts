@@ -319,7 +319,7 @@ describe('every list', () => {
 
   test('when a document selects the connection (edges, pageInfo, totalCount), then it gets no SQL plan', async () => {
     const schema = await buildAppSchema();
-    const plan = (text: string) => planOperation(schema, server.ds, parse(text).definitions[0] as OperationDefinitionNode);
+    const plan = (text: string) => planOperation(schema, parse(text).definitions[0] as OperationDefinitionNode);
     expect(plan('{ assets(limit: 2) { result { tokenId } } }')).toBeDefined();
     expect(plan('{ collections(limit: 2) { result { assets(limit: 2) { result { tokenId } } } } }')).toBeDefined();
     for (const text of [

@@ -69,7 +69,7 @@ const UUID_NONE = '00000000-0000-4000-8000-000000000000';
 /** Object levels below a root, at most. */
 const MAX_DEPTH = 6;
 /** Roots a plan answers come more often than the others. */
-const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers', 'searchAssets', 'searchCollections'];
+const PLANNED_ROOTS = ['asset', 'collection', 'assets', 'collections', 'orders', 'offers', 'searchAssets', 'searchCollections', 'account'];
 /** A price range's ends (minPrice, maxPrice): prices around the data's, 0, and ones that are no price (a 400). */
 const PRICE_BOUNDS = ['0', '0.25', '0.5', '1', 1.5, '3', '3.000000000000000007', 10, '-1', 'x'];
 
@@ -226,9 +226,12 @@ export class DocumentGenerator {
         return r.chance(0.5);
       case 'page':
         return r.chance(0.5) && p.cursors.length ? r.pick(p.cursors) : r.pick(['1', '2', '0', '-1', 'x', '']);
+      case 'address':
+        // An account's: an owner's address, sometimes in capitals or of no one.
+        if (field.name === 'account') return r.chance(0.85) ? r.pick(p.owners) : r.pick([p.owners[0].toUpperCase().replace('0X', '0x'), '0x' + 'ab'.repeat(20), '0x12']);
+      // falls through
       case 'tokenAddress':
       case 'assetContract':
-      case 'address':
         return r.chance(0.85) ? r.pick(p.contracts) : r.pick([UUID_NONE.slice(0, 10), '0x' + 'ab'.repeat(20), p.contracts[0].toUpperCase().replace('0X', '0x')]);
       case 'ownerAddress':
       case 'ownerId':

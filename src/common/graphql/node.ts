@@ -36,9 +36,6 @@ export function nodeId(type: KeyedType, key: string): string {
 /** nodeId in SQL, of the text key `keySql`. */
 export const nodeIdSql = (type: KeyedType, keySql: string) => base64urlSql(`'${type}:' || ${keySql}`);
 
-/** The name of the key field of each type keyedNodeResolver resolves (Chain: chainId), its `id` column's. */
-export const KEY_FIELDS = new Map<string, string>();
-
 /** A trait's key: its collection, type and value (the same Trait under Asset.traits and Collection.traits). */
 export const traitNodeId = (collectionId: string, traitType: string, value: string) => nodeId('Trait', JSON.stringify([collectionId, traitType, value]));
 
@@ -73,7 +70,6 @@ export function keyOf(type: KeyedType, value: string): string {
  * `id` is its Node id, and the key is read under its own name (`key.name`).
  */
 export function keyedNodeResolver(type: KeyedType, target: ClassType<{ id: string }>, key: { name: string; description: string }) {
-  KEY_FIELDS.set(type, key.name);
   @Resolver(() => target)
   class KeyedNodeResolver {
     @FieldResolver(() => ID, { description: `Its Node id (its key is ${key.name})` })

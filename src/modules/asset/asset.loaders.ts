@@ -10,7 +10,7 @@ import type { Loaders } from '../../common/request/context';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
 import { Params, selectColumns } from '../../common/sql';
-import { checkFilters, filterConditions, fromWithJoins, joinAliases, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, fromWithJoins, joinAliases, pagesOfParent, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
 import { listedByPriceSql, listedUpToSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { activeListingJoin, ASSET_READ } from './asset.read';
@@ -85,8 +85,8 @@ export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
   return {
     assetById: rowsById(ds, Asset, 'uuid'),
     assetsByToken: assetsByToken(ds),
-    assetPagesByCollection: assetPagesByParent(ds, all, 'assetPagesByCollection', { column: 't.collection_id', sqlType: 'uuid' }),
-    assetPagesByOwner: assetPagesByParent(ds, all, 'assetPagesByOwner', { column: 't.owner', sqlType: 'text' }),
+    assetPagesByCollection: assetPagesByParent(ds, all, 'assetPagesByCollection', 'Collection.assets', 'uuid'),
+    assetPagesByOwner: assetPagesByParent(ds, all, 'assetPagesByOwner', 'Account.assets', 'text'),
     ...createTraitLoaders(ds),
   };
 }
@@ -186,12 +186,13 @@ function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, from: string, wal
 }
 
 /**
- * Pages of assets by a parent (`collection.assets`, `account.assets`): one statement for every parent of
- * the request that asks with the same arguments.
+ * Pages of assets by a parent (`collection.assets`, `account.assets`: `at`, as asset.read.ts's `pagesOf`
+ * joins them), one statement for every parent of the request that asks with the same arguments.
  */
-function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }) {
+function assetPagesByParent(ds: DataSource, loaders: () => RelationLoaders, name: string, at: 'Collection.assets' | 'Account.assets', sqlType: 'uuid' | 'text') {
   // A collection's page by current price walks the listings of its collection, the parent's id (`p.id`, fetchPagesByParent).
-  const walk = parent.column === 't.collection_id' ? { collection: () => 'p.id' } : {};
+  const walk = at === 'Collection.assets' ? { collection: () => 'p.id' } : {};
+  const parent = { ...pagesOfParent(ASSET_READ, at), sqlType };
   return pagesByParent<NestedAssetPageArgs, Page<Asset>>(name, async (args, parentIds) => {
     const s = sqlScope(undefined, undefined, joinAliases(ASSET_READ));
     const pages = await fetchPagesByParent<Asset>(ds, assetListQuery(args, s, [], ASSET_READ.filters, walk), { ...parent, ids: parentIds });

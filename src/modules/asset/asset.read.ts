@@ -5,6 +5,7 @@ import { listedCountSql } from '../listing/listed-counts';
 import { assetTotalSql } from './asset-counts';
 import { currentPriceSql, isActiveListingSql } from '../listing/listing.sql';
 import { feesRelation } from '../collection/fee.type';
+import { collectionIdFilter } from '../collection/collection.read';
 import { AssetStatus } from './asset.entity';
 import type { StoredFee } from '../collection/collection.entity';
 import { parseTraitParams, traitFilterSql, traitRaritySql } from './asset.traits';
@@ -100,7 +101,7 @@ export const ASSET_READ: ReadModel = {
   rootFilters: [
     equalsFilter('assetContract', 'Address', 'token_address'),
     // An id is read by plans; an address (or an unknown id) is looked up by the service.
-    { arg: 'collectionId', type: 'String', note: 'id or contract address', plan: 'collection', where: (s, t, id: string) => `${t}.collection_id = ${s.p.add(id)}` },
+    collectionIdFilter('id or contract address'),
     { ...equalsFilter('ownerId', 'Address', 'owner'), bounds: true },
     // The resolvers check that the chain exists (asset.service.ts writes its condition).
     { arg: 'chainId', type: 'String', plan: 'aside' },
@@ -167,6 +168,8 @@ export const ASSET_READ: ReadModel = {
   },
   pagesOf: {
     'Collection.assets': (t, c) => `${t}.collection_id = ${c}.id`,
+    // The assets an account owns now.
+    'Account.assets': (t, account) => `${t}.owner = ${account}.id`,
   },
   // As getAsset finds it: by token, on the chain given (on several chains without one: the resolver's error).
   one: {

@@ -2,11 +2,11 @@ import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { pagesByParent, PeekLoader, rowsById } from '../../common/batch';
 import { fetchPagesByParent, Page } from '../../common/pagination';
-import { Params, selectColumns } from '../../common/sql';
+import { Params } from '../../common/sql';
 import { Collection } from './collection.entity';
 import { NestedCollectionArgs } from './collection.inputs';
-import { fixedSort } from '../../common/read-model';
-import { COLLECTION_READ } from './collection.read';
+import { fixedSort, pagesOfParent } from '../../common/read-model';
+import { COLLECTION_READ, collectionColumns } from './collection.read';
 import { collectionConditions } from './collection.service';
 
 declare module '../../common/request/context' {
@@ -25,7 +25,7 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
       ds,
       {
         from: 'collections t',
-        columns: selectColumns(ds.getMetadata(Collection), 't'),
+        columns: collectionColumns(),
         idExpression: 't.id',
         where: collectionConditions(p, args),
         params: p,
@@ -33,7 +33,7 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
         orderBy: args.orderBy,
         args,
       },
-      { column: 't.owner', ids: owners, sqlType: 'text' },
+      { ...pagesOfParent(COLLECTION_READ, 'Account.collections'), ids: owners, sqlType: 'text' },
     );
     for (const page of pages.values()) for (const c of page.result) collectionById.prime(c.id, c);
     return pages;
@@ -41,6 +41,6 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
 }
 
 export function createCollectionLoaders(ds: DataSource) {
-  const collectionById = rowsById(ds, Collection, 'uuid');
+  const collectionById = rowsById(ds, Collection, 'uuid', collectionColumns());
   return { collectionById, collectionPagesByOwner: collectionPagesByOwner(ds, collectionById) };
 }

@@ -1,9 +1,22 @@
 import { keyOf } from '../../common/graphql/node';
 import { SortDirection } from '../../common/pagination';
-import { equalsFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, ReadFilter, ReadModel, selectList, sqlScope } from '../../common/read-model';
 import { ADDRESS, UUID } from '../../common/validate';
 import { CollectionOrderBy } from './collection.inputs';
 import { feesRelation } from './fee.type';
+
+/**
+ * A filter of rows by their collection (`collectionId`, over their `collection_id`): its UUID, which plans
+ * read, or its contract address, which the resolvers look up first; an unknown one is their error.
+ */
+export const collectionIdFilter = (note?: string): ReadFilter => ({
+  arg: 'collectionId',
+  type: 'String',
+  note,
+  plan: 'sql',
+  where: (s, row, id: string) => `${row}.collection_id = ${s.p.add(id)}`,
+  names: { table: 'collections', keyType: 'uuid', key: (value) => (typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : undefined) },
+});
 
 /**
  * How collections are read: by collection.service.ts and its loaders (filters, sorts), and by the SQL
@@ -69,7 +82,10 @@ export const COLLECTION_READ: ReadModel = {
     // Royalty fees, stored as JSON.
     fees: feesRelation((c) => [`${c}.fees`]),
   },
-  pagesOf: {},
+  pagesOf: {
+    // The collections an account owns.
+    'Account.collections': (t, account) => `${t}.owner = ${account}.id`,
+  },
   // includeAssets: false answers each collection's `assets` with null.
   omits: { arg: 'includeAssets', field: 'assets' },
   one: {
@@ -93,3 +109,12 @@ export const COLLECTION_READ: ReadModel = {
     },
   },
 };
+
+const wholeRows = new Map<string, string>();
+
+/** Every field of a collection over `row`, as the service reads a whole row (the columns of collection.entity.ts). */
+export function collectionColumns(row = 't'): string {
+  let list = wholeRows.get(row);
+  if (list === undefined) wholeRows.set(row, (list = selectList(COLLECTION_READ, sqlScope(), row)));
+  return list;
+}

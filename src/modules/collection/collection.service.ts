@@ -1,9 +1,9 @@
 import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
-import { filterConditions, fixedSort, sqlScope } from '../../common/read-model';
+import { filterConditions, fixedSort, selectList, selectsEveryField, sqlScope } from '../../common/read-model';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
-import { columnsFor, Params, prefixedColumns, selectColumns, takeJoined } from '../../common/sql';
+import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
 import { ADDRESS, UUID, checkText, checkUrl, required } from '../../common/validate';
@@ -11,7 +11,7 @@ import { MAX_LENGTH } from '../../common/limits';
 import { keyOf } from '../../common/graphql/node';
 import { Collection, StoredFee, CollectionStatus } from './collection.entity';
 import { withEvents } from '../event/event.log';
-import { COLLECTION_READ } from './collection.read';
+import { COLLECTION_READ, collectionColumns } from './collection.read';
 import { claimChanged, claimCollection, claimOfChange, claimOfRegistration, lockedClaim } from './collection.claim';
 import { ClaimCollectionInput, CollectionListArgs, CreateCollectionInput, FeeInput, NestedCollectionArgs, UpdateCollectionInput } from './collection.inputs';
 
@@ -66,7 +66,8 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   where.push(...collectionConditions(p, args));
   const search = args.search !== undefined ? nameSearch(p, 't', args.search) : undefined;
   if (search) where.push(search.where('collections t', where));
-  const columns = columnsFor(ctx.ds.getMetadata(Collection), 't', fields, fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS);
+  const always = fields?.has('fees') ? [...COLLECTION_KEYS, 'royaltyFees'] : COLLECTION_KEYS;
+  const columns = selectList(COLLECTION_READ, sqlScope(p), 't', fields, always);
   // The chains and categories the selection reads come in the page's statement (one row each per collection).
   const joins = [
     fields?.has('chain') && { sql: 'LEFT JOIN chains ch ON ch.id = t.chain_id', entity: Chain, alias: 'ch', prefix: 'ch:' },
@@ -74,7 +75,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
   ].filter((j) => j !== false && j !== undefined);
   const page = await fetchPage<Collection>(ctx.ds, {
     from: ['collections t', ...joins.map((j) => j.sql)].join(' '),
-    columns: [columns.sql, ...joins.map((j) => prefixedColumns(ctx.ds.getMetadata(j.entity), j.alias, j.prefix))].join(', '),
+    columns: [columns, ...joins.map((j) => prefixedColumns(ctx.ds.getMetadata(j.entity), j.alias, j.prefix))].join(', '),
     idExpression: 't.id',
     where,
     params: p,
@@ -94,7 +95,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     }
   }
   // Only whole rows may stand in the loader's cache: asset.collection may ask for any field.
-  if (columns.complete) for (const c of page.result) ctx.loaders.collectionById.prime(c.id, c);
+  if (selectsEveryField(COLLECTION_READ, fields, always)) for (const c of page.result) ctx.loaders.collectionById.prime(c.id, c);
   return { ...page, result: markAssets(page.result, args.includeAssets) };
 }
 
@@ -109,7 +110,7 @@ export async function findCollectionByAddress(
   const where = [`t.contract_address = ${p.add(address.toLowerCase())}`];
   if (chainId != null) where.push(`t.chain_id = ${p.add(chainId)}`);
   const rows: Collection[] = await ctx.ds.query(
-    `SELECT ${selectColumns(ctx.ds.getMetadata(Collection), 't')} FROM collections t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
+    `SELECT ${collectionColumns()} FROM collections t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
     p.values,
   );
   if (rows.length === 0) {
@@ -148,7 +149,7 @@ export async function findCollectionByRef(ctx: Context, ref: string, chainId?: s
     throw new BadRequestError(`${field}: ${message}`, [{ field, message }]);
   }
   const [bySlug]: Collection[] = await ctx.ds.query(
-    `SELECT ${selectColumns(ctx.ds.getMetadata(Collection), 't')} FROM collections t WHERE t.slug = $1`,
+    `SELECT ${collectionColumns()} FROM collections t WHERE t.slug = $1`,
     [ref],
   );
   if (!onChain(bySlug)) {

@@ -5,7 +5,8 @@ import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { floorListingSql } from './listing.sql';
-import { activeListingsByAssets, listingColumns, listingsByIds } from './listing.read';
+import { pagesOfParent } from '../../common/read-model';
+import { activeListingsByAssets, LISTING_READ, listingColumns, listingsByIds } from './listing.read';
 import { listingListQuery } from './listing.service';
 import { Listing, ListingListArgs } from './listing.types';
 
@@ -24,8 +25,9 @@ declare module '../../common/request/context' {
   }
 }
 
-/** Pages of listings by the column naming their parent, one statement per batch (listingListQuery). */
-function listingPages(ds: DataSource, name: string, parent: { column: string; sqlType: 'uuid' | 'text' }): ListingPages {
+/** Pages of listings of a parent (`at`, as listing.read.ts's `pagesOf` joins them), one statement per batch (listingListQuery). */
+function listingPages(ds: DataSource, name: string, at: string, sqlType: 'uuid' | 'text'): ListingPages {
+  const parent = { ...pagesOfParent(LISTING_READ, at), sqlType };
   return pagesByParent<ListingListArgs, Page<Listing>>(name, (args, ids) => fetchPagesByParent<Listing>(ds, listingListQuery(args), { ...parent, ids }));
 }
 
@@ -47,9 +49,9 @@ export function createListingLoaders(ds: DataSource) {
       observed('activeListingByAsset', async (ids) => byKey(ids, await activeListingsByAssets(ds, ids, clock.now()), (l) => l.assetId)),
     ),
     listingById: new DataLoader<string, Listing | null>(observed('listingById', async (ids) => byKey(ids, await listingsByIds(ds, ids, clock.now()), (l) => l.id))),
-    listingPagesByAsset: listingPages(ds, 'listingPagesByAsset', { column: 'l.asset_id', sqlType: 'uuid' }),
-    listingPagesByCollection: listingPages(ds, 'listingPagesByCollection', { column: 'l.collection_id', sqlType: 'uuid' }),
-    listingPagesBySeller: listingPages(ds, 'listingPagesBySeller', { column: 'l.seller', sqlType: 'text' }),
+    listingPagesByAsset: listingPages(ds, 'listingPagesByAsset', 'Asset.listings', 'uuid'),
+    listingPagesByCollection: listingPages(ds, 'listingPagesByCollection', 'Collection.listings', 'uuid'),
+    listingPagesBySeller: listingPages(ds, 'listingPagesBySeller', 'Account.listings', 'text'),
     floorListingByCollection: new DataLoader<string, Listing | null>(
       observed('floorListingByCollection', async (ids) => byKey(ids, await floorListings(ds, ids), (l) => l.collectionId)),
     ),

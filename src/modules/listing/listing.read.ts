@@ -1,16 +1,17 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { equalsFilter, ReadModel, selectList } from '../../common/read-model';
+import { equalsFilter, ReadModel, selectList, withJoins } from '../../common/read-model';
 import { Params } from '../../common/sql';
 import { feesRelation } from '../collection/fee.type';
 import { currencyFilterSql } from '../currency/currency.service';
+import { currencyRelation } from '../currency/currency.read';
 import { currentPriceSql, isActiveListingSql, listingStatusSql } from './listing.sql';
 import { Listing, ListingOrderBy } from './listing.types';
 
 /**
  * How listings are read: by listing.service.ts and its loaders (fields, and the filters and sorts of the
  * lists of an asset's, a collection's and a seller's listings), and by the SQL plans (a listing inside its
- * asset; plans do not read lists of listings yet). A listing is read with its asset, joined as `asset`
- * (the name, token and chain are the asset's). Its status and current price are read at the moment.
+ * asset, and those lists). A listing is read with its asset, joined as `asset` (the name, token and chain
+ * are the asset's). Its status and current price are read at the moment.
  */
 export const LISTING_READ: ReadModel = {
   type: 'Listing',
@@ -65,10 +66,19 @@ export const LISTING_READ: ReadModel = {
       return [`COALESCE((SELECT x.royalty_fees FROM assets x WHERE x.id = ${l}.asset_id), ${collectionFees})`, `${l}.maker_fees`];
     }),
     // On its asset's chain.
-    currency: { kind: 'currency', chain: 'chain_id', on: 'asset', address: 'currency' },
+    currency: currencyRelation((_l, s) => `${s.joined!.asset}.chain_id`),
   },
-  pagesOf: {},
+  with: { asset: { table: 'assets', key: 'asset_id' } },
+  pagesOf: {
+    'Asset.listings': (l, a) => `${l}.asset_id = ${a}.id`,
+    'Collection.listings': (l, c) => `${l}.collection_id = ${c}.id`,
+    // As seller.
+    'Account.listings': (l, account) => `${l}.seller = ${account}.id`,
+  },
 };
+
+/** Listings `l` with their assets `a`, as the service reads them. */
+export const LISTINGS_WITH_ASSETS = `listings l${withJoins(LISTING_READ, 'l', { asset: 'a' })}`;
 
 /** A listing's columns (LISTING_READ) over `listings l` joined to its asset `a`, at the moment `now` (a parameter). */
 export function listingColumns(now: string): string {
@@ -80,7 +90,7 @@ export async function listingsByIds(db: DataSource | EntityManager, ids: readonl
   const p = new Params();
   const nowParam = p.add(now);
   return db.query(
-    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id WHERE l.id = ANY(${p.add(ids)}::uuid[])`,
+    `SELECT ${listingColumns(nowParam)} FROM ${LISTINGS_WITH_ASSETS} WHERE l.id = ANY(${p.add(ids)}::uuid[])`,
     p.values,
   );
 }
@@ -90,7 +100,7 @@ export async function activeListingsByAssets(db: DataSource | EntityManager, ass
   const p = new Params();
   const nowParam = p.add(now);
   return db.query(
-    `SELECT ${listingColumns(nowParam)} FROM listings l JOIN assets a ON a.id = l.asset_id
+    `SELECT ${listingColumns(nowParam)} FROM ${LISTINGS_WITH_ASSETS}
      WHERE l.asset_id = ANY(${p.add(assetIds)}::uuid[]) AND ${isActiveListingSql('l', nowParam)}`,
     p.values,
   );

@@ -17,7 +17,7 @@ import { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
 import { approvalRevokedError, revokedAssets, sellerRevokedSql } from './listing.approval';
 import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
-import { activeListingsByAssets, LISTING_READ, listingColumns, listingsByIds } from './listing.read';
+import { activeListingsByAssets, LISTING_READ, LISTINGS_WITH_ASSETS, listingColumns, listingsByIds } from './listing.read';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
@@ -380,7 +380,7 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
   const now = p.add(clock.now());
   const s: SqlScope = { p, now: () => now, joined: { asset: 'a' } };
   return {
-    from: 'listings l JOIN assets a ON a.id = l.asset_id',
+    from: LISTINGS_WITH_ASSETS,
     columns: listingColumns(now),
     idExpression: 'l.id',
     where: filterConditions(LISTING_READ.filters, s, 'l', args),

@@ -1,6 +1,8 @@
 import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
 import { countedSum, groupConditions } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
+import { currencyRelation } from '../currency/currency.read';
+import { collectionIdFilter } from '../collection/collection.read';
 import { OfferOrderBy, OfferStatus } from './offer.types';
 
 /** An offer's status at `now`: `expired` once its end has passed. */
@@ -78,7 +80,7 @@ export const OFFER_READ: ReadModel = {
     equalsFilter('tokenAddress', 'Address', 'token_address'),
     equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
     equalsFilter('ownerId', 'Address', 'taker', '', 'the taker'),
-    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, o, id: string) => `${o}.collection_id = ${s.p.add(id)}` },
+    collectionIdFilter(),
   ],
   sorts: {
     [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },
@@ -88,7 +90,7 @@ export const OFFER_READ: ReadModel = {
   relations: {
     // An item offer's asset (null for collection and trait offers, whose asset_id is null).
     asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
-    currency: { kind: 'currency', chain: 'chain_id', address: 'currency' },
+    currency: currencyRelation((o) => `${o}.chain_id`),
   },
   pagesOf: {
     // The offers that can buy the asset: its item offers and its collection's collection offers.

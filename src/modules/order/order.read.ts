@@ -1,6 +1,8 @@
 import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
 import { countedSum, groupConditions } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
+import { currencyRelation } from '../currency/currency.read';
+import { collectionIdFilter } from '../collection/collection.read';
 import { OrderOrderBy } from './order.types';
 
 /** How orders are read: by order.service.ts and its loaders, and by the SQL plans. */
@@ -39,7 +41,7 @@ export const ORDER_READ: ReadModel = {
   rootFilters: [
     // The resolvers check that the chain exists (order.service.ts writes its condition).
     { arg: 'chainId', type: 'String', plan: 'aside' },
-    { arg: 'collectionId', type: 'String', plan: 'collection', where: (s, r, id: string) => `${r}.collection_id = ${s.p.add(id)}` },
+    collectionIdFilter(),
     equalsFilter('tokenAddress', 'Address', 'token_address'),
     equalsFilter('tokenId', 'TokenId', 'token_id', 'numeric'),
     {
@@ -59,7 +61,7 @@ export const ORDER_READ: ReadModel = {
   },
   relations: {
     asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
-    currency: { kind: 'currency', chain: 'chain_id', address: 'currency' },
+    currency: currencyRelation((r) => `${r}.chain_id`),
   },
   pagesOf: {},
   // From trade_list_counts.

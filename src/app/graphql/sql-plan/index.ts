@@ -1,5 +1,4 @@
 import { DocumentNode, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
-import type { DataSource } from 'typeorm';
 import type { Context } from '../../../common/request/context';
 import { Params } from '../../../common/sql';
 import { readStatement } from '../../../db/read-statement';
@@ -16,20 +15,18 @@ import { Planner, Root } from './roots';
  * plans, see planOperation) PostgreSQL writes the body's JSON instead, a list's items one row each (see
  * TextStream), and Node sends them as they are.
  *
- * What a plan covers, decided once per document (anything else: no plan, the resolvers answer):
- * - roots `asset(tokenAddress, tokenId, chainId)`, `collection(address, chainId, includeAssets)`,
- *   `assets(...)` and `collections(...)` with their plain filters, and the searches `searchAssets(query, ...)`
- *   and `searchCollections(query, ...)` with the same filters (ranked as common/name-search.ts ranks them),
- *   first pages only (`page` absent), with `cursor` and `remaining`; by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS): a field with an
- *   argument the planner does not read is not planned;
- * - fields of Asset and Collection stored in a column and returned as stored (no field resolver):
- *   text, ids, addresses and token ids as strings, Int, SafeInt of a bigint, JSON, enums (by their GraphQL names) and
- *   DateTimeISO (ISO text of the millisecond timestamp, as Date#toISOString writes it);
- * - `asset.collection`, `collection.assets(limit, orderBy, direction)`, the chain, category and fees of
- *   both, an asset's traits, status and active listing (every Listing field but `asset`; prices and
- *   status at the statement's `now`), nested in the statement; a chain's and a category's `id` (their
- *   Node id, common/graphql/node.ts, written by PostgreSQL) and keys (`chainId`, `categoryId`); not a
- *   trait's `id` (the resolvers answer);
+ * What a plan covers, decided once per document (anything else: no plan, the resolvers answer): what the
+ * read models (common/read-model.ts, READ_MODELS in objects.ts) declare, and nothing per noun here:
+ * - their roots: a list (`assets`, `collections`, `orders`, `offers`) and a search (`searchAssets`,
+ *   `searchCollections`, ranked as common/name-search.ts ranks them) with their declared filters, first
+ *   pages only (`page` absent), with `cursor` and `remaining`; a root of one row (`asset`, `collection`,
+ *   `account`); by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS, derived from the declarations):
+ *   a field with an argument the planner does not read is not planned;
+ * - their declared fields (stored columns and SQL expressions, serialized as their GraphQL types do:
+ *   DateTimeISO as Date#toISOString writes it, enums by their GraphQL names, exact decimals as text), their
+ *   relations (a row by id, a row a condition finds, its presence, rows with fields of their own) and their
+ *   nested pages (`pagesOf`: a collection's, an account's assets, an asset's offers, listings of an asset,
+ *   a collection and a seller ...), nested in the statement; not a trait's `id` (the resolvers answer);
  * - aliases, `__typename`, fragments (named and inline, put in place by flatten.ts); no directives.
  * A plan also steps aside at run time, before any byte is sent, whenever the resolvers would answer an
  * error or need another statement to decide: an asset that is not found (or is on several chains), an
@@ -134,13 +131,12 @@ class LastText {
  */
 export function planOperation(
   schema: GraphQLSchema,
-  ds: DataSource,
   operation: OperationDefinitionNode,
   options: { restText?: boolean; document?: DocumentNode } = {},
 ): SqlPlan | undefined {
   // Fragments in place and a key's fields merged (flatten.ts): the planner reads fields only.
   const flat = flattenOperation(schema, options.document ?? { kind: Kind.DOCUMENT, definitions: [operation] }, operation);
-  const roots = flat && new Planner(schema, ds).roots(flat);
+  const roots = flat && new Planner(schema).roots(flat);
   if (!roots) return undefined;
   const text = new LastText();
   const [only] = roots;

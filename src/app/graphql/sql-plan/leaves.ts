@@ -1,57 +1,9 @@
-import { EntityMetadata } from 'typeorm';
-import { getNamedType, getNullableType, GraphQLEnumType, GraphQLField, isEnumType, isListType } from 'graphql';
+import { getNamedType, GraphQLField, isEnumType } from 'graphql';
 import { fieldSql, ReadField } from '../../../common/read-model';
 import { isoSql } from '../../../common/sql';
 import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 
-/**
- * The leaves of SQL plans: a stored column as its GraphQL type serializes it, a read model's declared
- * fields (as its service reads them), a fee's fields.
- */
-
-/** The JSON value of a column field as its GraphQL type serializes it, or undefined when SQL cannot say it exactly. */
-export function columnPart(metadata: EntityMetadata, field: GraphQLField<unknown, unknown>): Part | undefined {
-  if (isEnumType(getNamedType(field.type))) {
-    const column = metadata.findColumnWithPropertyName(field.name);
-    if (!column || column.relationMetadata) return undefined;
-    return enumPart(getNamedType(field.type) as GraphQLEnumType, (_b, row) => `${row}."${column.databaseName}"`);
-  }
-  const render = columnRender(metadata, field);
-  return render && plain(render);
-}
-
-export function columnRender(metadata: EntityMetadata, field: GraphQLField<unknown, unknown>): Render | undefined {
-  const column = metadata.findColumnWithPropertyName(field.name);
-  if (!column || column.relationMetadata) return undefined;
-  if (isListType(getNullableType(field.type))) return undefined;
-  const type = getNamedType(field.type);
-  const sqlType = typeof column.type === 'string' ? column.type : '';
-  const name = `"${column.databaseName}"`;
-  if (isEnumType(type)) return undefined;
-  switch (type.name) {
-    case 'ID':
-    case 'String':
-    case 'Address':
-    case 'TokenId':
-      if (sqlType === 'uuid' || sqlType === 'numeric') return (_b, row) => `${row}.${name}::text`;
-      if (sqlType === 'varchar' || sqlType === 'text') return (_b, row) => `${row}.${name}`;
-      return undefined;
-    case 'Int':
-      return sqlType === 'integer' || sqlType === 'smallint' ? (_b, row) => `${row}.${name}` : undefined;
-    case 'SafeInt':
-      // A bigint as a JSON number, as SafeInt serializes the column's text (a block number stays below 2^53).
-      return sqlType === 'bigint' ? (_b, row) => `${row}.${name}` : undefined;
-    case 'JSON':
-    case 'JSONObject':
-      return sqlType === 'jsonb' ? (_b, row) => `${row}.${name}` : undefined;
-    case 'DateTimeISO':
-      // Stored to the millisecond (precision 3): the text Date#toISOString gives of the value pg reads.
-      if (sqlType !== 'timestamptz' || column.precision !== 3) return undefined;
-      return (_b, row) => isoSql(`${row}.${name}`);
-    default:
-      return undefined;
-  }
-}
+/** The leaves of SQL plans: a read model's declared fields, as its service reads them. */
 
 /** A read model's declared field of a GraphQL field: its own, or a decimal's exact twin `<name>Decimal`. */
 export function declaredField(fields: Record<string, ReadField>, name: string): ReadField | undefined {

@@ -1,16 +1,14 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
-import type { DataSource, EntityMetadata } from 'typeorm';
 import { ASSET_READ } from '../../../modules/asset/asset.read';
-import { Category } from '../../../modules/catalog/category.entity';
-import { Chain } from '../../../modules/chain/chain.entity';
-import { Currency } from '../../../modules/currency/currency.entity';
+import { CATEGORY_READ } from '../../../modules/catalog/category.read';
+import { CHAIN_READ } from '../../../modules/chain/chain.read';
+import { CURRENCY_READ } from '../../../modules/currency/currency.read';
 import { COLLECTION_READ } from '../../../modules/collection/collection.read';
 import { LISTING_READ } from '../../../modules/listing/listing.read';
 import { OFFER_READ } from '../../../modules/offer/offer.read';
 import { ORDER_READ } from '../../../modules/order/order.read';
-import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation } from '../../../common/read-model';
-import { UUID } from '../../../common/validate';
-import { KEY_FIELDS, KeyedType, nodeIdSql } from '../../../common/graphql/node';
+import { ACCOUNT_READ } from '../../../modules/account/account.read';
+import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, withJoins } from '../../../common/read-model';
 import { argumentReader } from '../variables';
 import {
   Build,
@@ -23,8 +21,6 @@ import {
   readsEveryArgument,
   realias,
   Part,
-  Planned,
-  plain,
   Render,
   scopeOf,
   sharedValue,
@@ -32,11 +28,11 @@ import {
   withinRow,
   wrapped,
 } from './parts';
-import { columnPart, declaredField, readFieldPart } from './leaves';
+import { declaredField, readFieldPart } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
 /** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ, COLLECTION_READ];
+export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ, COLLECTION_READ, ACCOUNT_READ, CHAIN_READ, CATEGORY_READ, CURRENCY_READ];
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
 /** The read model of each page nested in a parent (`Parent.field`). */
 const NESTED_PAGES = new Map(READ_MODELS.flatMap((model) => Object.keys(model.pagesOf).map((at) => [at, model] as const)));
@@ -56,22 +52,11 @@ function childRow(b: Build, model: ReadModel, row: string, joinedAs?: string): s
 }
 
 /**
- * The objects of SQL plans: a selection on Asset, Collection, Listing, Order, Offer, Chain, Category or Currency as one row's
- * JSON, with the relations a plan follows inside its statement (roots.ts plans the operation's roots).
+ * The objects of SQL plans: a selection on a read model's row (READ_MODELS) as one row's JSON, with the
+ * relations a plan follows inside its statement (roots.ts plans the operation's roots).
  */
 export class ObjectPlanner {
-  protected readonly entities: Partial<Record<Planned, EntityMetadata>>;
-
-  constructor(
-    protected readonly schema: GraphQLSchema,
-    ds: DataSource,
-  ) {
-    this.entities = {
-      Chain: ds.getMetadata(Chain),
-      Category: ds.getMetadata(Category),
-      Currency: ds.getMetadata(Currency),
-    };
-  }
+  constructor(protected readonly schema: GraphQLSchema) {}
 
   /** The fields of a selection with their response keys (flattened by flatten.ts: fields only, keys distinct; else undefined). */
   protected fields(selectionSet: SelectionSetNode | undefined): Selected[] | undefined {
@@ -88,13 +73,13 @@ export class ObjectPlanner {
     return out;
   }
 
-  /** One row of a planned type for this selection. */
-  object(typeName: Planned, selectionSet: SelectionSetNode | undefined): Part | undefined {
+  /** One row of a type a read model declares, for this selection. */
+  object(typeName: string, selectionSet: SelectionSetNode | undefined): Part | undefined {
     const type = this.schema.getType(typeName) as GraphQLObjectType;
     const fields = this.fields(selectionSet);
-    if (!fields) return undefined;
     const model = MODEL_OF.get(typeName);
-    const shared = model && this.sharedRelation(model, type, fields);
+    if (!fields || !model) return undefined;
+    const shared = this.sharedRelation(model, type, fields);
     if (shared === null) return undefined;
     const parts: [string, Part][] = [];
     for (const { key, node } of fields) {
@@ -104,8 +89,8 @@ export class ObjectPlanner {
       if (name === '__typename') part = constant(typeName);
       // Only the selection the shared value was built for: another alias of the relation selects other fields.
       else if (shared && node === shared.node) part = { ...shared.part, render: sharedValue, text: sharedValue };
-      else if (shared && shared.presence.includes(name) && field && !node.selectionSet && !node.arguments?.length) part = this.presence(field, model!, shared.of, true);
-      else part = field && this.field(typeName, field, node, key);
+      else if (shared && shared.presence.includes(name) && field && !node.selectionSet && !node.arguments?.length) part = this.presence(field, model, shared.of, true);
+      else part = field && this.field(model, field, node, key);
       if (!part) return undefined;
       parts.push([key, part]);
     }
@@ -130,32 +115,23 @@ export class ObjectPlanner {
     return undefined;
   }
 
-  private field(typeName: Planned, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
-    const nested = NESTED_PAGES.get(`${typeName}.${field.name}`);
-    if (nested) return this.modelPage(nested, `${typeName}.${field.name}`, field, node);
+  private field(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode, key: string): Part | undefined {
+    const at = `${model.type}.${field.name}`;
+    const nested = NESTED_PAGES.get(at);
+    if (nested) return this.modelPage(nested, at, field, node);
     // A field that takes arguments (given or by default) is planned only where its arguments are read.
     if (node.arguments?.length || field.args.length) return undefined;
-    const leaf = !node.selectionSet;
-    // A keyed type's key is its `id` column, and GraphQL's `id` its Node id (keyedNodeResolver).
-    const keyField = KEY_FIELDS.get(typeName);
-    if (keyField && leaf && field.name === keyField) return plain((_b, row) => `${row}.id`);
-    if (keyField && leaf && field.name === 'id') return plain((_b, row) => nodeIdSql(typeName as KeyedType, `${row}.id`));
-    const model = MODEL_OF.get(typeName);
-    if (model && Object.hasOwn(model.relations, field.name)) return this.relation(model, model.relations[field.name], field, node);
-    if (model) return leaf ? readFieldPart(declaredField(model.fields, field.name), field, key) : undefined;
-    if (field.resolve || !leaf) return undefined;
-    return columnPart(this.entities[typeName]!, field);
+    if (Object.hasOwn(model.relations, field.name)) return this.relation(model, model.relations[field.name], field, node);
+    return node.selectionSet ? undefined : readFieldPart(declaredField(model.fields, field.name), field, key);
   }
 
   /** A relation a read model declares, of its row. */
   private relation(model: ReadModel, relation: ReadRelation, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
     switch (relation.kind) {
-      case 'currency':
-        return this.currency(node, column(relation.on, relation.chain), relation.address);
       case 'byId':
         return this.byId(relation, node);
       case 'one': {
-        const object = this.object(relation.type as Planned, node.selectionSet);
+        const object = this.object(relation.type, node.selectionSet);
         return object && wrapped(object, (json) => (b, row) => {
           const x = childRow(b, model, row, relation.joinedAs);
           const sql = json(b, x);
@@ -171,7 +147,7 @@ export class ObjectPlanner {
 
   /** A `byId` relation's row (see ReadRelation), as the object of its type; null when there is none. */
   private byId(relation: Extract<ReadRelation, { kind: 'byId' }>, node: FieldNode): Part | undefined {
-    const object = this.object(relation.type as Planned, node.selectionSet);
+    const object = this.object(relation.type, node.selectionSet);
     if (!object) return undefined;
     const key = column(relation.on, relation.key);
     return wrapped(object, (json) => (b, row) => {
@@ -188,17 +164,6 @@ export class ObjectPlanner {
       if (!own || !up) return own;
       const shared = of(up);
       return shared && `CASE WHEN ${key(b, row)} = ${key(b, up)} THEN ${shared} ELSE ${own} END`;
-    });
-  }
-
-  /** The currency of a row's prices: the currencies row of its chain (`chain`) and its `address` column, as currencyOf reads it. */
-  private currency(node: FieldNode, chain: Render, address = 'currency'): Part | undefined {
-    const object = this.object('Currency', node.selectionSet);
-    if (!object) return undefined;
-    return wrapped(object, (json) => (b, row) => {
-      const x = nextAlias(b);
-      const sql = json(b, x);
-      return sql && `(SELECT ${sql} FROM currencies ${x} WHERE ${x}.chain_id = ${chain(b, row)} AND ${x}.address = ${row}.${address})`;
     });
   }
 
@@ -266,7 +231,7 @@ export class ObjectPlanner {
     const names = [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)];
     const [parentType] = at.split('.');
     const kept = model.counts?.pagesOf?.[at];
-    return this.nestedPage(field, node, `${model.type}Page`, model.type as Planned, names, (b, row, args) => {
+    return this.nestedPage(field, node, `${model.type}Page`, model.type, names, (b, row, args) => {
       const sort = fixedSort(model.sorts[args.orderBy as string]);
       if (!sort || !plannedPage(args)) return undefined;
       const o = nextAlias(b);
@@ -274,7 +239,10 @@ export class ObjectPlanner {
       if (!filtered || filtered.checkEmpty) return undefined;
       b.parentOf.set(o, { type: parentType, row });
       const count = kept && !filtered.where.length ? () => kept(row) : undefined;
-      return { table: model.table, alias: o, where: [model.pagesOf[at](o, row), ...filtered.where], sort: realias(sort, 't', model.alias), args, count };
+      const joined = Object.fromEntries(Object.keys(model.with ?? {}).map((name) => [name, nextAlias(b)]));
+      if (model.with) b.joinedOf.set(o, joined);
+      const where = [model.pagesOf[at](o, row), ...filtered.where];
+      return { table: model.table!, alias: o, joins: withJoins(model, o, joined), where, sort: realias(sort, 't', model.alias), args, count };
     });
   }
 
@@ -287,7 +255,7 @@ export class ObjectPlanner {
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
     pageType: string,
-    itemType: Planned,
+    itemType: string,
     names: readonly string[],
     rowsOf: (b: Build, row: string, args: Record<string, unknown>) => PageRows | 'NULL' | undefined,
   ): Part | undefined {
@@ -308,7 +276,7 @@ export class ObjectPlanner {
   }
 
   /** A first page of `itemType` (page.ts) for this selection. */
-  protected page(pageType: string, itemType: Planned, node: FieldNode, asRows = false): PagePlan | undefined {
+  protected page(pageType: string, itemType: string, node: FieldNode, asRows = false): PagePlan | undefined {
     const fields = this.fields(node.selectionSet);
     return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet), asRows);
   }
@@ -316,28 +284,31 @@ export class ObjectPlanner {
 
 /**
  * The conditions of a read model's `filters` for the request's arguments over rows `a`, or undefined when
- * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a collection by
- * its address. Given a collection's id, an empty page must be checked (`checkEmpty`, `exists`): the
- * resolvers answer an unknown collection with an error. `id` adds its parameter when it is used.
+ * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a row named
+ * otherwise than by its key (ReadFilter.names). Given a row's key, an empty page must be checked
+ * (`checkEmpty`, `exists`): the resolvers answer an unknown row with an error. `id` adds its parameter when it is used.
  */
 export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string) {
   if (filterProblems(filters, args).length) return undefined;
   const s = scopeOf(b);
   const where: string[] = [];
   const given: ReadFilter[] = [];
-  let collectionId: string | undefined;
+  let named: { table: string; keyType: string; key: string } | undefined;
   for (const filter of filters) {
-    const value = args[filter.arg];
+    let value = args[filter.arg];
     if (value == null) continue;
     if (filter.plan === 'aside' || filter.joins?.length) return undefined;
     given.push(filter);
-    if (filter.plan === 'collection') {
-      if (typeof value !== 'string' || !UUID.test(value)) return undefined;
-      collectionId = value.toLowerCase();
-      where.push(filter.where!(s, a, collectionId));
-    } else where.push(filter.where!(s, a, value));
+    if (filter.names) {
+      const key = filter.names.key(value);
+      if (key === undefined) return undefined;
+      named = { ...filter.names, key };
+      value = key;
+    }
+    where.push(filter.where!(s, a, value));
   }
-  if (collectionId === undefined) return { where, given, checkEmpty: false, id: () => '', exists: undefined };
-  const id = () => `${b.p.add(collectionId)}::uuid`;
-  return { where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM collections x WHERE x.id = ${id()})` };
+  if (named === undefined) return { where, given, checkEmpty: false, id: () => '', exists: undefined };
+  const { table, keyType, key } = named;
+  const id = () => `${b.p.add(key)}::${keyType}`;
+  return { where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
 }

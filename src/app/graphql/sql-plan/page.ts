@@ -27,10 +27,12 @@ export interface Selected {
   node: FieldNode;
 }
 
-/** The rows of a first page: FROM `table` `alias` WHERE `where`, in the order of `sort`; `args` are the list's (see directed). */
+/** The rows of a first page: FROM `table` `alias` `joins` WHERE `where`, in the order of `sort`; `args` are the list's (see directed). */
 export interface PageRows {
   table: string;
   alias: string;
+  /** JOIN clauses of rows read with each row (a listing's asset). */
+  joins?: string;
   where: string[];
   sort: SortKey;
   args: Record<string, unknown>;
@@ -64,6 +66,9 @@ export interface RowsForm {
 
 /** The rows with their direction resolved: the one given, else the sort's default (as pagination.ts's fetchPage). */
 const directed = (r: PageRows): PageRows => ({ ...r, args: { ...r.args, direction: directionOf(r.args.direction as SortDirection | null | undefined, r.sort) } });
+
+/** FROM and WHERE of a page's rows. */
+const fromOf = (r: PageRows) => `${r.table} ${r.alias}${r.joins ?? ''}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
 
 /** Whether a shape holds a list (an item with lists of its own). */
 export const hasList = (shape: Shape): boolean =>
@@ -139,7 +144,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     const r = directed(given);
     const limit = r.args.limit as number;
     const sort = realias(r.sort, r.alias);
-    const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+    const from = fromOf(r);
     const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
     const n = counted ? nextAlias(b) : '';
     const out: string[] = [];
@@ -178,7 +183,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     if (!item) return undefined;
     const r = directed(given);
     const sort = realias(r.sort, r.alias);
-    const from = `${r.table} ${r.alias}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+    const from = fromOf(r);
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
     // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
     if (counted) columns.push(r.countAllRead ? 'count(*) OVER () AS n' : `(SELECT ${countOf(b, r, from)}) AS n`);

@@ -10,9 +10,6 @@ import type { SqlScope } from '../../../common/read-model';
  * row it belongs to), in two forms: the response's values, and REST's final text.
  */
 
-/** The types a plan reads rows of. */
-export type Planned = 'Asset' | 'Collection' | 'Chain' | 'Category' | 'Currency' | 'Listing' | 'Order' | 'Offer';
-
 /** Per request: the statement's parameters, the coerced variables, fresh table aliases. */
 export interface Build {
   p: Params;

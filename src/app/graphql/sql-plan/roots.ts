@@ -3,7 +3,7 @@ import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-searc
 import type { SortKey } from '../../../common/pagination';
 import { boundsRows, fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
 import { argumentReader } from '../variables';
-import { Build, nextAlias, PAGE_ARGUMENTS, Planned, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
+import { Build, nextAlias, PAGE_ARGUMENTS, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
 import type { RowsForm, StreamRow } from './page';
 
@@ -83,34 +83,26 @@ export class Planner extends ObjectPlanner {
     return roots;
   }
 
-  /** A read model's root of one row (`one`), found as its service finds it. */
-  private modelOneRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    return this.oneRow(field, node, model.type as Planned, model.table, (b, args, a) =>
-      readsOmits(b, model, args, a) ? model.one!.where(scopeOf(b), a, args) : undefined,
-    );
-  }
-
   /**
-   * A root of one row of `table` found by `where` (undefined: the resolver answers). Not found, or found
-   * on several chains (the rows are read in the chains' order, at most 2): the resolver's error, so the
-   * resolver answers.
+   * A read model's root of one row (`one`), found as its service finds it (undefined: the resolver
+   * answers), or made of the arguments (`one.row`). Not found, or found on several chains (the rows are
+   * read in the chains' order, at most 2): the resolver's error, so the resolver answers.
    */
-  private oneRow(
-    field: GraphQLField<unknown, unknown>,
-    node: FieldNode,
-    typeName: Planned,
-    table: string,
-    where: (b: Build, args: Record<string, unknown>, alias: string) => string[] | undefined,
-  ): Omit<Root, 'key'> | undefined {
-    const object = this.object(typeName, node.selectionSet);
+  private modelOneRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+    const one = model.one!;
+    const object = this.object(model.type, node.selectionSet);
     if (!object) return undefined;
     const argumentsOf = argumentReader(field, node);
     /** The rows as `json(alias)`. */
     const rows = (b: Build, json: Render) => {
       const a = nextAlias(b);
-      const conditions = where(b, argumentsOf(b.variables), a);
+      const args = argumentsOf(b.variables);
+      if (!readsOmits(b, model, args, a)) return undefined;
+      const from = one.row ? `${one.row(scopeOf(b), args)} ${a}` : `${model.table} ${a}`;
+      const conditions = one.where(scopeOf(b), a, args);
       const sql = conditions && json(b, a);
-      return sql && `SELECT ${sql} AS v FROM ${table} ${a} WHERE ${conditions!.join(' AND ')} ORDER BY ${a}.chain_id LIMIT 2`;
+      const where = conditions?.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+      return sql && `SELECT ${sql} AS v FROM ${from}${where}${one.row ? '' : ` ORDER BY ${a}.chain_id LIMIT 2`}`;
     };
     const text = object.text;
     return {
@@ -138,7 +130,7 @@ export class Planner extends ObjectPlanner {
   private listRoot(
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
-    types: { page: string; item: Planned; table: string; sorts: Record<string, SortKey>; sortTable?: string },
+    types: { page: string; item: string; table: string; sorts: Record<string, SortKey>; sortTable?: string },
     filters: (
       b: Build,
       args: Record<string, unknown>,
@@ -211,7 +203,7 @@ export class Planner extends ObjectPlanner {
 
   /** A read model's search root: its root list's filters, ranked by name as its service searches. */
   private modelSearchRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table };
+    const types = { page: `${model.type}Page`, item: model.type, table: model.table! };
     return this.searchRoot(field, node, types, (b, args, a) => (readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined));
   }
 
@@ -222,7 +214,7 @@ export class Planner extends ObjectPlanner {
   private searchRoot(
     field: GraphQLField<unknown, unknown>,
     node: FieldNode,
-    types: { page: string; item: Planned; table: string },
+    types: { page: string; item: string; table: string },
     filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; given?: readonly ReadFilter[] } | undefined,
   ): Omit<Root, 'key'> | undefined {
     const rank = (b: Build, args: Record<string, unknown>, a: string) => {
@@ -241,11 +233,11 @@ export class Planner extends ObjectPlanner {
    */
   private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
-    const types = { page: `${model.type}Page`, item: model.type as Planned, table: model.table, sorts, sortTable: model.alias };
+    const types = { page: `${model.type}Page`, item: model.type, table: model.table!, sorts, sortTable: model.alias };
     return this.listRoot(field, node, types, (b, args, a) => {
       const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined;
       if (!filtered) return undefined;
-      const byFilter = filtered.given.length === 1 && filtered.given[0].plan === 'collection' ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
+      const byFilter = filtered.given.length === 1 && filtered.given[0].names ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
       // Counted without reading the rows where the model keeps counts for the filters given.
       const count = byFilter ? () => byFilter(filtered.id()) : keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined;
       return { ...filtered, count };
