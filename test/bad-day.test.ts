@@ -317,16 +317,20 @@ describe('statistics as a bulk import leaves them', () => {
       logger.logQuery = logQuery;
     }
     // The plans of those pages: whatever PostgreSQL chose, each count ran at most once per statement (per
-    // parent for a nested page; not at all for an empty page). Joined to the page, it ran once per row.
+    // parent for a nested page; not at all for an empty page). Joined to the page, it ran once per row. A
+    // collection's whole list reads its kept count (collection_asset_counts) and counts nothing; one owner's
+    // assets in it are counted from their rows.
     const ofBulk = statements.filter(({ parameters }) => parameters.some((p) => p === collection.id || (Array.isArray(p) && p.includes(collection.id))));
-    expect(ofBulk.length).toBeGreaterThanOrEqual(3);
+    expect(ofBulk.length).toBeGreaterThanOrEqual(2);
+    let counted = 0;
     for (const { sql, parameters } of ofBulk) {
       const [{ 'QUERY PLAN': [explained] }] = await server.ds.query(`EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${sql}`, parameters);
       const parents = (parameters.find(Array.isArray) as unknown[] | undefined)?.length ?? 1;
       const counts = nodesOf(explained.Plan).filter((node) => node['Node Type'] === 'Aggregate' && (node.Output as string[]).includes('count(*)'));
-      expect(counts.length).toBeGreaterThan(0);
+      counted += counts.length;
       for (const node of counts) expect({ sql: sql.slice(0, 60), loops: node['Actual Loops'] }).toEqual({ sql: sql.slice(0, 60), loops: parents });
     }
+    expect(counted).toBeGreaterThan(0);
   });
 
   test('when an import finishes, then the tables it filled have just been analysed', async () => {

@@ -31,6 +31,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   chain_ownership_transfers: "the chain follower's bookkeeping: the OwnershipTransferred logs it applied and the claims they replaced, for reorgs (docs/chain.md)",
   asset_metadata_queue: 'the tokenURI fetch queue (docs/metadata.md), claimed set-based with SKIP LOCKED; its state shows on assets',
   metadata_refreshes: "one key's last refresh per asset or collection: a rate limit's bookkeeping",
+  asset_counts: "derived: every asset's and each chain's count, deltas kept by triggers on assets and folded by the expiry sweeper (the assets list's totals)",
   listed_asset_counts: 'derived: listed assets per collection, chain and currency, deltas kept by triggers on listings and folded by the expiry sweeper',
   collection_claim_nonces: "the nonces of signed collection claims (docs/chain.md), kept until they expire: a replay guard's bookkeeping",
   idempotency_keys: "the gateway's replay store for Idempotency-Key (app/http/idempotency.ts), not a noun",
