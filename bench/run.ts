@@ -992,7 +992,10 @@ async function anchors(env: Record<string, string>, url: string, settings: strin
 
 /** --growth: the documented lists at this scale, one request at a time (bench/growth.ts), beside another scale's run. */
 async function growth(env: Record<string, string>, scale: Scale, writers: { sellers: Party[]; buyer: Party }): Promise<void> {
-  const { child, base } = await startServer(env, Number(opts.pool));
+  // Statistics pages are kept per database state for STATISTICS_MAX_AGE_MS (1 s by default): requests sent
+  // back to back would read that cache, which a market's own writes defeat (every commit changes the state).
+  // Each page here is computed, as on a market being written to.
+  const { child, base } = await startServer({ ...env, STATISTICS_MAX_AGE_MS: '0' }, Number(opts.pool));
   const schema = buildSchema(fs.readFileSync(path.resolve('schema.graphql'), 'utf8'));
   const enumValues = (type: string) => {
     const t = schema.getType(type);
