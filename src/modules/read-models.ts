@@ -1,8 +1,7 @@
 import type { ReadModel } from '../common/read-model';
 import { ACCOUNT_READ } from './account/account.read';
 import { ASSET_READ } from './asset/asset.read';
-import { CATEGORY_READ } from './catalog/category.read';
-import { TAG_READ } from './catalog/tag.read';
+import { CATEGORY_READ, TAG_READ } from './catalog/catalog.read';
 import { CHAIN_READ } from './chain/chain.read';
 import { COLLECTION_READ } from './collection/collection.read';
 import { CURRENCY_READ } from './currency/currency.read';

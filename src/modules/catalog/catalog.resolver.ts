@@ -6,8 +6,7 @@ import { fetchPage, PageType, remainingSelected } from '../../common/pagination'
 import { modelListQuery, ReadModel, sqlScope } from '../../common/read-model';
 import { Category } from './category.entity';
 import { Tag } from './tag.entity';
-import { CATEGORY_READ } from './category.read';
-import { TAG_READ } from './tag.read';
+import { CATEGORY_READ, TAG_READ } from './catalog.read';
 import { CatalogListArgs } from './catalog.types';
 
 @ObjectType()
@@ -16,7 +15,7 @@ export class CategoryPage extends PageType(Category) {}
 @ObjectType()
 export class TagPage extends PageType(Tag) {}
 
-/** A catalog list as its read model (category.read.ts, tag.read.ts) reads it. */
+/** A catalog list as its read model (catalog.read.ts) reads it. */
 const listCatalog = <T>(ctx: Context, model: ReadModel, args: CatalogListArgs) => fetchPage<T>(ctx.ds, modelListQuery(model, sqlScope(), args, 'text'));
 
 /** Categories and tags: read-only reference lists (seeded by a migration). */
