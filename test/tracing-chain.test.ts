@@ -69,18 +69,17 @@ test("when a request reads the chain, then each JSON-RPC call is a client span o
   const { key } = await local.key({ address: node.accounts[0] });
   const traceId = hex(16);
   // The follower may not have reached the contract's block yet (a 409 or 422 says so): the request is sent again until it has.
-  const created = await until(
-    async () => {
-      const res = await fetch(`${gateway.url}/v1/collections`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'access-token': key, traceparent: `00-${traceId}-${hex(8)}-01` },
-        body: JSON.stringify({ contract_address: contract, chain_id: CHAIN_ID, name: `Traced chain ${contract.slice(2, 10)}` }),
-      });
-      return res.status === 200 ? ((await res.json()) as { owner_verification: string }) : undefined;
-    },
-    'the collection registered',
-    30_000,
-  );
+  let created: { owner_verification: string } | undefined;
+  for (const deadline = Date.now() + 30_000; !created; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    const res = await fetch(`${gateway.url}/v1/collections`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'access-token': key, traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: JSON.stringify({ contract_address: contract, chain_id: CHAIN_ID, name: `Traced chain ${contract.slice(2, 10)}` }),
+    });
+    if (res.status === 200) created = (await res.json()) as { owner_verification: string };
+    else if (Date.now() > deadline) throw new Error(`the collection was not registered: ${res.status} ${await res.text()}`);
+    else await res.text();
+  }
   expect(created.owner_verification).toBe('verified');
 
   // owner() is an eth_call (after the head it is read at, eth_blockNumber): each call its own span.
