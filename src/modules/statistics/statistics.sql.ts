@@ -74,7 +74,6 @@ export function salesTable(p: Params, period: Period, now: Date, of: OfCollectio
  */
 function salesRows(p: Params, from: Date | null, end: Date, edges: Date[], of: OfCollection | null): string {
   const edgeHours = [...edges, end].filter((t) => t.getTime() % HOUR_MS !== 0).map((t) => floorHour(t));
-  const endP = p.add(end);
   const edgesP = p.add(edgeHours.map((t) => t.toISOString()));
   const rollupFrom = from === null ? '' : `r.hour >= ${p.add(floorHour(from))}::timestamptz AND `;
   const ofRollup = of ? `${of('r.collection_id')} AND ` : '';
@@ -89,7 +88,7 @@ function salesRows(p: Params, from: Date | null, end: Date, edges: Date[], of: O
       SELECT o.collection_id, o.created_at, o.price, 1
       FROM orders o
       WHERE (${edgeRanges.join(' OR ')})
-        AND ${countedSaleSql('o')} AND o.created_at < ${endP}::timestamptz${ofOrder}`
+        AND ${countedSaleSql('o')} AND o.created_at < ${p.add(end)}::timestamptz${ofOrder}`
     : '';
   return `(
         SELECT r.collection_id, r.hour AS at, r.volume, r.sales
