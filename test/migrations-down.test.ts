@@ -33,6 +33,11 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionSalesBounds1765760000000: async () => {
+    expect(await tableExists('collection_sales_bounds')).toBe(false);
+    expect(await tableExists('collection_sales_bound_windows')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%sales_bounds%'`)).toEqual([]);
+  },
   TokenRoyalties1765750000001: async () => {
     expect(await columnsOf('assets')).not.toContain('royalty_fees');
   },

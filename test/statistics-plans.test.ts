@@ -4,8 +4,9 @@ import { startServer, TestServer } from './setup/server';
 /**
  * Statistics sorted by a figure read about a page of rows whatever the number of collections (issue #38):
  * holders and all-time volume and sales walk indexes of `collection_figures`, a sliding window's volume and
- * sales are computed for the collections that sold in its hours (bounded by its trades) and merged with the
- * others by id; the floors walk the collections' floor bounds (lower cheapest first, upper dearest first) and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
+ * sales highest first walk the collections' upper bounds of them and sum a page's candidates (lowest first and
+ * by trend: computed for the collections that sold in its hours, bounded by its trades, and merged with the
+ * others by id); the floors walk the collections' floor bounds (lower cheapest first, upper dearest first) and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
  * and analysed inside a transaction that is rolled back, so other files never see it): no plan node reads
  * more rows than the collections that sold plus a few pages.
  */
@@ -29,6 +30,14 @@ const SELLING = 300;
 /** The rollups of 30 days, and a 10th page (200 rows and the next): a fifth of the collections. */
 const BOUND = SELLING * 3 + 250;
 /**
+ * Highest first, a sliding period's volume or sales walks the collections' upper bounds of it and sums the
+ * first page's candidates only: twice its 21 rows, each from its own rollups (three at most here), where
+ * summing every collection that sold reads all of theirs (300 to 900).
+ */
+const SUMMED_BOUND = 2 * 21 * 3 + 30;
+/** The rankings that walk those bounds. */
+const SALES_WALK = /^(VOLUME|TOTAL_TRANSACTIONS) (H6|H24|D7|D30)( DESC)?( chain 137)?( page 10| counted sales.*)?$/;
+/**
  * By floor, a collection is priced from its own listings (three here): the 10th page walks twice its 201
  * rows in the order of their bounds and prices them, and a few more whose bound reaches the page.
  */
@@ -46,6 +55,8 @@ const STATISTICS_COUNTED = STATISTICS.replace('result { collectionId }', 'remain
 
 /** A cursor of the cheapest floors first, after a floor of 0.1 (about the 7th page here). */
 const FLOOR_CURSOR = Buffer.from(JSON.stringify(['floor_price', 'asc', '0.1', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+/** A cursor of the highest 7-day volumes first, after a volume of 12 (about the 5th page here). */
+const VOLUME_CURSOR = Buffer.from(JSON.stringify(['volume', 'desc', '12', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])).toString('base64url');
 /** A cursor of the dearest floors first, after a floor of 9.5 (about the 5th page here). */
 const FLOOR_CURSOR_DESC = Buffer.from(JSON.stringify(['floor_price', 'desc', '9.5', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])).toString('base64url');
 
@@ -55,14 +66,14 @@ interface Captured {
   parameters: unknown[];
 }
 
-/** The ranking statement of each request (the one that merges its sources, or reads the floor bounds), as the server sent it. */
+/** The ranking statement of each request (the one that merges its sources, or reads the floor or sales bounds), as the server sent it. */
 async function rankingStatements(requests: Array<{ name: string; variables: Record<string, unknown>; counted?: boolean }>): Promise<Captured[]> {
   const captured: Captured[] = [];
   let current = '';
   const logger = server.ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
   const logQuery = logger.logQuery;
   logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
-    if (sql.includes('(SELECT t.* FROM') || sql.includes('f.floor_low')) captured.push({ name: current, sql, parameters: parameters ?? [] });
+    if (sql.includes('(SELECT t.* FROM') || sql.includes('f.floor_low') || sql.includes('collection_sales_bounds')) captured.push({ name: current, sql, parameters: parameters ?? [] });
     return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
   };
   try {
@@ -97,6 +108,12 @@ const requests = [
   { name: 'TOTAL_HOLDERS D7 not trending', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0 } },
   { name: 'VOLUME ALL trending', variables: { orderBy: 'VOLUME', period: 'ALL', isTrending: 1 } },
   { name: 'VOLUME D30 not trending', variables: { orderBy: 'VOLUME', period: 'D30', isTrending: 0 } },
+  // Highest first by a sliding period's volume or sales: the bounds walked.
+  { name: 'VOLUME H24 DESC page 10', variables: { orderBy: 'VOLUME', period: 'H24', page: '10' } },
+  { name: 'TOTAL_TRANSACTIONS D7 DESC chain 137 page 10', variables: { orderBy: 'TOTAL_TRANSACTIONS', period: 'D7', chainId: '137', page: '10' } },
+  { name: 'VOLUME H6 DESC', variables: { orderBy: 'VOLUME', period: 'H6' } },
+  { name: 'VOLUME D7 DESC counted sales', variables: { orderBy: 'VOLUME', period: 'D7' }, counted: true },
+  { name: 'VOLUME D7 DESC counted sales after a cursor', variables: { orderBy: 'VOLUME', period: 'D7', page: VOLUME_CURSOR }, counted: true },
   // The floors, cheapest first (walking their lower bounds) and dearest first (their upper bounds).
   ...(['ASC', 'DESC'] as const).flatMap((direction) => {
     const floor = (name: string, variables: Record<string, unknown>, counted = false) => ({
@@ -180,11 +197,22 @@ test('when statistics are sorted by holders, volume, sales or the floor (both wa
       const [{ 'QUERY PLAN': [explained] }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters);
       const read = nodesOf(explained.Plan)
         .filter((node) => node['Relation Name'] !== undefined && (!name.includes('counted listings') || node['Relation Name'] === 'listings'))
+        // Highest first by a sliding period's figure, the walk and the count read the collections' bounds (an
+        // index; a small table's may be sorted whole): what they sum is the rollups.
+        .filter((node) => !SALES_WALK.test(name) || node['Relation Name'] === 'collection_sales_hourly')
         .map((node) => ({ node: `${node['Node Type']} ${node['Relation Name']}`, rows: Number(node['Actual Rows']) * Number(node['Actual Loops']) }));
       const most = read.reduce((a, b) => (b.rows > a.rows ? b : a), { node: 'none', rows: 0 });
       // Over the bound, the plan is shown whole.
       const plan = most.rows <= (name.startsWith('FLOOR_PRICE') ? FLOOR_BOUND : BOUND) ? '' : (await runner.query(`EXPLAIN (ANALYZE, COSTS OFF) ${sql}`, parameters)).map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
       expect({ name, most, plan }).toEqual({ name, most, plan: '' });
+      if (SALES_WALK.test(name) && !/page 10|cursor/.test(name)) {
+        // The first page sums the candidates of the walk along the bounds (each collection's rollups, one
+        // index range per collection), not every collection that sold (300).
+        const rollups = nodesOf(explained.Plan).filter((node) => node['Relation Name'] === 'collection_sales_hourly');
+        const summed = rollups.reduce((sum, node) => sum + Number(node['Actual Rows']) * Number(node['Actual Loops']), 0);
+        const collections = Math.max(0, ...rollups.map((node) => Number(node['Actual Loops'])));
+        expect({ name, summed: summed <= SUMMED_BOUND, collections: collections <= 2 * 21 + 10 }).toEqual({ name, summed: true, collections: true });
+      }
     }
   } finally {
     await runner.rollbackTransaction();

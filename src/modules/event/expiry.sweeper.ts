@@ -6,6 +6,7 @@ import { compactListedAssetCounts } from '../listing/listed-counts';
 import { compactAssetCounts } from '../asset/asset-counts';
 import { failOverdueSettlements } from '../order/settlement';
 import { compactTradeListCounts } from '../trade/list-counts';
+import { advanceSalesBounds, salesBoundsHour } from '../statistics/sales-bounds';
 import { withEvents } from './event.log';
 
 /** Longest sleep between looks: a listing created meanwhile (by any process) is swept this late at worst. */
@@ -92,11 +93,17 @@ export function startExpirySweeper(ds: DataSource, maxSleepMs = SWEEP_MAX_SLEEP_
       timer.unref();
     });
 
+  // The hour the statistics' sales bounds last moved to (by this process or another), checked once per hour.
+  let salesBoundsMoved: number | undefined;
+
   const step = async (): Promise<number> => {
     // The deltas of the counts of offers, orders, listed assets and assets, folded once they pile up (a market that writes stays at a few hundred rows).
     await compactTradeListCounts(ds);
     await compactListedAssetCounts(ds);
     await compactAssetCounts(ds);
+    const clockNow = new Date();
+    const hour = salesBoundsHour(clockNow);
+    if (hour !== salesBoundsMoved && (await advanceSalesBounds(ds, clockNow))) salesBoundsMoved = hour;
     const due = await nextDue(ds);
     const now = Date.now();
     if (due === null || due.getTime() > now) return due === null ? maxSleepMs : Math.min(maxSleepMs, due.getTime() - now + 1);

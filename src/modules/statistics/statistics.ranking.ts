@@ -1,6 +1,8 @@
+import { SortDirection } from '../../common/pagination';
 import type { ListQuery } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { floorRanking } from './statistics.floor';
+import { salesWalk } from './statistics.sales-walk';
 import {
   countedSaleSql,
   floorHour,
@@ -21,9 +23,12 @@ import { Period, StatisticsOrderBy } from './statistics.types';
  *   (migration 1765630000000): an index walk. All time means before now: the few collections with a sale
  *   at or after now (a clock set back; sales of the current hour ahead of a frozen clock) are a source
  *   of their own, their figures less those sales.
- * - the volume and sales of a sliding window change with time, not only with writes: the collections with
- *   a rollup in the window's hours (bounded by the trades of the window, not by the market) are computed
- *   and sorted, and every other collection has 0 and comes in the order of its id, an index walk.
+ * - the volume and sales of a sliding window change with time, not only with writes. Highest first, the
+ *   collections' upper bounds of them kept by the writes and the sweeper (migration 1765760000000) are
+ *   walked and only candidates are summed (statistics.sales-walk.ts). Lowest first, and filtered by trend,
+ *   a bound says nothing of which come first: the collections with a rollup in the window's hours (bounded
+ *   by the trades of the window, not by the market) are computed and sorted, and every other collection
+ *   has 0 and comes in the order of its id, an index walk.
  * - the floor: the collections' floor bounds kept by the writes (migration 1765670000000) are walked and
  *   only candidates are priced (statistics.floor.ts).
  *
@@ -47,6 +52,8 @@ interface RankingArgs {
   /** The chain filter on a column (`f.chain_id`), or null. */
   chain: ((column: string) => string) | null;
   isTrending: number | null | undefined;
+  /** The page's direction (the one given, else the sort's). */
+  direction: SortDirection;
 }
 
 const SALES_FIELDS = ['volume', 'totalTransactions'];
@@ -105,14 +112,23 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
   }
   // A sliding window: the collections with a rollup in its hours, and the others (no sale: 0, by id).
   const hours = salesHours(period, now);
+  // `trend`: with the trend figures (of the rollups read anyway).
+  const sliding = (trend: boolean) => [
+    `(SELECT f.collection_id AS id, COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
+        COALESCE(v.volume, 0) AS volume_sort${trend ? `, ${trendingColumns('v')}` : ''}
+      FROM ${figuresOf(p, hours, (id) => ` LEFT JOIN ${salesTable(p, period, now, null)} v ON v.collection_id = ${id}`)}${where()}) t`,
+    `(SELECT f.collection_id AS id, '0'::text AS volume, 0 AS "totalTransactions", 0::numeric AS volume_sort${trend ? `, ${NO_TREND_COLUMNS}` : ''}
+      FROM collection_figures f${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', hours)})`])}) t`,
+  ];
+  if (args.direction === SortDirection.DESC && !filtered) {
+    const figure = orderBy === StatisticsOrderBy.VOLUME ? 'volume' : 'sales';
+    return {
+      ...salesWalk(p, { period, now, figure, conditions: args.chain ? [args.chain('b.chain_id')] : [], unbounded: sliding(false) }),
+      fields: SALES_FIELDS,
+    };
+  }
   return {
-    sources: [
-      `(SELECT f.collection_id AS id, COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
-          COALESCE(v.volume, 0) AS volume_sort, ${trendingColumns('v')}
-        FROM ${figuresOf(p, hours, (id) => ` LEFT JOIN ${salesTable(p, period, now, null)} v ON v.collection_id = ${id}`)}${where()}) t`,
-      `(SELECT f.collection_id AS id, '0'::text AS volume, 0 AS "totalTransactions", 0::numeric AS volume_sort, ${NO_TREND_COLUMNS}
-        FROM collection_figures f${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', hours)})`])}) t`,
-    ],
+    sources: sliding(true),
     fields: [...SALES_FIELDS, ...TREND_FIELDS],
   };
 }

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { BadRequestError } from '../../common/errors';
-import { fetchPage, Page, SortKey } from '../../common/pagination';
+import { directionOf, fetchPage, Page, SortKey } from '../../common/pagination';
 import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
@@ -92,7 +92,14 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   const chain = await chainParam(ctx, p, args.chainId);
   const now = clock.now();
   const where = args.isTrending != null ? [`t."isTrending" = ${p.add(args.isTrending)}`] : [];
-  const { sources, fields, pageFrom, countSources } = ranking(p, { period, now, orderBy: args.orderBy, chain, isTrending: args.isTrending });
+  const { sources, fields, pageFrom, countSources } = ranking(p, {
+    period,
+    now,
+    orderBy: args.orderBy,
+    chain,
+    isTrending: args.isTrending,
+    direction: directionOf(args.direction, SORT[args.orderBy]),
+  });
   const page = await fetchPage<StatisticsRecord>(ctx.ds, {
     from: '',
     sources,

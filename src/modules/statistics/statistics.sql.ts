@@ -50,30 +50,11 @@ export function salesHours(period: Period, now: Date): { from: Date | null; to: 
 export function salesTable(p: Params, period: Period, now: Date, of: OfCollection | null): string {
   const end = now;
   const { start, trendStart, previousStart } = windows(period, now);
-  const edgeHours = [previousStart, trendStart, end]
-    .filter((t) => t.getTime() % HOUR_MS !== 0)
-    .map((t) => floorHour(t));
+  const rows = salesRows(p, start === null ? null : previousStart, end, [previousStart, trendStart], of);
   const endP = p.add(end);
   const startP = start ? p.add(start) : null;
   const trendP = p.add(trendStart);
   const previousP = p.add(previousStart);
-  const edgesP = p.add(edgeHours.map((t) => t.toISOString()));
-  // The earliest moment any window reaches: for all, the beginning.
-  const rollupFrom = start === null ? '' : `r.hour >= ${p.add(floorHour(previousStart))}::timestamptz AND `;
-  const ofRollup = of ? `${of('r.collection_id')} AND ` : '';
-  const ofOrder = of ? ` AND ${of('o.collection_id')}` : '';
-  // One range per edge hour, so each is an index range scan on orders (created_at).
-  const edgeRanges = edgeHours.map((hour) => {
-    const from = new Date(hour);
-    return `(o.created_at >= ${p.add(from)}::timestamptz AND o.created_at < ${p.add(new Date(from.getTime() + HOUR_MS))}::timestamptz)`;
-  });
-  const orderEdges = edgeRanges.length
-    ? `UNION ALL
-      SELECT o.collection_id, o.created_at, o.price, 1
-      FROM orders o
-      WHERE (${edgeRanges.join(' OR ')})
-        AND ${countedSaleSql('o')} AND o.created_at < ${endP}::timestamptz${ofOrder}`
-    : '';
   const inPeriod = `s.at < ${endP}::timestamptz${startP ? ` AND s.at >= ${startP}::timestamptz` : ''}`;
   const inTrend = `s.at >= ${trendP}::timestamptz AND s.at < ${endP}::timestamptz`;
   const inPrevious = `s.at >= ${previousP}::timestamptz AND s.at < ${trendP}::timestamptz`;
@@ -82,13 +63,52 @@ export function salesTable(p: Params, period: Period, now: Date, of: OfCollectio
         sum(s.sales) FILTER (WHERE ${inPeriod}) AS transactions,
         sum(s.volume) FILTER (WHERE ${inTrend}) AS trend,
         sum(s.volume) FILTER (WHERE ${inPrevious}) AS previous
-      FROM (
+      FROM ${rows}
+      GROUP BY s.collection_id)`;
+}
+
+/**
+ * The sales before `end` from the hour of `from` on (null: every hour), as `s(collection_id, at, volume,
+ * sales)`: the rollups of the whole hours, and the orders of the hours that hold `end` or one of `edges` (a
+ * window's edge) when it is not on the hour, so a window edged by them is summed exactly from these rows.
+ */
+function salesRows(p: Params, from: Date | null, end: Date, edges: Date[], of: OfCollection | null): string {
+  const edgeHours = [...edges, end].filter((t) => t.getTime() % HOUR_MS !== 0).map((t) => floorHour(t));
+  const edgesP = p.add(edgeHours.map((t) => t.toISOString()));
+  const rollupFrom = from === null ? '' : `r.hour >= ${p.add(floorHour(from))}::timestamptz AND `;
+  const ofRollup = of ? `${of('r.collection_id')} AND ` : '';
+  const ofOrder = of ? ` AND ${of('o.collection_id')}` : '';
+  // One range per edge hour, so each is an index range scan on orders (created_at).
+  const edgeRanges = edgeHours.map((hour) => {
+    const hourFrom = new Date(hour);
+    return `(o.created_at >= ${p.add(hourFrom)}::timestamptz AND o.created_at < ${p.add(new Date(hourFrom.getTime() + HOUR_MS))}::timestamptz)`;
+  });
+  const orderEdges = edgeRanges.length
+    ? `UNION ALL
+      SELECT o.collection_id, o.created_at, o.price, 1
+      FROM orders o
+      WHERE (${edgeRanges.join(' OR ')})
+        AND ${countedSaleSql('o')} AND o.created_at < ${p.add(end)}::timestamptz${ofOrder}`
+    : '';
+  return `(
         SELECT r.collection_id, r.hour AS at, r.volume, r.sales
         FROM collection_sales_hourly r
         WHERE ${ofRollup}${rollupFrom}r.hour < ${p.add(floorHour(end))}::timestamptz AND r.hour <> ALL(${edgesP}::timestamptz[])
         ${orderEdges}
-      ) s(collection_id, at, volume, sales)
-      GROUP BY s.collection_id)`;
+      ) s(collection_id, at, volume, sales)`;
+}
+
+/**
+ * The volume and the number of sales of the collection `id` (an SQL expression) in a sliding `period` at
+ * `now`, `(volume, transactions)`, 0 without sales: salesTable's `volume` and `transactions`, from the rows
+ * of the period alone (an index range of the collection's rollups, and of its orders in the edge hours).
+ */
+export function periodSalesSql(p: Params, period: Period, now: Date, id: string): string {
+  const { start } = windows(period, now);
+  if (start === null) throw new Error('periodSalesSql: a sliding period');
+  const rows = salesRows(p, start, now, [start], (column) => `${column} = ${id}`);
+  return `(SELECT COALESCE(sum(s.volume), 0) AS volume, COALESCE(sum(s.sales), 0)::int AS transactions
+      FROM ${rows} WHERE s.at >= ${p.add(start)}::timestamptz)`;
 }
 
 /** An order that counts as a sale in the statistics (and in `collection_sales_hourly`): completed, native, not to its seller. */
