@@ -1,10 +1,8 @@
-import http from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { ChainSettings } from '../src/config';
 import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { startServer, TestServer } from './setup/server';
 import { subscribe } from './setup/subscriber';
+import { startReceiver } from './setup/webhook-receiver';
 import { testMetadataSettings } from './factories/metadata';
 
 /**
@@ -70,37 +68,18 @@ const tokenReadsDone = (collectionId: string) =>
     "the tokens' reads",
   );
 
-/** A local webhook receiver: the bodies it was sent. */
-async function startReceiver() {
-  const bodies: { type: string; data: Record<string, unknown> }[] = [];
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      res.writeHead(200).end();
-    });
-  });
-  receiver.listen(0, '127.0.0.1');
-  await once(receiver, 'listening');
-  return {
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
-  };
-}
-
 test("when a collection's royalty changes on chain, then its refresh writes collection.royalties_updated on the feed, GraphQL and a webhook, and a refresh that reads the same one writes nothing", async () => {
   const [, first, second] = node.accounts;
   const contract = await node.deploy('TestERC721Metadata');
   await node.write(contract, node.accounts[0], 'setDefaultRoyalty', [first, 250n]);
   const counted = await changesCounted('collection');
+  // Registered before the collection: the follower reads its royalty as soon as it is.
+  const receiver = await startReceiver();
+  const hook = await api.rest('POST', '/v1/webhooks', { url: receiver.url, event_types: ['collection.royalties_updated'] }, admin.key);
+  expect(hook.status).toBe(200);
   const created = await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID }, admin.key);
   expect(created.status).toBe(200);
   const id = created.body.id as string;
-  const receiver = await startReceiver();
-  const hook = await api.rest('POST', '/v1/webhooks', { url: receiver.url, collection_id: id, event_types: ['collection.royalties_updated'] }, admin.key);
-  expect(hook.status).toBe(200);
   try {
     // The first read: a royalty where none was known.
     await until(async () => (await api.rest('GET', collectionPath(contract))).body.fees, (f: unknown[]) => f.length > 0, "the collection's royalty");
@@ -123,8 +102,9 @@ test("when a collection's royalty changes on chain, then its refresh writes coll
     const gql = await api.gql(`query ($c: String) { events(collectionId: $c, types: ["collection.royalties_updated"]) { result { type data } } }`, { c: id });
     expect(gql.body.errors).toBeUndefined();
     expect(gql.body.data.events.result.map((e: { data: { royalties: Royalty[] } }) => e.data.royalties)).toEqual([royalty(first, 250), royalty(second, 500)]);
-    await until(async () => receiver.bodies.length, (n) => n === 2, 'the webhook deliveries', 30_000);
-    expect(receiver.bodies.map((b) => [b.type, b.data.royalties])).toEqual([
+    const delivered = () => receiver.bodies.map((b) => JSON.parse(b) as { type: string; data: { id: string; royalties: Royalty[] } }).filter((b) => b.data.id === id);
+    await until(async () => delivered().length, (n) => n === 2, 'the webhook deliveries', 30_000);
+    expect(delivered().map((b) => [b.type, b.data.royalties])).toEqual([
       ['collection.royalties_updated', royalty(first, 250)],
       ['collection.royalties_updated', royalty(second, 500)],
     ]);
