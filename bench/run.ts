@@ -78,6 +78,10 @@ const { values: opts } = parseArgs({
     'metadata-documents': { type: 'string', default: '10000' },
     'metadata-latency': { type: 'string', default: '50' },
     'metadata-read-rate': { type: 'string', default: '50' },
+    /** PostgreSQL: the fetch worker in a process of its own (METADATA_FETCH=on), the reads' process with METADATA_FETCH=off. */
+    'metadata-split': { type: 'boolean', default: false },
+    /** METADATA_CONCURRENCY and METADATA_HOST_CONCURRENCY of the worker (one host serves every document). */
+    'metadata-concurrency': { type: 'string', default: '64' },
     // The cost of traces: the workloads (--only) against this build with traces off and on (exporting
     // OTLP to a receiver in the bench) and the --baseline build, side by side in interleaved rounds.
     tracing: { type: 'boolean', default: false },
@@ -618,9 +622,12 @@ async function chainRow(dir: string, tag: string): Promise<Row> {
 
 /**
  * The metadata row (bench/metadata.ts): the tokenURI documents of a collection of --metadata-documents
- * tokens fetched by the gateway's worker (METADATA_CONCURRENCY and METADATA_HOST_CONCURRENCY 64, one host)
- * from a local server answering after --metadata-latency ms, and the p99 of reads at a fixed rate with the
- * worker idle and fetching. On a database of its own (`<--database>_metadata`, or .bench/metadata-data).
+ * tokens fetched by the gateway's worker (METADATA_CONCURRENCY and METADATA_HOST_CONCURRENCY
+ * --metadata-concurrency, one host) from a local server answering after --metadata-latency ms, and the p99 of
+ * reads at a fixed rate with the worker idle and fetching; the CPU per document of the worker's process and of
+ * the database's backends. With --metadata-split (PostgreSQL) the worker runs in a process of its own and the
+ * reads go to one with METADATA_FETCH=off. On a database of its own (`<--database>_metadata`, or
+ * .bench/metadata-data).
  */
 async function metadataRow(dir: string, tag: string): Promise<Row> {
   const documents = Number(opts['metadata-documents']);
@@ -658,39 +665,64 @@ async function metadataRow(dir: string, tag: string): Promise<Row> {
   const { key: adminKey } = await createApiKey(ds.manager, { address: addressOf('bench-admin'), role: ApiKeyRole.ADMIN, label: 'bench metadata' });
   await ds.destroy();
   await stop();
-  const { child, base } = await startServer(
-    { ...env, METADATA_ALLOW_PRIVATE: 'on', METADATA_CONCURRENCY: '64', METADATA_HOST_CONCURRENCY: '64', METADATA_POLL_MS: '200' },
-    Number(opts.pool),
-    dir,
-  );
+  const concurrency = opts['metadata-concurrency'];
+  const worker = { ...env, METADATA_ALLOW_PRIVATE: 'on', METADATA_CONCURRENCY: concurrency, METADATA_HOST_CONCURRENCY: concurrency, METADATA_POLL_MS: '200' };
+  const split = Boolean(opts['metadata-split'] && serverUrl);
+  if (opts['metadata-split'] && !serverUrl) log('--metadata-split needs DATABASE_URL (two processes on one database): one process');
+  const { child, base } = await startServer(split ? { ...env, METADATA_FETCH: 'off' } : worker, Number(opts.pool), dir);
+  const fetcher = split ? await startServer(worker, Number(opts.pool), dir) : undefined;
+  const workerPid = (fetcher ?? { child }).child.pid!;
+  const database = serverUrl ? new Client({ connectionString: url }) : undefined;
+  await database?.connect();
+  // The database's CPU: every backend of the bench's database (the gateway's pools) that runs on this machine.
+  const databaseCpu = async () => {
+    if (!database) return null;
+    const { rows } = await database.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    let total = 0;
+    for (const { pid } of rows) {
+      try {
+        total += cpuMs(pid);
+      } catch {
+        return null;
+      }
+    }
+    return total;
+  };
   try {
-    log(`running the metadata row (${documents} documents)${tag}`);
-    resetPeakRss(child.pid!);
+    log(`running the metadata row (${documents} documents${split ? ', the worker in a process of its own' : ''})${tag}`);
+    resetPeakRss(workerPid);
     const f = await benchMetadata(base, adminKey, {
       contract,
       documents,
       readRate: Number(opts['metadata-read-rate']),
       idleSeconds: Number(opts.duration),
       log,
+      workerBase: fetcher?.base,
+      cpu: async () => ({ worker: cpuMs(workerPid), database: await databaseCpu() }),
     });
     const ratio = f.idleP99Ms ? (f.busyP99Ms / f.idleP99Ms).toFixed(2) : '-';
+    const cpu = `CPU ms per document: worker ${f.workerCpuMsPerDocument ?? '-'}, database ${f.databaseCpuMsPerDocument ?? (serverUrl ? '-' : 'in the worker')}`;
     return {
       workload: `METADATA ${f.documents.toLocaleString('en')} documents, ${opts['metadata-latency']} ms each`,
-      door: `metadata worker${tag}`,
+      door: `metadata worker${split ? ' (own process)' : ''}${tag}`,
       reqPerSec: f.documentsPerSec,
       p50Ms: f.busyP50Ms,
       p99Ms: f.busyP99Ms,
       errors: f.readErrors,
-      peakRssMb: peakRssMb(child.pid!),
+      peakRssMb: peakRssMb(workerPid),
       sqlPerRequest: null,
       bytesPerResponse: null,
       note:
-        `documents/s (${f.seconds.toFixed(1)} s, ${f.fetched} recorded fetched, ${host.requests()} requests to the host); ` +
+        `documents/s (${f.seconds.toFixed(1)} s, ${f.fetched} recorded fetched, ${host.requests()} requests to the host, concurrency ${concurrency}); ${cpu}; ` +
         `p50/p99 of GET /v1/assets/{address}/{id} at ${opts['metadata-read-rate']}/s while fetching; idle p50 ${f.idleP50Ms}, p99 ${f.idleP99Ms} ms; p99 ratio ${ratio}; ${f.reads} reads`,
     };
   } finally {
-    child.kill('SIGTERM');
-    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    await database?.end();
+    for (const c of [child, fetcher?.child]) {
+      if (!c) continue;
+      c.kill('SIGTERM');
+      if (c.exitCode === null) await new Promise((resolve) => c.once('exit', resolve));
+    }
     await host.close();
     if (serverUrl) await adminQuery(`DROP DATABASE IF EXISTS ${opts.database}_metadata WITH (FORCE)`);
   }

@@ -44,6 +44,16 @@ async function registered(name: string) {
   return { contract, id: created.body.id as string, ownerKey, checkedBlock: created.body.owner_checked_block as number };
 }
 
+/** Once the follower has applied the head block and kept its hash: a reorg from here forks at or above it. */
+async function followerAtHead() {
+  const head = Number(await node.client.getBlockNumber());
+  await until(
+    () => api.ds.query('SELECT max(number)::int AS n FROM chain_blocks WHERE chain_id = $1', [CHAIN_ID]),
+    (rows: { n: number | null }[]) => (rows[0]?.n ?? -1) >= head,
+    'the follower to keep the head block',
+  );
+}
+
 /** The collection as the REST door reads it, once `done` holds. */
 const collectionWhen = (contract: string, done: (c: Record<string, unknown>) => boolean, what: string) =>
   until(async () => (await api.rest('GET', collectionPath(contract))).body, done, what);
@@ -134,6 +144,7 @@ test('when ownership is renounced on chain, then the collection says no_contract
 test('when a reorg orphans the block of an ownership transfer, then the claim goes back to the former owner, with reason reorg', async () => {
   const { contract, id, ownerKey } = await registered('Reorged owner');
   const [, , , carol] = node.accounts;
+  await followerAtHead();
   const fork = await node.rpc<string>('evm_snapshot');
   const tx = await node.write(contract, deployer(), 'transferOwnership', [carol]);
   await collectionWhen(contract, (c) => c.owner === carol, 'the claim to move to carol');
@@ -150,6 +161,70 @@ test('when a reorg orphans the block of an ownership transfer, then the claim go
     [deployer(), carol, tx, 'reorg'],
   ]);
   expect((await api.rest('PUT', collectionPath(contract), { name: 'Mine again' }, ownerKey.key)).status).toBe(200);
+});
+
+test("when a key wrote the collection after an ownership transfer that a reorg orphans, then its claim goes back with the transfer's, not at the next write", async () => {
+  const { contract, id, ownerKey } = await registered('Reorged after a write');
+  const [, , , carol] = node.accounts;
+  await followerAtHead();
+  const fork = await node.rpc<string>('evm_snapshot');
+  const tx = await node.write(contract, deployer(), 'transferOwnership', [carol]);
+  await collectionWhen(contract, (c) => c.owner === carol, 'the claim to move to carol');
+  // carol's write reads owner() again, at a block above the transfer's.
+  const carolKey = await api.key({ address: carol });
+  await node.mine(1);
+  const renamed = await api.rest('PUT', collectionPath(contract), { name: "Carol's" }, carolKey.key);
+  expect(renamed.status).toBe(200);
+  expect(renamed.body.owner_checked_block).toBeGreaterThan(Number(await blockOf(tx)));
+
+  expect(await node.rpc('evm_revert', [fork])).toBe(true);
+  await node.mine(4);
+  const back = await collectionWhen(contract, (c) => c.owner === deployer(), 'the claim back with the deployer');
+  expect(back).toMatchObject({ owner_verification: 'verified', contract_owner: deployer() });
+  const feed = await api.rest('GET', `/v1/events?collection_id=${id}&types=collection.claimed`);
+  expect(feed.body.result.map((e: { data: Record<string, unknown> }) => [e.data.owner, e.data.previous_owner, e.data.transaction_hash, e.data.reason ?? null])).toEqual([
+    [carol, deployer(), tx, null],
+    [deployer(), carol, tx, 'reorg'],
+  ]);
+  // Both doors: carol's key no longer speaks for it, the deployer's does.
+  expect((await api.rest('PUT', collectionPath(contract), { name: 'Still carol' }, carolKey.key)).status).toBe(403);
+  const refusedGql = await api.gql(UPDATE, { id: contract, chainId: CHAIN_ID, input: { name: 'Still carol' } }, carolKey.key);
+  expect(refusedGql.body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+  expect((await api.gql(UPDATE, { id: contract, chainId: CHAIN_ID, input: { name: 'Mine again' } }, ownerKey.key)).body.data.updateCollection).toMatchObject({
+    owner: deployer(),
+  });
+});
+
+test('when a collection was registered with an owner() that a reorg orphans, then the claim passes to the owner() of the fork block, with reason reorg', async () => {
+  const contract = await node.deploy('TestERC721Owned');
+  const [, erin] = node.accounts;
+  // A collection the follower follows, so that it applies (and keeps) the head block before the snapshot.
+  await registered('Followed beside');
+  await followerAtHead();
+  const fork = await node.rpc<string>('evm_snapshot');
+  const forkBlock = await node.client.getBlockNumber();
+  await node.write(contract, deployer(), 'transferOwnership', [erin]);
+  const erinKey = await api.key({ address: erin });
+  const created = await api.rest('POST', '/v1/collections', { contract_address: contract, chain_id: CHAIN_ID, name: 'Registered above the fork' }, erinKey.key);
+  expect(created.body).toMatchObject({ owner: erin, owner_verification: 'verified', contract_owner: erin });
+  // The follower reads the contract's logs: the transfer is below the block owner() was read at, so nothing moves.
+  const head = Number(await node.client.getBlockNumber());
+  await until(
+    () => api.ds.query('SELECT synced_block::int AS synced FROM chain_collection_sync WHERE collection_id = $1', [created.body.id]),
+    (rows: { synced: number }[]) => rows[0]?.synced >= head,
+    'the follower to reach the head',
+  );
+
+  expect(await node.rpc('evm_revert', [fork])).toBe(true);
+  await node.mine(4);
+  const back = await collectionWhen(contract, (c) => c.owner === deployer(), "the claim with the fork block's owner()");
+  expect(back).toMatchObject({ owner_verification: 'verified', contract_owner: deployer() });
+  expect(BigInt(back.owner_checked_block as number)).toBeLessThanOrEqual(forkBlock);
+  const feed = await api.rest('GET', `/v1/events?collection_id=${created.body.id}&types=collection.claimed`);
+  expect(feed.body.result.map((e: { data: Record<string, unknown> }) => [e.data.owner, e.data.previous_owner, e.data.reason, e.data.fork_block])).toEqual([
+    [deployer(), erin, 'reorg', expect.any(String)],
+  ]);
+  expect((await api.rest('PUT', collectionPath(contract), { name: "Erin's" }, erinKey.key)).status).toBe(403);
 });
 
 test("when a collection was registered first come (unverified), then the follower leaves its claim to the next write, and a squatter's key cannot write its assets", async () => {

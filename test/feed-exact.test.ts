@@ -1,10 +1,8 @@
-import http from 'node:http';
-import { once } from 'node:events';
-import { AddressInfo } from 'node:net';
 import { routes } from '../src/app/rest/v1/routes';
 import { openWindow } from './factories/market';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { subscribe } from './setup/subscriber';
+import { startReceiver } from './setup/webhook-receiver';
 
 /** Prices a double cannot hold: a listing's beyond 2^53 with 18 decimals, a sale's a wei above 0.1. */
 const FIRST_PRICE = '1.000000000000000001';
@@ -53,26 +51,6 @@ async function restExact(method: string, path: string, body?: unknown, key?: str
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return { status: res.status, body: parseExact(text) };
-}
-
-/** A loopback receiver of webhook deliveries, keeping each body as sent. */
-async function startReceiver() {
-  const bodies: string[] = [];
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(200).end();
-    });
-  });
-  receiver.listen(0, '127.0.0.1');
-  await once(receiver, 'listening');
-  return {
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
-  };
 }
 
 async function until(condition: () => boolean, what: string, ms = 15_000): Promise<void> {

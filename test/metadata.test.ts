@@ -2,6 +2,9 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { MetadataSettings } from '../src/config';
 import { MetadataWorker } from '../src/modules/metadata/metadata.worker';
+import { Claimed, Outcome, recordOutcomes } from '../src/modules/metadata/metadata.queue';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { updateReturning } from '../src/common/sql';
 import { exclusive } from './setup/exclusive';
 import { testMetadataSettings } from './factories/metadata';
 import { randomAddress, startServer, TestServer } from './setup/server';
@@ -395,6 +398,69 @@ describe('many outcomes at once', () => {
     );
     expect(events).toEqual(Array(good.length).fill({ n: 1 }));
   }, 90_000);
+});
+
+describe('outcomes recorded in batches', () => {
+  const original = PostgresQueryRunner.prototype.query;
+  /** `count` assets of a collection of their own with a tokenURI each, claimed as a worker claims them (no worker runs meanwhile). */
+  async function claimed(count: number): Promise<Claimed[]> {
+    const own = (await server.rest('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, owner.key)).body;
+    for (let i = 0; i < count; i += 1) await createWithUri(`${host.url}/good/counted${count}x${i}`, {}, own);
+    return updateReturning<Claimed>(
+      server.ds,
+      `UPDATE asset_metadata_queue q SET lease_token = gen_random_uuid(), lease_until = now() + interval '1 hour', attempts = q.attempts + 1
+       FROM assets a WHERE a.id = q.asset_id AND a.collection_id = $1
+       RETURNING q.asset_id AS "assetId", q.source_url AS "sourceUrl", q.host_key AS "hostKey", q.attempts, q.document_hash AS "documentHash", q.lease_token AS token, q.traceparent`,
+      [own.id],
+    );
+  }
+
+  /** Documents for the first half, a retry and a final failure for the others; the statements recording them sent, by what they touch. */
+  async function recordCounted(claims: Claimed[]) {
+    const outcomes: Outcome[] = claims.map((claim, i) =>
+      i < claims.length / 2
+        ? { claim, document: goodDocument(`counted${i}`), from: claim.sourceUrl }
+        : { claim, error: 'the host answered 503', retryAt: i % 2 ? new Date(Date.now() + 60_000) : null },
+    );
+    // Every statement a query runner of this process sends while they are recorded (no worker runs).
+    const sent: string[] = [];
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(function (this: PostgresQueryRunner, ...args: Parameters<PostgresQueryRunner['query']>) {
+      sent.push(args[0]);
+      return original.apply(this, args);
+    });
+    try {
+      await recordOutcomes(server.ds, outcomes);
+    } finally {
+      spy.mockRestore();
+    }
+    const touching = (pattern: RegExp) => sent.filter((text) => pattern.test(text)).length;
+    return { queue: touching(/asset_metadata_queue/), traits: touching(/asset_traits/), events: touching(/INSERT INTO events/) };
+  }
+
+  it('when 4 or 24 fetches end together, then their outcomes are written by the same statements, whatever their number', async () => {
+    await worker.stop();
+    try {
+      const few = await claimed(4);
+      const many = await claimed(24);
+      const fewSent = await recordCounted(few);
+      const manySent = await recordCounted(many);
+      expect(manySent).toEqual(fewSent);
+      // The queue rows locked, the failures' rows and the documents' rows; the traits once; the events once.
+      expect(fewSent).toEqual({ queue: 3, traits: 1, events: 1 });
+      const states: { state: string; n: number }[] = await server.ds.query(
+        `SELECT q.state, count(*)::int AS n FROM asset_metadata_queue q WHERE q.asset_id = ANY($1::uuid[]) GROUP BY q.state ORDER BY q.state`,
+        [many.map((c) => c.assetId)],
+      );
+      expect(states).toEqual([
+        { state: 'failed', n: 6 },
+        { state: 'fetched', n: 12 },
+        { state: 'pending', n: 6 },
+      ]);
+      expect(await metadataEvents(many[0].assetId)).toBe(1);
+    } finally {
+      worker = new MetadataWorker(server.ds, settings(host));
+    }
+  });
 });
 
 describe('/metrics', () => {

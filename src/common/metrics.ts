@@ -160,6 +160,13 @@ export const chainReorgs = new Counter({
   registers: [metricsRegistry],
 });
 
+export const chainRoyaltiesChanged = new Counter({
+  name: 'gateway_chain_royalties_changed_total',
+  help: 'ERC-2981 royalties read on chain by this process\'s follower that differ from the last read, by subject: collection (its contract\'s royalty) or asset (a token\'s own); counted at commit, one per collection.royalties_updated or asset.royalties_updated',
+  labelNames: ['chain_id', 'subject'] as const,
+  registers: [metricsRegistry],
+});
+
 export const chainStepErrors = new Counter({
   name: 'gateway_chain_step_errors_total',
   help: 'Failed steps of this process\'s follower (retried a second later)',

@@ -11,6 +11,8 @@ import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenRead } from '
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
+import { claimsCheckedAbove, OwnersAtFork } from './chain.ownership';
+import { OWNER_FUNCTION, ZERO_ADDRESS } from './chain.owner';
 
 import { viem } from '../../common/eip712';
 import { tracedTransport, unanswered } from './chain.viem';
@@ -311,7 +313,7 @@ export class ChainFollower {
     );
     const fork = await this.forkBelow(head);
     if (fork !== null) {
-      const undone = await rollBackChain(this.ds, chainId, fork);
+      const undone = await rollBackChain(this.ds, chainId, fork, await this.ownersAt(fork));
       chainReorgs.inc(labels);
       logger.warn('reorg: the applied blocks above the fork are rolled back', { chainId, forkBlock: fork.toString(), transfersUndone: undone });
     }
@@ -387,6 +389,31 @@ export class ChainFollower {
     // Dropped unread, its failure is nobody's.
     read.catch(() => undefined);
     this.ahead = { key: plan.key, read };
+  }
+
+  /**
+   * owner() at the fork block of the collections whose claim was decided above it (chain.ownership.ts), read
+   * before the rollback's transaction, in one batch: a contract that reverts or answers the zero address has
+   * none (null). A read the node did not answer fails the step, which finds the reorg again and retries.
+   */
+  private async ownersAt(fork: bigint): Promise<OwnersAtFork> {
+    const collections = await claimsCheckedAbove(this.ds, this.chain.chainId, fork);
+    const { parseAbi } = viem();
+    const abi = parseAbi([OWNER_FUNCTION]);
+    const reads = await Promise.allSettled(
+      collections.map((c) => this.batchClient.readContract({ address: c.contractAddress as `0x${string}`, abi, functionName: 'owner', blockNumber: fork })),
+    );
+    return new Map(
+      collections.map((c, i): [string, string | null] => {
+        const read = reads[i];
+        if (read.status === 'rejected') {
+          if (unanswered(read.reason)) throw read.reason instanceof Error ? read.reason : new Error(String(read.reason));
+          return [c.id, null];
+        }
+        const owner = read.value.toLowerCase();
+        return [c.id, owner === ZERO_ADDRESS ? null : owner];
+      }),
+    );
   }
 
   /**

@@ -8,8 +8,8 @@ import { tracedTransport, unanswered } from './chain.viem';
 
 type Viem = typeof import('viem');
 
-const OWNER_FUNCTION = 'function owner() view returns (address)';
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+export const OWNER_FUNCTION = 'function owner() view returns (address)';
+export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /** How long a request waits for the node's answer to owner() before it is a 503. */
 const OWNER_READ_TIMEOUT_MS = 5000;
 

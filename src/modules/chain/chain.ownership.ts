@@ -9,8 +9,8 @@ import { OwnerVerification } from '../collection/collection.entity';
  * eth_getLogs) and moves each collection's claim in the step that applies the log: the new owner's key speaks
  * for it (`verified`), or nobody's when ownership was renounced (`no_contract_owner`, the owner stays). Only a
  * claim checked on chain moves (`verified` or `no_contract_owner`), and only for a log above the block it was
- * checked at (`owner_checked_block`): owner() read at a later block already said what the log says. A reorg puts
- * back the claims its undone logs replaced.
+ * checked at (`owner_checked_block`): owner() read at a later block already said what the log says. A reorg gives
+ * every claim decided above its fork (by a log or by a write's owner() read) the claim owner() at the fork block says.
  */
 
 /** keccak256("OwnershipTransferred(address,address)"): both arguments indexed. */
@@ -134,19 +134,55 @@ export async function applyOwnershipLogs(
 }
 
 /**
- * A reorg, inside rollBackChain's transaction: the ownership logs above the fork are forgotten, and each
- * collection they moved gets back the claim the oldest of them replaced, unless its claim was checked again
- * since (its owner_checked_block is no longer the newest undone log's: a write read owner() anew). Its event
- * carries the undone log and `reason: reorg`.
+ * The collections of a chain whose claim was decided above `forkBlock` (owner() read, or a log applied, at a
+ * block a reorg orphans): a reorg reads their owner() at the fork block (ownersAtFork) before it rolls back.
  */
-export async function rollBackOwnershipLogs(m: EntityManager, events: EventLog, chainId: string, forkBlock: bigint, now: Date): Promise<void> {
+export async function claimsCheckedAbove(q: Pick<EntityManager, 'query'>, chainId: string, forkBlock: bigint): Promise<{ id: string; contractAddress: string }[]> {
+  return q.query(
+    `SELECT id, contract_address AS "contractAddress" FROM collections
+     WHERE chain_id = $1 AND owner_verification <> 'unverified' AND owner_checked_block > $2 ORDER BY id`,
+    [chainId, forkBlock.toString()],
+  );
+}
+
+/** The contract's owner() at the fork block, for a collection whose claim a reorg judges again (null: none, or renounced). */
+export type OwnersAtFork = ReadonlyMap<string, string | null>;
+
+/**
+ * The claim a collection decided above the fork gets back. With its owner() at the fork block: the claim the
+ * oldest undone log replaced when it was checked at or below the fork and says that same owner(); otherwise
+ * that owner()'s (the claim kept by a key proven for it, `no_contract_owner` when none), checked at the fork
+ * block, so the new branch's logs above it move it again. Without a read (a caller that has none): the claim
+ * the oldest undone log replaced, unless a write read owner() since the newest. Null: nothing to restore.
+ */
+function claimAtFork(claim: Claim, forkBlock: bigint, undone: { before: Claim; newestBlock: string } | undefined, read: { owner: string | null } | undefined): Claim | null {
+  if (!read) return undone && claim.ownerCheckedBlock === undone.newestBlock ? undone.before : null;
+  const owner = read.owner;
+  const before = undone?.before;
+  const beforeFork = before && (before.ownerCheckedBlock === null || BigInt(before.ownerCheckedBlock) <= forkBlock);
+  const says = (c: Claim) =>
+    owner === null ? c.ownerVerification === OwnerVerification.NO_CONTRACT_OWNER : c.ownerVerification === OwnerVerification.VERIFIED && c.contractOwner === owner;
+  if (before && beforeFork && says(before)) return before;
+  const block = forkBlock.toString();
+  if (owner === null) return { owner: claim.owner, ownerVerification: OwnerVerification.NO_CONTRACT_OWNER, contractOwner: null, ownerCheckedBlock: block };
+  if (says(claim)) return { ...claim, ownerCheckedBlock: block };
+  return { owner, ownerVerification: OwnerVerification.VERIFIED, contractOwner: owner, ownerCheckedBlock: block };
+}
+
+/**
+ * A reorg, inside rollBackChain's transaction: the ownership logs above the fork are forgotten, and each
+ * collection whose claim was decided above the fork (a log applied, or owner() read by a write, at an orphaned
+ * block) gets the claim the fork block says (claimAtFork, from `ownersAtFork`, read before the transaction).
+ * A claim checked again at or below the fork meanwhile (a write after the reorg) is left as it is. Its event
+ * carries the undone log (or the fork block) and `reason: reorg`.
+ */
+export async function rollBackOwnershipLogs(m: EntityManager, events: EventLog, chainId: string, forkBlock: bigint, now: Date, ownersAtFork: OwnersAtFork): Promise<void> {
   const undone = await updateReturning<{ collectionId: string; blockNumber: string; txHash: string; logIndex: number; before: Record<string, string | null> }>(
     m,
     `DELETE FROM chain_ownership_transfers WHERE chain_id = $1 AND block_number > $2
      RETURNING collection_id AS "collectionId", block_number::text AS "blockNumber", tx_hash AS "txHash", log_index AS "logIndex", claim_before AS before`,
     [chainId, forkBlock.toString()],
   );
-  if (!undone.length) return;
   // Oldest first: the first undone log of a collection replaced the claim to restore, the last set the claim it has.
   undone.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : BigInt(a.blockNumber) < BigInt(b.blockNumber) ? -1 : 1));
   const byCollection = new Map<string, { oldest: (typeof undone)[number]; newest: (typeof undone)[number] }>();
@@ -154,20 +190,23 @@ export async function rollBackOwnershipLogs(m: EntityManager, events: EventLog, 
     const seen = byCollection.get(u.collectionId);
     byCollection.set(u.collectionId, { oldest: seen?.oldest ?? u, newest: u });
   }
-  for (const [collectionId, { oldest, newest }] of [...byCollection].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const collectionId of [...new Set([...byCollection.keys(), ...ownersAtFork.keys()])].sort()) {
     const [claim]: Claim[] = await m.query(`SELECT ${CLAIM_COLUMNS} FROM collections WHERE id = $1 FOR UPDATE`, [collectionId]);
-    if (!claim || claim.ownerCheckedBlock !== newest.blockNumber) continue;
-    const b = oldest.before;
-    const restored: Claim = {
-      owner: b.owner!,
-      ownerVerification: b.owner_verification as OwnerVerification,
-      contractOwner: b.contract_owner,
-      ownerCheckedBlock: b.owner_checked_block,
-    };
+    if (!claim || claim.ownerCheckedBlock === null || BigInt(claim.ownerCheckedBlock) <= forkBlock) continue;
+    const logs = byCollection.get(collectionId);
+    const b = logs?.oldest.before;
+    const before = b && { owner: b.owner!, ownerVerification: b.owner_verification as OwnerVerification, contractOwner: b.contract_owner, ownerCheckedBlock: b.owner_checked_block };
+    const read = ownersAtFork.has(collectionId) ? { owner: ownersAtFork.get(collectionId) ?? null } : undefined;
+    const restored = claimAtFork(claim, forkBlock, before && logs ? { before, newestBlock: logs.newest.blockNumber } : undefined, read);
+    if (!restored) continue;
+    const checkedAt = restored === before ? b!.owner_checked_at : now;
     await m.query(
       `UPDATE collections SET owner = $2, owner_verification = $3, contract_owner = $4, owner_checked_block = $5, owner_checked_at = $6, updated_at = $7 WHERE id = $1`,
-      [collectionId, restored.owner, restored.ownerVerification, restored.contractOwner, restored.ownerCheckedBlock, b.owner_checked_at, now],
+      [collectionId, restored.owner, restored.ownerVerification, restored.contractOwner, restored.ownerCheckedBlock, checkedAt, now],
     );
-    addClaimEvent(events, collectionId, claim, restored, { block_number: newest.blockNumber, transaction_hash: newest.txHash, log_index: newest.logIndex, reason: 'reorg' });
+    const cause = logs
+      ? { block_number: logs.newest.blockNumber, transaction_hash: logs.newest.txHash, log_index: logs.newest.logIndex }
+      : { fork_block: forkBlock.toString() };
+    addClaimEvent(events, collectionId, claim, restored, { ...cause, reason: 'reorg' });
   }
 }

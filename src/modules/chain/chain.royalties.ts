@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { StoredFee } from '../collection/collection.entity';
+import { withEvents } from '../event/event.log';
+import { chainRoyaltiesChanged } from '../../common/metrics';
 
 /**
  * ERC-2981 (docs/chain.md, "Royalties"): the royalty a collection's contract declares. The follower reads it
@@ -38,10 +40,17 @@ export function royaltyFees(read: { receiver: string; amount: bigint } | null): 
   return [{ address: read.receiver.toLowerCase(), basisPoints: Number(bps > 10000n ? 10000n : bps) }];
 }
 
+/** A royalty as the royalty events carry it, in the API's words: `[{address, basis_points}]` (empty: none). */
+export function royaltiesAsApi(fees: StoredFee[] | null): { address: string; basis_points: number }[] {
+  return (fees ?? []).map((f) => ({ address: f.address, basis_points: f.basisPoints }));
+}
+
 /**
  * One round: the chain's collections whose royalty is due (never read, or refreshed), read by `read`, each
  * recorded: the royalty kept in chain_collection_royalties and shown as the collection's fees when its owner set
- * none (its fees are empty, or are the royalty shown before). Returns how many were recorded.
+ * none (its fees are empty, or are the royalty shown before); one that differs from the last read (none before
+ * the first) writes `collection.royalties_updated` and counts in gateway_chain_royalties_changed_total. Returns
+ * how many were recorded.
  */
 export async function readDueRoyalties(ds: DataSource, chainId: string, read: (due: DueRoyalty[]) => Promise<RoyaltyRead[]>): Promise<number> {
   const rows: { collectionId: string; contractAddress: string; tokenId: string }[] = await ds.query(
@@ -58,17 +67,29 @@ export async function readDueRoyalties(ds: DataSource, chainId: string, read: (d
     const got = reads[i];
     if (got === undefined) continue;
     const fees = JSON.stringify(royaltyFees(got));
-    await ds.query(
-      `WITH prev AS (
-         SELECT c.id, (COALESCE(r.shown, false) OR c.fees = '[]'::jsonb) AS show
-         FROM collections c LEFT JOIN chain_collection_royalties r ON r.collection_id = c.id WHERE c.id = $1 FOR UPDATE OF c),
-       shown AS (UPDATE collections c SET fees = $3::jsonb, updated_at = now() FROM prev
-                 WHERE c.id = prev.id AND prev.show AND c.fees IS DISTINCT FROM $3::jsonb RETURNING c.id)
-       INSERT INTO chain_collection_royalties (collection_id, due, supported, fees, shown, read_at)
-       SELECT id, false, $2, $3::jsonb, show AND $3::jsonb <> '[]'::jsonb, now() FROM prev
-       ON CONFLICT (collection_id) DO UPDATE SET due = false, supported = excluded.supported, fees = excluded.fees, shown = excluded.shown, read_at = now()`,
-      [row.collectionId, got !== null, fees],
-    );
+    await withEvents(ds, async (m, events) => {
+      // The royalty as last read (none before the first read), to tell a change: its event and metric.
+      const [kept]: { before: StoredFee[]; changed: boolean }[] = await m.query(
+        `WITH prev AS (
+           SELECT c.id, (COALESCE(r.shown, false) OR c.fees = '[]'::jsonb) AS show, COALESCE(r.fees, '[]'::jsonb) AS last_read
+           FROM collections c LEFT JOIN chain_collection_royalties r ON r.collection_id = c.id WHERE c.id = $1 FOR UPDATE OF c),
+         shown AS (UPDATE collections c SET fees = $3::jsonb, updated_at = now() FROM prev
+                   WHERE c.id = prev.id AND prev.show AND c.fees IS DISTINCT FROM $3::jsonb RETURNING c.id),
+         stored AS (
+           INSERT INTO chain_collection_royalties (collection_id, due, supported, fees, shown, read_at)
+           SELECT id, false, $2, $3::jsonb, show AND $3::jsonb <> '[]'::jsonb, now() FROM prev
+           ON CONFLICT (collection_id) DO UPDATE SET due = false, supported = excluded.supported, fees = excluded.fees, shown = excluded.shown, read_at = now()
+           RETURNING 1)
+         SELECT last_read AS before, last_read <> $3::jsonb AS changed FROM prev`,
+        [row.collectionId, got !== null, fees],
+      );
+      if (!kept?.changed) return;
+      events.add('collection.royalties_updated', 'collection', row.collectionId, {
+        royalties: royaltiesAsApi(JSON.parse(fees) as StoredFee[]),
+        previous_royalties: royaltiesAsApi(kept.before),
+      });
+      events.afterCommit(() => chainRoyaltiesChanged.inc({ chain_id: chainId, subject: 'collection' }));
+    });
     // A token's own royalty is kept only where it differs from its collection's (chain.token-uris.ts): those
     // that now equal it show the collection's again. Apart from the statement above, which holds the collection.
     await ds.query(`UPDATE assets SET royalty_fees = NULL, updated_at = now() WHERE collection_id = $1 AND royalty_fees IS NOT NULL AND royalty_fees = $2::jsonb`, [

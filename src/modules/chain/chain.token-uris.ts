@@ -1,6 +1,9 @@
 import { DataSource } from 'typeorm';
+import type { StoredFee } from '../collection/collection.entity';
+import { withEvents } from '../event/event.log';
+import { chainRoyaltiesChanged } from '../../common/metrics';
 import { queuedNow, queueRowsSql } from '../metadata/metadata.queue';
-import { royaltyFees, RoyaltyRead } from './chain.royalties';
+import { royaltiesAsApi, royaltyFees, RoyaltyRead } from './chain.royalties';
 
 /** Tokens whose tokenURI one round reads: one JSON-RPC batch of eth_calls. */
 export const TOKEN_URI_BATCH = 200;
@@ -32,7 +35,8 @@ export interface TokenRead {
  * `metadata.token_uri` and its document queued for the metadata fetch (docs/metadata.md), and the tokens
  * read for good are taken off the list in the same statement. The token's ERC-2981 royalty, read with it, is
  * kept as the asset's `royalty_fees` where it differs from the collection's (null otherwise: the collection's
- * shows). Runs apart from the follower's steps, so a backfill of many mints is not held up by as many calls.
+ * shows); a token's own royalty set, changed or gone writes `asset.royalties_updated` and counts in
+ * gateway_chain_royalties_changed_total. Runs apart from the follower's steps, so a backfill of many mints is not held up by as many calls.
  * Returns how many tokens were taken off the list.
  */
 export async function readPendingTokenUris(ds: DataSource, chainId: string, read: (tokens: PendingToken[]) => Promise<TokenRead[]>): Promise<number> {
@@ -48,31 +52,42 @@ export async function readPendingTokenUris(ds: DataSource, chainId: string, read
   if (!done.length) return 0;
   // Assets a step holds are skipped (read again next round): waiting for it would slow the step, and
   // locking in another order than its id order could deadlock with it.
-  const [{ taken }]: { taken: number }[] = await ds.query(
-    `WITH locked AS (SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED),
-     taken AS (DELETE FROM chain_token_uris_pending p USING locked WHERE p.asset_id = locked.id RETURNING p.asset_id),
-     read AS (
-       SELECT k.id, k.uri, k.royalty_read,
-         CASE WHEN k.royalty IS NULL OR k.royalty = (SELECT r.fees FROM chain_collection_royalties r WHERE r.collection_id = a.collection_id) THEN NULL ELSE k.royalty END AS royalty,
-         a.royalty_fees AS before
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::jsonb[]) k(id, uri, royalty_read, royalty) JOIN assets a ON a.id = k.id
-       WHERE k.id IN (SELECT asset_id FROM taken)),
-     stored AS (
-       UPDATE assets a SET
-         metadata = CASE WHEN r.uri <> '' THEN a.metadata || jsonb_build_object('token_uri', r.uri) ELSE a.metadata END,
-         metadata_status = CASE WHEN r.uri <> '' THEN 'pending' ELSE a.metadata_status END,
-         royalty_fees = CASE WHEN r.royalty_read THEN r.royalty ELSE a.royalty_fees END, updated_at = now()
-       FROM read r WHERE a.id = r.id AND (r.uri <> '' OR (r.royalty_read AND r.royalty IS DISTINCT FROM r.before)) RETURNING a.id, r.uri),
-     queued AS (${queueRowsSql(`(SELECT id AS asset_id, uri FROM stored WHERE uri <> '')`)})
-     SELECT count(*)::int AS taken FROM taken`,
-    [
-      done.map((r) => r.id),
-      done.map((r) => r.uri ?? ''),
-      done.map((r) => r.royalty !== undefined),
-      // A token whose royaltyInfo reverted has none of its own: the collection's shows.
-      done.map((r) => (r.royalty ? JSON.stringify(royaltyFees(r.royalty)) : null)),
-    ],
-  );
+  const { taken } = await withEvents(ds, async (m, events) => {
+    const [result]: { taken: number; changed: { id: string; before: StoredFee[] | null; after: StoredFee[] | null; collection: StoredFee[] | null }[] }[] = await m.query(
+      `WITH locked AS (SELECT id FROM assets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED),
+       taken AS (DELETE FROM chain_token_uris_pending p USING locked WHERE p.asset_id = locked.id RETURNING p.asset_id),
+       read AS (
+         SELECT k.id, k.uri, k.royalty_read, CASE WHEN k.royalty IS NULL OR k.royalty = cr.fees THEN NULL ELSE k.royalty END AS royalty,
+           a.royalty_fees AS before, cr.fees AS collection
+         FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::jsonb[]) k(id, uri, royalty_read, royalty) JOIN assets a ON a.id = k.id
+           LEFT JOIN chain_collection_royalties cr ON cr.collection_id = a.collection_id
+         WHERE k.id IN (SELECT asset_id FROM taken)),
+       stored AS (
+         UPDATE assets a SET
+           metadata = CASE WHEN r.uri <> '' THEN a.metadata || jsonb_build_object('token_uri', r.uri) ELSE a.metadata END,
+           metadata_status = CASE WHEN r.uri <> '' THEN 'pending' ELSE a.metadata_status END,
+           royalty_fees = CASE WHEN r.royalty_read THEN r.royalty ELSE a.royalty_fees END, updated_at = now()
+         FROM read r WHERE a.id = r.id AND (r.uri <> '' OR (r.royalty_read AND r.royalty IS DISTINCT FROM r.before))
+         RETURNING a.id, r.uri, r.royalty_read AND r.royalty IS DISTINCT FROM r.before AS royalty_changed, r.before, r.royalty, r.collection),
+       queued AS (${queueRowsSql(`(SELECT id AS asset_id, uri FROM stored WHERE uri <> '')`)})
+       SELECT (SELECT count(*)::int FROM taken) AS taken,
+         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', id, 'before', before, 'after', royalty, 'collection', collection) ORDER BY id)
+                   FROM stored WHERE royalty_changed), '[]'::jsonb) AS changed`,
+      [
+        done.map((r) => r.id),
+        done.map((r) => r.uri ?? ''),
+        done.map((r) => r.royalty !== undefined),
+        // A token whose royaltyInfo reverted has none of its own: the collection's shows.
+        done.map((r) => (r.royalty ? JSON.stringify(royaltyFees(r.royalty)) : null)),
+      ],
+    );
+    // A token's own royalty set, changed or gone (its collection's shows again): what it declares now and before.
+    for (const c of result.changed) {
+      events.add('asset.royalties_updated', 'asset', c.id, { royalties: royaltiesAsApi(c.after ?? c.collection), previous_royalties: royaltiesAsApi(c.before ?? c.collection) });
+    }
+    if (result.changed.length) events.afterCommit(() => chainRoyaltiesChanged.inc({ chain_id: chainId, subject: 'asset' }, result.changed.length));
+    return result;
+  });
   if (taken) queuedNow();
   return taken;
 }

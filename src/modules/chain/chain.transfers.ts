@@ -8,7 +8,7 @@ import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivat
 import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
 import { MetadataUpdate, queueMetadataUpdates } from './chain.metadata-updates';
 import { ApprovalLog, applyApprovals, rollBackApprovals } from './chain.approvals';
-import { applyOwnershipLogs, OwnershipLog, rollBackOwnershipLogs } from './chain.ownership';
+import { applyOwnershipLogs, OwnershipLog, OwnersAtFork, rollBackOwnershipLogs } from './chain.ownership';
 
 /** Block hashes kept below the last applied block, to find where a reorg forked. */
 const KEPT_BLOCK_HASHES = 1024;
@@ -257,9 +257,10 @@ async function applyTransfers(m: EntityManager, events: EventLog, step: ChainSte
  * deleted when nothing else refers to it (no listing, offer, order or other transfer): its
  * `asset.transfer_reverted` says `removed: true`; one that something refers to stays, owned by the zero
  * address. The transfers, block hashes and positions above the fork are forgotten, so the next steps apply
- * the new branch. Returns how many transfers were undone.
+ * the new branch. The collections' claims decided above the fork take what `ownersAtFork` (owner() at the fork
+ * block, chain.ownership.ts) says. Returns how many transfers were undone.
  */
-export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: bigint): Promise<number> {
+export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: bigint, ownersAtFork: OwnersAtFork = new Map()): Promise<number> {
   return withEvents(ds, async (m, events) => {
     await withoutJit(m);
     const now = clock.now();
@@ -309,7 +310,7 @@ export async function rollBackChain(ds: DataSource, chainId: string, forkBlock: 
     }
     await unsettleByTransfers(m, events, chainId, orphaned, now);
     await rollBackApprovals(m, events, chainId, forkBlock, [...owners.keys()].filter((id) => !removedIds.has(id)), now);
-    await rollBackOwnershipLogs(m, events, chainId, forkBlock, now);
+    await rollBackOwnershipLogs(m, events, chainId, forkBlock, now, ownersAtFork);
     if (removedIds.size) {
       // The events about these assets are written with their rows as they are now, before the rows go.
       await events.flush(m);
