@@ -33,6 +33,13 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  TradeRangeIndexes1765760000300: async () => {
+    const names = (rows: { indexname: string }[]) => rows.map((r) => r.indexname).sort();
+    expect(names(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_orders_seller%' OR indexname LIKE 'ix_orders_buyer%'`))).toEqual([
+      'ix_orders_buyer',
+      'ix_orders_seller',
+    ]);
+  },
   TokenRoyalties1765750000001: async () => {
     expect(await columnsOf('assets')).not.toContain('royalty_fees');
   },

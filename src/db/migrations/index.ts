@@ -37,6 +37,7 @@ import { TokenOwnerTradeIndexes1765720000000 } from './1765720000000-token-owner
 import { AssetSorts1765730000000 } from './1765730000000-asset-sorts';
 import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
 import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
+import { TradeRangeIndexes1765760000300 } from './1765760000300-trade-range-indexes';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -79,4 +80,5 @@ export const migrations = [
   AssetSorts1765730000000,
   ChainOwnershipTransfers1765750000000,
   TokenRoyalties1765750000001,
+  TradeRangeIndexes1765760000300,
 ];

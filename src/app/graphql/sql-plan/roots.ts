@@ -135,7 +135,7 @@ export class Planner extends ObjectPlanner {
       b: Build,
       args: Record<string, unknown>,
       a: string,
-    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string; ranked?: SortKey } | undefined,
+    ) => { table?: string; where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string; ranked?: SortKey } | undefined,
     search = false,
   ): Omit<Root, 'key'> | undefined {
     // A search's page is read as rows: its count is a window over the candidates the ranking reads (page.ts).
@@ -158,7 +158,7 @@ export class Planner extends ObjectPlanner {
       // A search's cursor is of its ranking, as the resolvers write it.
       const pageArgs = filtered.ranked ? { ...args, orderBy: RELEVANCE } : args;
       return {
-        rows: { table: types.table, alias: a, where: filtered.where, sort, args: pageArgs, count: filtered.count, countAllRead: filtered.ranked !== undefined },
+        rows: { table: filtered.table ?? types.table, alias: a, where: filtered.where, sort, args: pageArgs, count: filtered.count, countAllRead: filtered.ranked !== undefined },
         filtered,
       };
     };
@@ -235,7 +235,7 @@ export class Planner extends ObjectPlanner {
     const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
     const types = { page: `${model.type}Page`, item: model.type, table: model.table!, sorts, sortTable: model.alias };
     return this.listRoot(field, node, types, (b, args, a) => {
-      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined;
+      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a, model.table) : undefined;
       if (!filtered) return undefined;
       const byFilter = filtered.given.length === 1 && filtered.given[0].names ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
       // Counted without reading the rows where the model keeps counts for the filters given.
