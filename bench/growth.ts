@@ -142,6 +142,12 @@ function variants(list: ListRoute, samples: Record<string, string>): Record<stri
   const path = list.spec.path;
   if (path === '/v1/assets') out.push({ status: 'listed', order_by: 'current_price', direction: 'asc' });
   if (path === '/v1/offers') out.push({ status: 'active', order_by: 'end_time', direction: 'asc' });
+  // Two ranges of an index each (issue #38): expired offers (none in the data set: every offer ends in 30 days)
+  // and an account's orders (sold or bought: the taker's purchases), first by default and by price.
+  if (path === '/v1/offers') out.push({ status: 'expired' }, { status: 'expired', order_by: 'price', direction: 'asc' });
+  if (path === '/v1/orders') out.push({ owner_id: samples.owner_id, order_by: 'price', direction: 'asc' });
+  // Counts within a price range (prices from 0.05 to 2 in both): a narrow range, one of nearly every row, and one of half of them.
+  if (path === '/v1/offers' || path === '/v1/orders') out.push({ max_price: '0.1' }, { min_price: '0.1' }, { min_price: '0.5', max_price: '1.5' });
   if (path === '/v1/statistics') {
     out.push({ period: '7d', order_by: 'floor_price' });
     out.push({ period: '30d', order_by: 'total_holders' });

@@ -7,7 +7,7 @@ import { edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf }
 import type { Edge } from './connection';
 import { BadRequestError } from './errors';
 import { stringProblem } from './limits';
-import { base64urlSql, isoSql, Params } from './sql';
+import { base64urlSql, isoSql, Params, unionOfRanges } from './sql';
 
 export enum SortDirection {
   ASC = 'asc',
@@ -330,17 +330,16 @@ export interface ListQuery {
    */
   pageFrom?: (where: string[], position: { after?: { value: unknown; id: string }; rows: number; direction: SortDirection }) => string;
   /**
-   * With `pageFrom`: the sources the counts read (as `sources`), made for the page's cursor, and only when
-   * the page counts: a source may leave out what the cursor's condition decides without it (a sort value
-   * computed only where a bound does not already tell which side of the cursor a row is on).
+   * Where the page's counts read the rows from instead of `from` (or `sources`), for the page's position:
+   * written only when the page counts (its parameters are added then); undefined: `from`. A FROM item whose
+   * rows are aliased as `from`'s, holding at least the rows counted, with the columns the list's conditions
+   * read. `kept`: the list has a kept count (`count`), so after a cursor only the rows up to it are counted
+   * (on a sort with nulls, after a null cursor, the later rows: all nulls): listed assets by current price
+   * read them through the price indexes as the page does (listing.sql.ts listedUpToSql). Else every matching
+   * row is counted (after the cursor, and all of them for `totalCount`): statistics by floor price price a
+   * floor only where the cursor's condition reads it and no bound tells which side of the cursor it is on.
    */
-  countSources?: (after?: { value: unknown; id: string }) => readonly string[];
-  /**
-   * With `count` on a sort with nulls (listed assets by current price): where the rows up to a cursor are
-   * counted from instead of `from`, as `pageFrom` restricts it (a relation that holds at least those rows,
-   * found by an index); after a cursor among the nulls (sorted last), the rows after it, which are all nulls.
-   */
-  countFrom?: (position: { after: { value: unknown; id: string }; direction: SortDirection }) => string;
+  countFrom?: (position: { after?: { value: unknown; id: string }; direction: SortDirection; kept: boolean }) => string | undefined;
 }
 
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
@@ -443,23 +442,33 @@ function countColumn(q: Directed, whereSql: string, position: Position, allRead 
   return allRead ? ', count(*) OVER () AS "__total"' : `, (SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"`;
 }
 
-/** The rows up to a cursor counted by a walk of the list's order as far as this many; more, by a count of them all. */
-const CURSOR_WALK = 10_000;
+/** Rows counted by a walk as far as this many; more, by a count of another kind. */
+export const COUNT_WALK = 10_000;
+
+/** The count of the rows `walk` selects (a SELECT, in the order to walk them) as far as `most` + 1 of them. */
+export const walkOf = (walk: string, most = COUNT_WALK): string => `(SELECT count(*) FROM (${walk} LIMIT ${most + 1}) w)`;
+
+/**
+ * The count of the rows `walk` selects (a SELECT, in the order to walk them), exact either way: by the walk
+ * itself when it reads at most COUNT_WALK rows, else `otherwise` (SQL of the same count, for when they are many).
+ */
+function walkedCount(walk: string, otherwise: string): string {
+  return `(CASE WHEN ${walkOf(walk)} <= ${COUNT_WALK} THEN ${walkOf(walk)} ELSE ${otherwise} END)`;
+}
 
 /**
  * The count of `rows` (a list's rows up to a cursor, a FROM item). By a walk of the list's index from the
- * cursor back to the list's start, for as far as CURSOR_WALK rows: a plain count let the planner guess from
+ * cursor back to the list's start, for as far as COUNT_WALK rows: a plain count let the planner guess from
  * the cursor's sort value alone, and where many rows share it (a batch of offers made in one statement) it
  * guessed every one of them and counted them by a scan of the table (1-1.7 s at 5,000,000 offers for page 10
  * of a chain's, the active and the ETH offers). The walk starts at the cursor, where the index finds it by
  * the whole (value, id): walked from the list's start, the scan stops only where the sort value passes the
- * cursor's, through every row that shares it (65 ms for 500,000 offers made together). Past CURSOR_WALK (a
+ * cursor's, through every row that shares it (65 ms for 500,000 offers made together). Past COUNT_WALK (a
  * cursor far down the list), all of them are counted.
  */
 function countUpTo(q: Directed, rows: string): string {
   const back = q.args.direction === SortDirection.ASC ? SortDirection.DESC : SortDirection.ASC;
-  const walk = `(SELECT count(*) FROM (SELECT 1 FROM ${rows} ORDER BY ${orderBySql(q.sort, q.idExpression, back)} LIMIT ${CURSOR_WALK + 1}) w)`;
-  return `(CASE WHEN ${walk} <= ${CURSOR_WALK} THEN ${walk} ELSE (SELECT count(*) FROM ${rows}) END)`;
+  return walkedCount(`SELECT 1 FROM ${rows} ORDER BY ${orderBySql(q.sort, q.idExpression, back)}`, `(SELECT count(*) FROM ${rows})`);
 }
 
 /**
@@ -472,9 +481,8 @@ function keptCount(q: Directed, position: Position): string | undefined {
   if (q.count === undefined) return undefined;
   const after = position.after;
   if (!after) return q.count;
-  if (!q.sort.nullable) return `(${q.count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
-  if (!q.countFrom) return undefined;
-  const from = q.countFrom({ after, direction: q.args.direction });
+  const from = q.countFrom?.({ after, direction: q.args.direction, kept: true });
+  if (from === undefined) return q.sort.nullable ? undefined : `(${q.count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
   // After a null, the later nulls, counted: at most the kept count, which is written for the request anyway
   // (PostgreSQL refuses a statement that leaves one of its parameters unused).
   return after.value === null
@@ -493,6 +501,13 @@ function totalColumns(q: Directed, whereSql: string, filterSql: string | undefin
   if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
   const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
   return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
+}
+
+/** The list as its counts read it when they count every matching row: from `countFrom`, when it answers (ListQuery.countFrom). */
+function counting(q: Directed, position: Position): Directed {
+  if (q.args.countRemaining === false || q.count !== undefined) return q;
+  const from = q.countFrom?.({ after: position.after, direction: q.args.direction, kept: false });
+  return from === undefined ? q : { ...q, from, sources: undefined };
 }
 
 /** LIMIT of a page: one row more when that row stands in for the count. */
@@ -524,10 +539,9 @@ function pageWhere(q: Directed, filters: string[], position: Position): { whereS
  * count of all matching rows from which `remaining` follows (when the request selects it).
  */
 export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Page<T>> {
-  const directedQuery = directed(query);
-  const position = decodePosition(directedQuery.args, directedQuery.orderBy, directedQuery.sort, directedQuery.idType);
-  const counts = directedQuery.countSources && directedQuery.args.countRemaining !== false;
-  const q = counts ? { ...directedQuery, sources: directedQuery.countSources!(position.after) } : directedQuery;
+  const q = directed(query);
+  const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
+  const c = counting(q, position);
   const { whereSql, filterSql } = pageWhere(q, q.where, position);
   const select = `SELECT ${q.columns}, ${sortColumn(q)}`;
   const limit = pageLimit(q);
@@ -538,18 +552,27 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
-      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(q, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
-      : `${select}${countColumn(q, whereSql, position, q.countAllRead)}${rest}`;
+      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(c, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      : `${select}${countColumn(c, whereSql, position, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);
 }
 
-/** How a row belongs to the parent `p` of fetchPagesByParent. */
-function parentCondition(parent: { column: string | readonly string[] } | { belongs: (p: string) => string }): string {
-  if ('belongs' in parent) return parent.belongs('p');
-  const columns = typeof parent.column === 'string' ? [parent.column] : parent.column;
-  const ofParent = columns.map((column) => `${column} = p.id`).join(' OR ');
-  return columns.length > 1 ? `(${ofParent})` : ofParent;
+type Parent = { column: string | readonly string[] } | { belongs: (p: string) => string };
+
+/**
+ * What the pages of fetchPagesByParent read for the parent `p`: `from` (the list's, of the row `row`) and how
+ * a row belongs to `p`; held by one of several columns (an order by its seller or its buyer), the union of a
+ * range per column (common/sql.ts unionOfRanges), each row once: the later columns' ranges leave out the rows
+ * an earlier column holds. An OR of the columns was one walk of the list's index (ix_orders_created) filtered by them.
+ */
+function ofParent(parent: Parent, from: string): { from: string; condition?: string } {
+  if ('belongs' in parent) return { from, condition: parent.belongs('p') };
+  if (typeof parent.column === 'string') return { from, condition: `${parent.column} = p.id` };
+  const columns = parent.column;
+  const row = columns[0].split('.')[0];
+  const ranges = columns.map((column, i) => [`${column} = p.id`, ...columns.slice(0, i).map((earlier) => `${earlier} <> p.id`)].join(' AND '));
+  return { from: `${unionOfRanges(from, row, ranges)} ${row}` };
 }
 
 /**
@@ -557,21 +580,25 @@ function parentCondition(parent: { column: string | readonly string[] } | { belo
  * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count. The
  * counts are made first, once per parent, in a materialized CTE: a count in a lateral join of its own
  * could be planned again per row of the pages, as fetchPage's could. `parent.column`: the column that
- * holds the parent's id; several: a row belongs to every parent any of them holds (an order to its
- * seller and its buyer). Or `parent.belongs`: how a row belongs to the parent's row `p`, whose key is
- * `p.id` (a read model's `pagesOf`).
+ * holds the parent's id; several (columns of `from`'s one row, none null): a row belongs to every parent
+ * any of them holds (an order to its seller and its buyer). Or `parent.belongs`: how a row belongs to the
+ * parent's row `p`, whose key is `p.id` (a read model's `pagesOf`).
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
   query: ListQuery,
-  parent: ({ column: string | readonly string[] } | { belongs: (p: string) => string }) & { ids: readonly string[]; sqlType: 'uuid' | 'text' },
+  parent: Parent & { ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
-  const q = directed(query);
+  const directedQuery = directed(query);
+  const belonging = ofParent(parent, directedQuery.from);
+  const q = { ...directedQuery, from: belonging.from };
   const position = decodePosition(q.args, q.orderBy, q.sort, q.idType);
   const ids = q.params.add(parent.ids);
-  const filters = [parentCondition(parent), ...q.where];
+  const filters = belonging.condition ? [belonging.condition, ...q.where] : q.where;
   const { whereSql, filterSql } = pageWhere(q, filters, position);
   if (q.sources) throw new Error('fetchPagesByParent reads one source');
+  if (q.pageFrom && !belonging.condition) throw new Error('fetchPagesByParent reads a page from pageFrom for a parent of one condition');
+  const c = counting(q, position);
   const parents = `unnest(${ids}::${parent.sqlType}[]) AS p(id)`;
   const limit = pageLimit(q);
   const offset = q.params.add(position.offset);
@@ -581,14 +608,14 @@ export async function fetchPagesByParent<T>(
   let sql: string;
   if (q.args.countRemaining === 'total') {
     sql =
-      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(q, whereSql, filterSql, position)} FROM ${parents}) ` +
+      `WITH p AS MATERIALIZED (SELECT p.id, ${totalColumns(c, whereSql, filterSql, position)} FROM ${parents}) ` +
       `SELECT x.*, p.id AS "__parent", p."__total"${filterSql === undefined ? '' : ', p."__all"'} FROM p ` +
       `LEFT JOIN LATERAL ${page('true AS "__in", ')} ON true`;
   } else {
     sql =
       (q.args.countRemaining === false
         ? `SELECT x.* FROM ${parents}`
-        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(q, whereSql, position)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
+        : `WITH p AS MATERIALIZED (SELECT p.id${countColumn(c, whereSql, position)} FROM ${parents}) SELECT x.*, p."__total" FROM p`) +
       ` CROSS JOIN LATERAL ${page('p.id AS "__parent", ')}`;
   }
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);

@@ -2,7 +2,7 @@ import { clock } from './clock';
 import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
 import type { ListQuery, PageArgs, SortKey } from './pagination';
-import { Params } from './sql';
+import { Params, unionOfRanges } from './sql';
 import { KeyedType, nodeIdSql } from './graphql/node';
 
 /**
@@ -90,6 +90,12 @@ export interface ReadFilter {
    * of walking the name indexes (common/name-search.ts).
    */
   bounds?: true;
+  /**
+   * Its rows as disjoint conditions over the row (their OR is `where`'s), each a range of an index, for a
+   * value whose `where` no one index serves (undefined: `where` does): a root list given it reads the union
+   * of its ranges (rootRows), each read by its index, instead of a walk of every row filtered by `where`.
+   */
+  ranges?: (s: SqlScope, row: string, value: any) => string[] | undefined;
 }
 
 /** Whether a given filter of `filters` leaves few rows (ReadFilter.bounds). */
@@ -283,6 +289,26 @@ export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filter
   for (const filter of filters) if ((args as Record<string, unknown>)[filter.arg] != null) for (const name of filter.joins ?? []) needed.add(name);
   const joins = Object.entries(model.joins ?? {}).filter(([name]) => needed.has(name));
   return [`${model.table!} ${row}`, ...joins.map(([name, join]) => join.sql(row, s.joined![name], s))].join(' ');
+}
+
+export interface RootRows {
+  table: string;
+  written: (filter: ReadFilter) => boolean;
+}
+
+/**
+ * What a root list reads as its row `row` for the given filters of `filters` (values in `args`): `table`, or,
+ * given a filter with `ranges` for its value (the first), the union of the table's rows in each range
+ * (common/sql.ts unionOfRanges), to be written before `row` as a table's name is; and whether a given filter
+ * is written as a condition (the ranged one is not: the union holds its rows alone).
+ */
+export function rootRows(table: string, filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): RootRows {
+  const given = args as Record<string, unknown>;
+  for (const filter of filters) {
+    const ranges = filter.ranges && given[filter.arg] != null ? filter.ranges(s, row, given[filter.arg]) : undefined;
+    if (ranges) return { table: unionOfRanges(`${table} ${row}`, row, ranges), written: (f) => f !== filter };
+  }
+  return { table, written: () => true };
 }
 
 /** The REST query parameter of a filter. */

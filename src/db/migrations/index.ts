@@ -38,6 +38,7 @@ import { AssetSorts1765730000000 } from './1765730000000-asset-sorts';
 import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-ownership-transfers';
 import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 import { CollectionSalesBounds1765760000000 } from './1765760000000-collection-sales-bounds';
+import { TradeRangeIndexes1765760000300 } from './1765760000300-trade-range-indexes';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -81,4 +82,5 @@ export const migrations = [
   ChainOwnershipTransfers1765750000000,
   TokenRoyalties1765750000001,
   CollectionSalesBounds1765760000000,
+  TradeRangeIndexes1765760000300,
 ];

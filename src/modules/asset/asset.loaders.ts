@@ -181,7 +181,7 @@ function listedByPrice(args: NestedAssetPageArgs, s: SqlScope, from: string, wal
     `${candidates} c CROSS JOIN LATERAL (SELECT * FROM assets t WHERE t.id = c.asset_id OFFSET 0) t ${activeListingJoin('t', 'l', s.now(), ' OFFSET 0')}`;
   return {
     pageFrom: (filters, { after, rows, direction }) => assetsOf(listedByPriceSql(s.p, { ...of(), direction, filters, after, rows, unlisted: !listedOnly })),
-    countFrom: ({ after, direction }) => (!listedOnly && after.value === null ? from : assetsOf(listedUpToSql(s.p, { ...of(), direction, after }))),
+    countFrom: ({ after, direction, kept }) => (!kept || !after ? undefined : !listedOnly && after.value === null ? from : assetsOf(listedUpToSql(s.p, { ...of(), direction, after }))),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { SqlScope } from '../../common/read-model';
+import { DeltaTable, foldDeltas } from '../../common/delta-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 
 /**
@@ -51,21 +52,15 @@ export function listedCountSql(s: SqlScope, f: ListedFilters): string {
   return `(${kept} - ${closedUnmarked} + ${markedOpen})`;
 }
 
-/** Deltas past which the expiry sweeper's loop folds them. */
-const COMPACT_PAST = 256;
-
 /**
- * Folds the deltas into one row per group, in one statement, reading only the groups of the collections the
- * deltas touch (and the market's). A reader sums the rows before or after it; deltas committed meanwhile are
- * not in its snapshot and stay; a second process at once skips the rows the first deleted (and does not see
- * the folded rows it wrote). Only past `past` deltas, so a quiet market writes nothing.
+ * The deltas, folded into one row per group by the expiry sweeper's loop (foldDeltas), reading only the groups
+ * of the collections the deltas touch (and the market's).
  */
-export async function compactListedAssetCounts(ds: DataSource, past = COMPACT_PAST): Promise<void> {
-  await ds.query(
-    `WITH touched AS (SELECT DISTINCT collection_id FROM listed_asset_counts WHERE NOT folded AND (SELECT count(*) FROM listed_asset_counts WHERE NOT folded) > $1),
-     gone AS (DELETE FROM listed_asset_counts k USING touched WHERE k.collection_id = touched.collection_id RETURNING k.*)
-     INSERT INTO listed_asset_counts (collection_id, chain_id, currency, swept, n, folded)
-     SELECT collection_id, chain_id, currency, swept, sum(n), true FROM gone GROUP BY collection_id, chain_id, currency, swept HAVING sum(n) <> 0`,
-    [past],
-  );
-}
+const LISTED_COUNT_DELTAS: DeltaTable = {
+  table: 'listed_asset_counts',
+  groups: ['collection_id', 'chain_id', 'currency', 'swept'],
+  marksFolded: true,
+  touched: 'collection_id',
+};
+
+export const compactListedAssetCounts = (ds: DataSource, past?: number): Promise<void> => foldDeltas(ds, LISTED_COUNT_DELTAS, past);

@@ -1,5 +1,5 @@
 import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
-import { countedSum, groupConditions } from '../trade/list-counts';
+import { countedSum, groupConditions, priceRangeCount } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currencyRelation } from '../currency/currency.read';
 import { collectionIdFilter } from '../collection/collection.read';
@@ -96,8 +96,16 @@ export const OFFER_READ: ReadModel = {
     // The offers that can buy the asset: its item offers and its collection's collection offers.
     'Asset.offers': assetOffersSql,
   },
-  count: { filters: ['status', 'kind', 'chainId', 'currency'], sql: (s, args) => offerCountSql(s, args) },
+  count: {
+    filters: ['status', 'kind', 'chainId', 'currency', 'minPrice', 'maxPrice'],
+    sql: (s, args) => priceRangeCount(s, 'offers', offerCountSql(s, args), (row) => offerConditions(s, row, args), args),
+  },
 };
+
+/** The conditions over an offer `row` of the counted filters of `args` but the price range (status, kind, chain, currency). */
+function offerConditions(s: SqlScope, row: string, args: Record<string, unknown>): string[] {
+  return [...(args.status != null ? [offerStatusIsSql(row, s.now(), args.status as string)] : []), ...groupConditions(s, row, args)];
+}
 
 /**
  * The count of the offers of the root list for `args` (status, kind, chain, currency), from trade_list_counts. The groups know the stored status and the sweeper's mark; an offer

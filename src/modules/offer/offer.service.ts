@@ -23,16 +23,21 @@ import { completeSales, selfTrade } from '../order/sale';
 import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offersByIds } from './offer.sql';
 import { OFFER_READ } from './offer.read';
-import { checkFilters, filterConditions, keptCountSql, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o`. */
 export const OFFER_SORTS = OFFER_READ.sorts as Record<OfferOrderBy, SortKey>;
 
-/** What a list of offers is: `from` (offers `o`, joined to whatever names their parent), and conditions on them. */
+/**
+ * What a list of offers is: `from` (offers `o`, joined to whatever names their parent), and conditions on them;
+ * `written`: which given filters are written as conditions (the root list's rows may be those of a filter's
+ * ranges already, rootRows), default every one.
+ */
 export interface OfferSource {
   from: string;
   where: string[];
+  written?: RootRows['written'];
 }
 
 /**
@@ -42,7 +47,7 @@ export interface OfferSource {
 export function offerListQuery(args: OfferPageArgs, s = sqlScope(), source: OfferSource = { from: 'offers o', where: [] }): ListQuery {
   checkFilters(OFFER_READ.filters, args);
   const columns = selectList(OFFER_READ, s);
-  const where = [...source.where, ...filterConditions(OFFER_READ.filters, s, 'o', args)];
+  const where = [...source.where, ...filterConditions(source.written ? OFFER_READ.filters.filter(source.written) : OFFER_READ.filters, s, 'o', args)];
   return { from: source.from, columns, idExpression: 'o.id', where, params: s.p, sort: OFFER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
@@ -54,11 +59,12 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   const chain = await chainCondition(ctx, s.p, 'o.chain_id', args.chainId);
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
-  where.push(...filterConditions(OFFER_READ.rootFilters, s, 'o', { ...args, collectionId }));
+  const rows = rootRows('offers', [...OFFER_READ.rootFilters, ...OFFER_READ.filters], s, 'o', args);
+  where.push(...filterConditions(OFFER_READ.rootFilters.filter(rows.written), s, 'o', { ...args, collectionId }));
   // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
-  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: 'offers o', where }), count });
+  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), count });
 }
 
 export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {

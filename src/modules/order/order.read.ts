@@ -1,5 +1,5 @@
 import { equalsFilter, priceRangeFilters, ReadModel } from '../../common/read-model';
-import { countedSum, groupConditions } from '../trade/list-counts';
+import { countedSum, groupConditions, priceRangeCount } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currencyRelation } from '../currency/currency.read';
 import { collectionIdFilter } from '../collection/collection.read';
@@ -53,6 +53,11 @@ export const ORDER_READ: ReadModel = {
         const o = s.p.add(owner);
         return `(${r}.seller = ${o} OR ${r}.buyer = ${o})`;
       },
+      // Its sales, then its purchases (of others): each a range of an index by seller or buyer (migration 1765760000300).
+      ranges: (s, r, owner: string) => {
+        const o = s.p.add(owner);
+        return [`${r}.seller = ${o}`, `${r}.buyer = ${o} AND ${r}.seller <> ${o}`];
+      },
     },
   ],
   sorts: {
@@ -64,12 +69,12 @@ export const ORDER_READ: ReadModel = {
     currency: currencyRelation((r) => `${r}.chain_id`),
   },
   pagesOf: {},
-  // From trade_list_counts.
+  // From trade_list_counts; within a price range, less the orders out of it (priceRangeCount).
   count: {
-    filters: ['status', 'chainId', 'currency'],
+    filters: ['status', 'chainId', 'currency', 'minPrice', 'maxPrice'],
     sql: (s, args) => {
-      const groups = groupConditions(s, 'k', args);
-      return countedSum('orders', args.status == null ? groups : [...groups, `k.status = ${s.p.add(args.status)}`]);
+      const of = (row: string) => [...groupConditions(s, row, args), ...(args.status == null ? [] : [`${row}.status = ${s.p.add(args.status)}`])];
+      return priceRangeCount(s, 'orders', countedSum('orders', of('k')), of, args);
     },
   },
 };

@@ -4,7 +4,7 @@ import { keyOf } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
-import { checkFilters, filterConditions, keptCountSql, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
 import { uuidOf } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
@@ -20,12 +20,13 @@ export async function ordersByIds(ds: DataSource, ids: readonly string[]): Promi
 
 /**
  * The list of orders with the filters every order list takes (order.read.ts), over `orders r` plus
- * `where`: the root list's and each relation's (an asset's, a collection's, an account's).
+ * `where`: the root list's and each relation's (an asset's, a collection's, an account's); the root list's
+ * rows as `root` says (rootRows: those of a filter's ranges).
  */
-export function orderListQuery(args: NestedOrderArgs, s = sqlScope(), where: string[] = []): ListQuery {
+export function orderListQuery(args: NestedOrderArgs, s = sqlScope(), where: string[] = [], root?: RootRows): ListQuery {
   checkFilters(ORDER_READ.filters, args);
-  const conditions = [...where, ...filterConditions(ORDER_READ.filters, s, 'r', args)];
-  return { from: 'orders r', columns: selectList(ORDER_READ, s), idExpression: 'r.id', where: conditions, params: s.p, sort: ORDER_SORTS[args.orderBy], orderBy: args.orderBy, args };
+  const conditions = [...where, ...filterConditions(root ? ORDER_READ.filters.filter(root.written) : ORDER_READ.filters, s, 'r', args)];
+  return { from: `${root?.table ?? 'orders'} r`, columns: selectList(ORDER_READ, s), idExpression: 'r.id', where: conditions, params: s.p, sort: ORDER_SORTS[args.orderBy], orderBy: args.orderBy, args };
 }
 
 export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Page<Order>> {
@@ -36,11 +37,12 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
   const chain = await chainCondition(ctx, s.p, 'r.chain_id', args.chainId);
   if (chain) where.push(chain);
   const collectionId = args.collectionId == null ? null : (await findCollectionByRef(ctx, args.collectionId)).id;
-  where.push(...filterConditions(ORDER_READ.rootFilters, s, 'r', { ...args, collectionId }));
+  const root = rootRows('orders', [...ORDER_READ.rootFilters, ...ORDER_READ.filters], s, 'r', args);
+  where.push(...filterConditions(ORDER_READ.rootFilters.filter(root.written), s, 'r', { ...args, collectionId }));
   // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(ORDER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
-  return fetchPage<Order>(ctx.ds, { ...orderListQuery(args, s, where), count });
+  return fetchPage<Order>(ctx.ds, { ...orderListQuery(args, s, where, root), count });
 }
 
 export async function getOrder(ctx: Context, id: string): Promise<Order> {

@@ -52,11 +52,11 @@ export interface FloorRankingArgs {
  *   their stored status stays active, the expiry sweeper only writes their events) come from an index by
  *   `floor_until` and are sorted.
  *
- * `countSources`: the same rows for the counts (`remaining`, `totalCount`), a floor priced only where the
+ * `countFrom`: the same rows for the counts (`remaining`, `totalCount`), a floor priced only where the
  * cursor's condition reads it and neither bound tells which side of the cursor it is on (the collections up
  * to the cursor, and those whose upper bound has expired).
  */
-export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<ListQuery, 'pageFrom' | 'countSources'>> {
+export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<ListQuery, 'pageFrom' | 'countFrom'>> {
   const { now, trend } = x;
   const live = ['f.floor_low IS NOT NULL', `f.floor_until > ${now}::timestamptz`];
   // `floor_high IS NOT NULL` (implied by a floor listing): the bounds' partial indexes are on it.
@@ -72,15 +72,13 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
   // Past a cursor (V, I) in (price, id), a collection whose (bound, id) is past it too is on the same side of
   // the cursor as its bound (its floor is at least the lower bound, at most the upper one): only the others
   // are priced. By price alone, a tie at V (a market whose floors are a few prices) priced every collection of the tie.
-  const countSources = (after?: { value: unknown; id: string }) => {
+  const countFrom: NonNullable<ListQuery['countFrom']> = ({ after }) => {
     const cursor = after && after.value !== null ? `(${p.add(after.value)}::numeric, ${p.add(after.id)}::uuid)` : undefined;
     const told = cursor
       ? [`WHEN (f.floor_low, f.collection_id) > ${cursor} THEN f.floor_low`, `WHEN ${bounded} AND (f.floor_high, f.collection_id) < ${cursor} THEN f.floor_high`]
       : [];
-    return [
-      `(SELECT f.collection_id AS id, CASE WHEN NOT (${live.join(' AND ')}) THEN NULL ${told.join(' ')} ELSE ${price} END AS floor_sort${trend ? `, ${trend.columns}` : ''}
-        FROM ${x.from.sql}${trend?.join ?? ''}${x.conditions.length ? ` WHERE ${x.conditions.join(' AND ')}` : ''}) t`,
-    ];
+    return `(SELECT f.collection_id AS id, CASE WHEN NOT (${live.join(' AND ')}) THEN NULL ${told.join(' ')} ELSE ${price} END AS floor_sort${trend ? `, ${trend.columns}` : ''}
+        FROM ${x.from.sql}${trend?.join ?? ''}${x.conditions.length ? ` WHERE ${x.conditions.join(' AND ')}` : ''}) t`;
   };
 
   const pageFrom: NonNullable<ListQuery['pageFrom']> = (filters, { after, rows: count, direction }) => {
@@ -124,5 +122,5 @@ export function floorRanking(p: Params, x: FloorRankingArgs): Required<Pick<List
     const branches = ['SELECT * FROM w', ...(asc ? [] : ['SELECT * FROM e']), reach, unpriced(['f.floor_low IS NULL']), unpriced(['f.floor_low IS NOT NULL', `f.floor_until <= ${now}::timestamptz`])];
     return `(WITH ${[walked, ...expired].join(', ')} ${branches.join(' UNION ALL ')}) t`;
   };
-  return { countSources, pageFrom };
+  return { countFrom, pageFrom };
 }

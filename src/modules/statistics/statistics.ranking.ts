@@ -36,13 +36,13 @@ import { Period, StatisticsOrderBy } from './statistics.types';
  * for trending ones only, only collections with a rollup in the trend window's hours are candidates.
  */
 export interface Ranking {
-  /** The page's rows (unless `pageFrom`) and its counts (unless `countSources`). */
+  /** The page's rows (unless `pageFrom`) and its counts (unless `countFrom`). */
   sources?: string[];
   /** The record's fields the sources give: the page keeps them as its ranking saw them. */
   fields: string[];
   /** Where the page's rows are read from, when not from `sources` (which the counts still read): ListQuery.pageFrom. */
   pageFrom?: ListQuery['pageFrom'];
-  countSources?: ListQuery['countSources'];
+  countFrom?: ListQuery['countFrom'];
 }
 
 interface RankingArgs {

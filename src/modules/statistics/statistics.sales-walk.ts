@@ -41,10 +41,10 @@ const COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
  *   an index range past the walk. A bound of 0 is exact: past the sellers the walk reads the others by id,
  *   as the page orders them.
  *
- * `countSources`: every collection's bound row (an index) for the counts; after a cursor (V, I), a collection
+ * `countFrom`: every collection's bound row (an index) for the counts; after a cursor (V, I), a collection
  * whose (bound, id) is below (V, I) is after it too, so only the others (those up to the cursor) are summed.
  */
-export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery, 'pageFrom' | 'countSources'>> {
+export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery, 'pageFrom' | 'countFrom'>> {
   const { start } = windows(x.period, x.now);
   const high = x.figure === 'volume' ? 'volume_high' : 'sales_high';
   const sort = x.figure === 'volume' ? { column: 'volume_sort', type: 'numeric' } : { column: '"totalTransactions"', type: 'integer' };
@@ -93,16 +93,17 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
     return `(WITH ${walked.join(', ')} ${[`SELECT ${COLUMNS} FROM w t`, reach, ...unbounded].join(' UNION ALL ')}) t`;
   };
 
-  const countSources = (after?: { value: unknown; id: string }) => {
+  const countFrom: NonNullable<ListQuery['countFrom']> = ({ after }) => {
     const exact = () => `(SELECT v.${x.figure === 'volume' ? 'volume' : 'transactions'} FROM ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v)`;
     const value = after
       ? `CASE WHEN (b.${high}, b.collection_id) < (${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid) THEN b.${high} ELSE ${exact()} END`
       : `b.${high}`;
     const [transactions, volume] = x.figure === 'volume' ? ['NULL::int', value] : [value, 'NULL::numeric'];
-    return [
+    const sources = [
       `(SELECT b.collection_id AS id, NULL::text AS volume, ${transactions} AS "totalTransactions", ${volume} AS volume_sort FROM collection_sales_bounds b WHERE ${ofPeriod([held])}) t`,
       ...x.unbounded.map((source) => `(SELECT ${COLUMNS} FROM ${source} WHERE NOT ${held}) t`),
     ];
+    return `(${sources.map((source) => `SELECT ${COLUMNS} FROM ${source}`).join(' UNION ALL ')}) t`;
   };
-  return { pageFrom, countSources };
+  return { pageFrom, countFrom };
 }

@@ -92,7 +92,7 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   const chain = await chainParam(ctx, p, args.chainId);
   const now = clock.now();
   const where = args.isTrending != null ? [`t."isTrending" = ${p.add(args.isTrending)}`] : [];
-  const { sources, fields, pageFrom, countSources } = ranking(p, {
+  const { sources, fields, pageFrom, countFrom } = ranking(p, {
     period,
     now,
     orderBy: args.orderBy,
@@ -104,7 +104,7 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     from: '',
     sources,
     pageFrom,
-    countSources,
+    countFrom,
     columns: ['t.id', ...fields.map((field) => `t."${field}"`)].join(', '),
     idExpression: 't.id',
     where,

@@ -1,5 +1,5 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
-import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, relatedModel, withJoins } from '../../../common/read-model';
+import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, relatedModel, rootRows, withJoins } from '../../../common/read-model';
 import { isPlainFirstPage, SortKey } from '../../../common/pagination';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
@@ -230,12 +230,13 @@ export class ObjectPlanner {
  * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a row named
  * otherwise than by its key (ReadFilter.names). Given a row's key, an empty page must be checked
  * (`checkEmpty`, `exists`): the resolvers answer an unknown row with an error. `id` adds its parameter when it is used.
+ * `rootTable`: a root list's table, read as rootRows says (`table`: the union of a filter's ranges, that filter then no condition).
  */
-export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string) {
+export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string, rootTable?: string) {
   if (filterProblems(filters, args).length) return undefined;
   const s = scopeOf(b);
-  const where: string[] = [];
   const given: ReadFilter[] = [];
+  const values = new Map<ReadFilter, unknown>();
   let named: { table: string; keyType: string; key: string } | undefined;
   for (const filter of filters) {
     let value = args[filter.arg];
@@ -248,12 +249,14 @@ export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: R
       named = { ...filter.names, key };
       value = key;
     }
-    where.push(filter.where!(s, a, value));
+    values.set(filter, value);
   }
-  if (named === undefined) return { where, given, checkEmpty: false, id: () => '', exists: undefined };
+  const root = rootTable === undefined ? undefined : rootRows(rootTable, filters, s, a, args);
+  const where = given.filter((filter) => !root || root.written(filter)).map((filter) => filter.where!(s, a, values.get(filter)));
+  if (named === undefined) return { table: root?.table, where, given, checkEmpty: false, id: () => '', exists: undefined };
   const { table, keyType, key } = named;
   const id = () => `${b.p.add(key)}::${keyType}`;
-  return { where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
+  return { table: root?.table, where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
 }
 
 /** The sorts of a model that plans read (fixedSort), by `orderBy` value, over the row `t` as page.ts reads them. */

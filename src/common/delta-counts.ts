@@ -1,0 +1,42 @@
+import type { DataSource } from 'typeorm';
+
+/**
+ * Counts kept as rows of deltas (issue #38: asset_counts, listed_asset_counts, trade_list_counts): triggers
+ * append each statement's change in the transaction that writes it, so writers never wait for each other,
+ * and readers sum the rows of a group. foldDeltas, from the expiry sweeper's loop, folds them into one row
+ * per group.
+ */
+export interface DeltaTable {
+  table: string;
+  /** The columns that make a group: one row each once folded. */
+  groups: readonly string[];
+  /** The table marks folded rows (`folded`): the deltas counted against `past` are the unmarked ones. */
+  marksFolded?: true;
+  /** Fold only the groups whose value of this column a delta past `past` has (a collection's), reading none of the others. */
+  touched?: string;
+}
+
+/** Deltas past which the expiry sweeper's loop folds them. */
+const FOLD_PAST = 256;
+
+/**
+ * Folds the deltas of `t` into one row per group, in one statement (atomic: a reader sums the rows before or
+ * after it; deltas committed meanwhile are not in its snapshot and stay), only past `past` deltas, so a quiet
+ * market writes nothing. Two processes at once: the second skips the rows the first deleted (and does not
+ * see the folded rows it wrote), so nothing is counted twice.
+ */
+export async function foldDeltas(ds: DataSource, t: DeltaTable, past = FOLD_PAST): Promise<void> {
+  const groups = t.groups.join(', ');
+  const deltas = t.marksFolded ? ['NOT folded'] : [];
+  const piledUp = `(SELECT count(*) FROM ${t.table}${deltas.map((c) => ` WHERE ${c}`).join('')}) > $1`;
+  const gone = t.touched
+    ? `touched AS (SELECT DISTINCT ${t.touched} FROM ${t.table} WHERE ${[...deltas, piledUp].join(' AND ')}),
+       gone AS (DELETE FROM ${t.table} k USING touched WHERE k.${t.touched} = touched.${t.touched} RETURNING k.*)`
+    : `gone AS (DELETE FROM ${t.table} WHERE ${piledUp} RETURNING *)`;
+  await ds.query(
+    `WITH ${gone}
+     INSERT INTO ${t.table} (${groups}, n${t.marksFolded ? ', folded' : ''})
+     SELECT ${groups}, sum(n)${t.marksFolded ? ', true' : ''} FROM gone GROUP BY ${groups} HAVING sum(n) <> 0`,
+    [past],
+  );
+}
