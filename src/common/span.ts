@@ -23,11 +23,19 @@ interface ParentSpan extends Span {
   instrumentationScope?: unknown;
 }
 
-/** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT), as the SDK reads it for its spans. */
-export function valueLengthLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT?.trim() || env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT?.trim();
-  const limit = raw ? Number(raw) : Number.NaN;
-  return Number.isFinite(limit) && limit >= 0 ? Math.floor(limit) : Infinity;
+/** The attribute limits of a span, as the SDK reads them for its own (OTEL_SPAN_ATTRIBUTE_*, else OTEL_ATTRIBUTE_*). */
+export interface AttributeLimits {
+  valueLength: number;
+  count: number;
+}
+
+export function attributeLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AttributeLimits {
+  const limit = (name: string, otherwise: number) => {
+    const raw = env[`OTEL_SPAN_${name}`]?.trim() || env[`OTEL_${name}`]?.trim();
+    const value = raw ? Number(raw) : Number.NaN;
+    return Number.isFinite(value) && value >= 0 ? Math.floor(value) : otherwise;
+  };
+  return { valueLength: limit('ATTRIBUTE_VALUE_LENGTH_LIMIT', Infinity), count: limit('ATTRIBUTE_COUNT_LIMIT', 128) };
 }
 
 const ID_BUFFER = Buffer.allocUnsafe(8);
@@ -60,7 +68,8 @@ export class ChildSpan implements Span {
   endTime: HrTime = [0, 0];
   status: SpanStatus = { code: SpanStatusCode.UNSET };
   ended = false;
-  readonly droppedAttributesCount = 0;
+  droppedAttributesCount = 0;
+  private attributeCount = 0;
   readonly droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
   private readonly context: SpanContext;
@@ -73,7 +82,7 @@ export class ChildSpan implements Span {
     readonly kind: SpanKind,
     attributes: Attributes,
     private readonly sink: SpanSink,
-    private readonly valueLengthLimit: number,
+    private readonly limits: AttributeLimits,
   ) {
     const parentContext = parent.spanContext();
     this.parentSpanContext = parentContext;
@@ -112,12 +121,19 @@ export class ChildSpan implements Span {
 
   setAttribute(key: string, value: AttributeValue | undefined): this {
     if (value === undefined || value === null || this.ended) return this;
+    if (!Object.prototype.hasOwnProperty.call(this.attributes, key)) {
+      if (this.attributeCount >= this.limits.count) {
+        this.droppedAttributesCount += 1;
+        return this;
+      }
+      this.attributeCount += 1;
+    }
     this.attributes[key] = this.limited(value);
     return this;
   }
 
   private limited<T>(value: T): T {
-    return (typeof value === 'string' && value.length > this.valueLengthLimit ? value.slice(0, this.valueLengthLimit) : value) as T;
+    return (typeof value === 'string' && value.length > this.limits.valueLength ? value.slice(0, this.limits.valueLength) : value) as T;
   }
 
   setAttributes(attributes: Attributes): this {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Attributes, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ChildSpan, SpanSink, valueLengthLimitFromEnv } from './span';
+import { AttributeLimits, attributeLimitsFromEnv, ChildSpan, SpanSink } from './span';
 
 /**
  * The gateway's spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). A span's parent
@@ -33,7 +33,7 @@ export function tracingStarted(shutdown: () => Promise<void>, sink?: SpanSink): 
   stop = shutdown;
   gatewayTracer = trace.getTracer('nft-marketplace-gateway');
   childSink = sink;
-  valueLengthLimit = valueLengthLimitFromEnv();
+  attributeLimits = attributeLimitsFromEnv();
 }
 
 /** Whether spans are made at all (the SDK runs). */
@@ -57,11 +57,11 @@ let gatewayTracer = trace.getTracer('nft-marketplace-gateway');
 const tracer = () => gatewayTracer;
 const under = (parent: Span) => trace.setSpan(ROOT_CONTEXT, parent);
 let childSink: SpanSink | undefined;
-let valueLengthLimit = Infinity;
+let attributeLimits: AttributeLimits = { valueLength: Infinity, count: 128 };
 
 /** A span under `parent` (recording): a ChildSpan when the SDK's processor is at hand, else the SDK's. */
 function startChild(parent: Span, name: string, kind: SpanKind, attributes: Attributes): Span {
-  if (childSink && ChildSpan.canParent(parent)) return new ChildSpan(parent, name, kind, attributes, childSink, valueLengthLimit);
+  if (childSink && ChildSpan.canParent(parent)) return new ChildSpan(parent, name, kind, attributes, childSink, attributeLimits);
   return tracer().startSpan(name, { kind, attributes }, under(parent));
 }
 
