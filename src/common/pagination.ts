@@ -7,7 +7,7 @@ import { edgesOf, edgeType, PageConnection, PageInfo, pageInfoOf, totalCountOf }
 import type { Edge } from './connection';
 import { BadRequestError } from './errors';
 import { stringProblem } from './limits';
-import { base64urlSql, Params } from './sql';
+import { base64urlSql, isoSql, Params } from './sql';
 
 export enum SortDirection {
   ASC = 'asc',
@@ -233,14 +233,23 @@ function cursorIdFits(id: unknown, idType: IdType): boolean {
   return storableText(id, 1000);
 }
 
+const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
+const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
+
+/**
+ * Whether a list's arguments ask for a first page (no `page`, no Relay `first` or `after`) with a limit in
+ * range: the page a SQL plan answers; any other, the resolvers (decodePosition's errors included).
+ */
+export const isPlainFirstPage = (args: Record<string, unknown>): boolean => limitFits(args.limit) && isFirstPage(args.page) && args.first == null && args.after == null;
+
 function decodePosition(args: PageArgs & { direction: SortDirection }, orderBy: string, sort: SortKey, idType: IdType = 'uuid'): Position {
-  if (!Number.isInteger(args.limit) || args.limit < 1 || args.limit > MAX_LIMIT) {
+  if (!limitFits(args.limit)) {
     throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${args.limit}`, [
       { field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` },
     ]);
   }
   const page = args.page;
-  if (page === undefined || page === null || page === '') return { offset: 0 };
+  if (isFirstPage(page)) return { offset: 0 };
   // A number (-1, 0, 1.5) is a page number out of range or of the wrong form, not a cursor.
   if (/^[-+]?[0-9]+(\.[0-9]*)?$/.test(page)) {
     const n = Number(page);
@@ -404,14 +413,18 @@ function connectionCursors(rows: Record<string, unknown>[], q: Directed): (index
   return (index) => encodeCursor(q.orderBy, q.args.direction, rows[index].__sort, ids[index]);
 }
 
-/** The sort value of each row, for the next cursor (a timestamp already as ISO text). */
-function sortColumn(q: ListQuery): string {
-  const sort =
-    q.sort.sqlType === 'timestamptz'
-      ? `to_char(${q.sort.expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-      : q.sort.expression;
-  return `${sort} AS "__sort"`;
+/**
+ * A row's sort value as its cursor holds it (encodeCursor): a timestamp as Date#toISOString writes it, an
+ * exact number as its text (a JSON string, as pg reads numeric and bigint); the SQL plans write it in SQL.
+ */
+export function cursorValueSql(sort: SortKey): string {
+  if (sort.sqlType === 'timestamptz') return isoSql(sort.expression);
+  if (sort.sqlType === 'numeric' || sort.sqlType === 'bigint') return `${sort.expression}::text`;
+  return sort.expression;
 }
+
+/** The sort value of each row, for the next cursor. */
+const sortColumn = (q: ListQuery): string => `${cursorValueSql(q.sort)} AS "__sort"`;
 
 /**
  * The count of all matching rows (when `remaining` is asked), as a query of its own beside the page's:

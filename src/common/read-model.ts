@@ -1,7 +1,7 @@
 import { clock } from './clock';
 import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
-import type { SortKey } from './pagination';
+import type { ListQuery, PageArgs, SortKey } from './pagination';
 import { Params } from './sql';
 import { KeyedType, nodeIdSql } from './graphql/node';
 
@@ -53,6 +53,11 @@ export interface ReadField {
   kind: FieldKind;
   /** Read by the service only: plans do not write it (the field is not planned). */
   serviceOnly?: true;
+  /**
+   * The value is the key of a row of this type, and GraphQL's field its Node id (common/graphql/node.ts
+   * keyedNodeResolver): the service reads the key, plans write the Node id (planSql).
+   */
+  node?: KeyedType;
 }
 
 /**
@@ -183,6 +188,8 @@ export interface ReadModel {
     field: string;
     args: readonly string[];
     where: (s: SqlScope, row: string, args: Record<string, any>) => string[] | undefined;
+    /** The order of the rows its conditions find over `row` when they may find several (on several chains): more than one is the resolvers' error. */
+    order?: (row: string) => string;
     row?: (s: SqlScope, args: Record<string, any>) => string;
   };
   /**
@@ -207,9 +214,12 @@ export function keptCountSql(model: ReadModel, s: SqlScope, args: object): strin
   return keepsCount(model, args) ? model.count!.sql(s, args as Record<string, unknown>) : undefined;
 }
 
-/** A field's SQL expression over `row`. */
+/** A field's SQL expression over `row`, as the service reads it. */
 export const fieldSql = (field: ReadField, row: string, s: SqlScope): string =>
   typeof field.sql === 'string' ? `${field.on ? s.joined![field.on] : row}.${field.sql}` : field.sql(row, s);
+
+/** A field's SQL expression over `row` as GraphQL answers it, which plans write: a key as its Node id (ReadField.node). */
+export const planSql = (field: ReadField, row: string, s: SqlScope): string => (field.node ? nodeIdSql(field.node, fieldSql(field, row, s)) : fieldSql(field, row, s));
 
 /**
  * The service's select list: every field of the model as the row property of its name (`only`: those named
@@ -224,6 +234,20 @@ export function selectList(model: ReadModel, s: SqlScope, row = model.alias, onl
       return `${value} AS "${name}"`;
     })
     .join(', ');
+}
+
+const wholeRows = new WeakMap<ReadModel, Map<string, string>>();
+
+/**
+ * Every field of a model over `row` (selectList), as the service reads a whole row, written once: for models
+ * whose fields are columns and expressions that add no parameter (an asset, a collection, a currency).
+ */
+export function modelColumns(model: ReadModel, row = model.alias): string {
+  let byRow = wholeRows.get(model);
+  if (!byRow) wholeRows.set(model, (byRow = new Map()));
+  let list = byRow.get(row);
+  if (list === undefined) byRow.set(row, (list = selectList(model, sqlScope(), row)));
+  return list;
 }
 
 /** Whether selectList's `only` and `always` name every field of the model (the rows are whole). */
@@ -294,24 +318,43 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
 
 /**
  * The fields of a type keyed by a text key in its `id` column (common/graphql/node.ts keyedNodeResolver): its
- * key field `key` (a chain's chainId) and GraphQL's `id`, its Node id.
+ * key field `key` (a chain's chainId) and GraphQL's `id`, its Node id (the service's `id`: the key).
  */
 export const keyedFields = (type: KeyedType, key: string): Record<string, ReadField> => ({
   [key]: { sql: 'id', kind: 'value' },
-  id: { sql: (row) => nodeIdSql(type, `${row}.id`), kind: 'value' },
+  id: { sql: 'id', kind: 'value', node: type },
 });
 
-/** A read model of a row read only as another's relation (a chain, a category, a currency): its fields alone. */
-export const relatedModel = (type: string, table: string, alias: string, fields: Record<string, ReadField>): ReadModel => ({
+/**
+ * A read model of a row read by its own service and as another's relation (a chain, a category, a
+ * currency): its fields, and the sorts of its list, if any.
+ */
+export const relatedModel = (type: string, table: string, alias: string, fields: Record<string, ReadField>, sorts: Record<string, ReadSort> = {}): ReadModel => ({
   type,
   table,
   alias,
   fields,
   filters: [],
   rootFilters: [],
-  sorts: {},
+  sorts,
   relations: {},
   pagesOf: {},
+});
+
+/**
+ * A page's query (common/pagination.ts fetchPage) of all of a model's rows as its service reads them, in the
+ * sort `args.orderBy` names (a catalog's list).
+ */
+export const modelListQuery = (model: ReadModel, s: SqlScope, args: PageArgs & { orderBy: string }, idType: ListQuery['idType']): ListQuery => ({
+  from: `${model.table!} ${model.alias}`,
+  columns: selectList(model, s),
+  idExpression: `${model.alias}.id`,
+  idType,
+  where: [],
+  params: s.p,
+  sort: sortKey(model.sorts[args.orderBy], s, model.alias),
+  orderBy: args.orderBy,
+  args,
 });
 
 /** A filter on a column equal to the value (`cast`: the SQL type the parameter is read as). */

@@ -9,8 +9,8 @@ import { selectedFields } from '../../common/graphql/selection';
 import type { Loaders } from '../../common/request/context';
 import { observed, pagesByParent, rowsById } from '../../common/batch';
 import { fetchPagesByParent, ListQuery, Page, PageArgs } from '../../common/pagination';
-import { Params, selectColumns } from '../../common/sql';
-import { checkFilters, filterConditions, fromWithJoins, joinAliases, pagesOfParent, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
+import { Params } from '../../common/sql';
+import { checkFilters, filterConditions, fromWithJoins, joinAliases, modelColumns, pagesOfParent, selectList, sortKey, SqlScope, sqlScope } from '../../common/read-model';
 import { listedByPriceSql, listedUpToSql } from '../listing/listing.sql';
 import { Asset, AssetStatus } from './asset.entity';
 import { activeListingJoin, ASSET_READ } from './asset.read';
@@ -58,11 +58,11 @@ function assetsByToken(ds: DataSource): DataLoader<TokenRef, Asset[], string> {
     observed('assetsByToken', async (refs: readonly TokenRef[]) => {
       const p = new Params();
       const rows: (Asset & { n: string })[] = await ds.query(
-        `SELECT k.n::text AS n, ${selectColumns(ds.getMetadata(Asset), 't')}
+        `SELECT k.n::text AS n, ${modelColumns(ASSET_READ)}
          FROM unnest(${p.add(refs.map((r) => r.tokenAddress))}::varchar[], ${p.add(refs.map((r) => r.tokenId))}::numeric[],
                      ${p.add(refs.map((r) => r.chainId))}::varchar[]) WITH ORDINALITY AS k(address, token, chain, n)
          JOIN assets t ON t.token_address = k.address AND t.token_id = k.token AND (k.chain IS NULL OR t.chain_id = k.chain)
-         ORDER BY k.n, t.chain_id`,
+         ORDER BY k.n, ${ASSET_READ.one!.order!('t')}`,
         p.values,
       );
       const found = refs.map((): Asset[] => []);
@@ -83,7 +83,7 @@ export interface RelationLoaders {
 /** `all`: the request's whole set of loaders, which a page of assets fills for its relations. */
 export function createAssetLoaders(ds: DataSource, all: () => Loaders) {
   return {
-    assetById: rowsById(ds, Asset, 'uuid'),
+    assetById: rowsById(ds, Asset, 'uuid', modelColumns(ASSET_READ)),
     assetsByToken: assetsByToken(ds),
     assetPagesByCollection: assetPagesByParent(ds, all, 'assetPagesByCollection', 'Collection.assets', 'uuid'),
     assetPagesByOwner: assetPagesByParent(ds, all, 'assetPagesByOwner', 'Account.assets', 'text'),

@@ -180,6 +180,7 @@ export const ASSET_READ: ReadModel = {
       if (args.chainId != null) where.push(`${t}.chain_id = ${s.p.add(args.chainId)}`);
       return where;
     },
+    order: (t) => `${t}.chain_id`,
   },
   counts: {
     pagesOf: { 'Collection.assets': (c) => assetCountSql(`${c}.id`) },

@@ -3,7 +3,7 @@ import { Context, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
-import { Params, prefixedColumns, selectColumns } from '../../common/sql';
+import { Params } from '../../common/sql';
 import { UUID, uuidOf, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
 import { MAX_TOKEN_ID } from '../../common/scalars';
@@ -14,7 +14,8 @@ import { Asset, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { ASSET_READ, keptAssetCountSql } from './asset.read';
 import { keyOf } from '../../common/graphql/node';
-import { boundsRows, checkFilters, joinAliases, sqlScope } from '../../common/read-model';
+import { boundsRows, checkFilters, joinAliases, modelColumns, sqlScope } from '../../common/read-model';
+import { collectionColumns } from '../collection/collection.read';
 import { checkCurrencyFilter } from '../currency/currency.service';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits } from './asset.traits';
@@ -49,6 +50,8 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
 
 /** The prefix of a joined collection's columns in a row of `getAsset` (`"c:name"`). */
 const JOINED = 'c:';
+/** A collection's fields as its read model states them (collectionById's rows), over `c`, each under JOINED. */
+const JOINED_COLLECTION = collectionColumns('c').replace(/ AS "/g, ` AS "${JOINED}`);
 
 /**
  * The asset with this token; `chainId` decides when the same contract and id exist on several chains.
@@ -60,9 +63,9 @@ export async function getAsset(ctx: Context, tokenAddress: string, tokenId: stri
   const where = ASSET_READ.one!.where(sqlScope(p), 't', { tokenAddress, tokenId, chainId })!;
   const rows: Record<string, unknown>[] = await ctx.ds.query(
     withCollection
-      ? `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')}, ${prefixedColumns(ctx.ds.getMetadata(Collection), 'c', JOINED)}
-         FROM assets t JOIN collections c ON c.id = t.collection_id WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`
-      : `SELECT ${selectColumns(ctx.ds.getMetadata(Asset), 't')} FROM assets t WHERE ${where.join(' AND ')} ORDER BY t.chain_id LIMIT 10`,
+      ? `SELECT ${modelColumns(ASSET_READ)}, ${JOINED_COLLECTION}
+         FROM assets t JOIN collections c ON c.id = t.collection_id WHERE ${where.join(' AND ')} ORDER BY ${ASSET_READ.one!.order!('t')} LIMIT 10`
+      : `SELECT ${modelColumns(ASSET_READ)} FROM assets t WHERE ${where.join(' AND ')} ORDER BY ${ASSET_READ.one!.order!('t')} LIMIT 10`,
     p.values,
   );
   oneAssetOfToken(rows, { tokenAddress, tokenId, chainId: chainId ?? null });
@@ -211,7 +214,7 @@ export async function insertAsset(
     `INSERT INTO assets (collection_id, chain_id, token_address, token_id, name, description, image_url,
        animation_url, external_link, metadata, owner)
      VALUES ($1, $2, $3, $4::numeric, $5, $6, $7, $8, $9, $10::jsonb, $11)
-     RETURNING ${selectColumns(m.connection.getMetadata(Asset), 'assets')}`,
+     RETURNING ${modelColumns(ASSET_READ, 'assets')}`,
     [
       collection.id,
       collection.chainId,

@@ -1,22 +1,13 @@
-import { Args, ArgsType, Ctx, Info, Field, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
+import { Args, Ctx, Info, ObjectType, Query, Resolver } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../../common/request/context';
 import { keyedNodeResolver } from '../../common/graphql/node';
-import { fetchPage, PageArgs, PageType, remainingSelected, SortDirection } from '../../common/pagination';
-import { Params, selectColumns } from '../../common/sql';
+import { fetchPage, PageType, remainingSelected } from '../../common/pagination';
+import { modelListQuery, ReadModel, sqlScope } from '../../common/read-model';
 import { Category } from './category.entity';
 import { Tag } from './tag.entity';
-
-export enum CatalogOrderBy {
-  NAME = 'name',
-}
-registerEnumType(CatalogOrderBy, { name: 'CatalogOrderBy' });
-
-@ArgsType()
-export class CatalogListArgs extends PageArgs {
-  @Field(() => CatalogOrderBy, { defaultValue: CatalogOrderBy.NAME })
-  orderBy: CatalogOrderBy;
-}
+import { CATEGORY_READ, TAG_READ } from './catalog.read';
+import { CatalogListArgs } from './catalog.types';
 
 @ObjectType()
 export class CategoryPage extends PageType(Category) {}
@@ -24,20 +15,8 @@ export class CategoryPage extends PageType(Category) {}
 @ObjectType()
 export class TagPage extends PageType(Tag) {}
 
-function listCatalog<T>(ctx: Context, entity: typeof Category | typeof Tag, args: CatalogListArgs) {
-  const metadata = ctx.ds.getMetadata(entity);
-  return fetchPage<T>(ctx.ds, {
-    from: `"${metadata.tableName}" t`,
-    columns: selectColumns(metadata, 't'),
-    idExpression: 't.id',
-    idType: 'text',
-    where: [],
-    params: new Params(),
-    sort: { expression: 't.name', sqlType: 'text', defaultDirection: SortDirection.ASC },
-    orderBy: args.orderBy,
-    args,
-  });
-}
+/** A catalog list as its read model (catalog.read.ts) reads it. */
+const listCatalog = <T>(ctx: Context, model: ReadModel, args: CatalogListArgs) => fetchPage<T>(ctx.ds, modelListQuery(model, sqlScope(), args, 'text'));
 
 /** Categories and tags: read-only reference lists (seeded by a migration). */
 @Resolver()
@@ -45,13 +24,13 @@ export class CatalogResolver {
   @Query(() => CategoryPage)
   categories(@Args() args: CatalogListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     args.countRemaining = remainingSelected(info);
-    return listCatalog<Category>(ctx, Category, args);
+    return listCatalog<Category>(ctx, CATEGORY_READ, args);
   }
 
   @Query(() => TagPage)
   tags(@Args() args: CatalogListArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     args.countRemaining = remainingSelected(info);
-    return listCatalog<Tag>(ctx, Tag, args);
+    return listCatalog<Tag>(ctx, TAG_READ, args);
   }
 }
 

@@ -1,6 +1,6 @@
 import { keyOf } from '../../common/graphql/node';
 import { SortDirection } from '../../common/pagination';
-import { equalsFilter, ReadFilter, ReadModel, selectList, sqlScope } from '../../common/read-model';
+import { equalsFilter, modelColumns, ReadFilter, ReadModel } from '../../common/read-model';
 import { ADDRESS, UUID } from '../../common/validate';
 import { CollectionOrderBy } from './collection.inputs';
 import { feesRelation } from './fee.type';
@@ -107,14 +107,9 @@ export const COLLECTION_READ: ReadModel = {
       if (args.chainId != null) where.push(`${t}.chain_id = ${s.p.add(args.chainId)}`);
       return where;
     },
+    order: (t) => `${t}.chain_id`,
   },
 };
 
-const wholeRows = new Map<string, string>();
-
 /** Every field of a collection over `row`, as the service reads a whole row (the columns of collection.entity.ts). */
-export function collectionColumns(row = 't'): string {
-  let list = wholeRows.get(row);
-  if (list === undefined) wholeRows.set(row, (list = selectList(COLLECTION_READ, sqlScope(), row)));
-  return list;
-}
+export const collectionColumns = (row = 't'): string => modelColumns(COLLECTION_READ, row);

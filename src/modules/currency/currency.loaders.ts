@@ -1,7 +1,9 @@
 import { DataSource } from 'typeorm';
 import { observed, PeekLoader } from '../../common/batch';
-import { Params, selectColumns } from '../../common/sql';
+import { Params } from '../../common/sql';
+import { modelColumns } from '../../common/read-model';
 import { Currency, NATIVE_CURRENCY } from './currency.entity';
+import { CURRENCY_READ } from './currency.read';
 
 declare module '../../common/request/context' {
   interface Loaders {
@@ -13,13 +15,12 @@ declare module '../../common/request/context' {
 }
 
 export function createCurrencyLoaders(ds: DataSource) {
-  const metadata = ds.getMetadata(Currency);
   return {
     currenciesByChain: new PeekLoader<string, Currency[]>(
       observed('currenciesByChain', async (chainIds) => {
         const p = new Params();
         const rows: Currency[] = await ds.query(
-          `SELECT ${selectColumns(metadata, 't')} FROM currencies t WHERE t.chain_id = ANY(${p.add(chainIds)}::text[])
+          `SELECT ${modelColumns(CURRENCY_READ, 't')} FROM currencies t WHERE t.chain_id = ANY(${p.add(chainIds)}::text[])
            ORDER BY t.chain_id, t.address <> '${NATIVE_CURRENCY}', upper(t.symbol)`,
           p.values,
         );

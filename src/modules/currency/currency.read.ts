@@ -1,6 +1,6 @@
 import { ReadRelation, relatedModel, SqlScope } from '../../common/read-model';
 
-/** How a currency is read by the SQL plans (a price's `currency`). */
+/** How a currency is read: by its loaders (currency.loaders.ts) and by the SQL plans (a price's `currency`). */
 export const CURRENCY_READ = relatedModel('Currency', 'currencies', 'cur', {
   chainId: { sql: 'chain_id', kind: 'value' },
   address: { sql: 'address', kind: 'value' },

@@ -1,45 +1,33 @@
 import { DocumentNode, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
 import type { Context } from '../../../common/request/context';
 import { Params } from '../../../common/sql';
+import { sqlScope } from '../../../common/read-model';
 import { readStatement } from '../../../db/read-statement';
 import type { ResponseText } from '../../http/chunked-text';
 import { flattenOperation } from '../flatten';
-import { Build, decode, STEP_ASIDE } from './parts';
+import { Build, decode, RowOf, STEP_ASIDE } from './parts';
 import { Planner, Root } from './roots';
+import type { StreamRow } from './page';
 
 /**
- * SQL plans: a query whose whole selection PostgreSQL can answer exactly as the resolvers would is run
- * as one statement that builds the response as JSON (`json_build_array` per object, `ARRAY(...)` of the
- * rows in their order), so Node parses one value instead of hydrating rows, filling loaders and walking
- * resolvers field by field; Node then gives the values their keys (decode). For a /v1 route (REST text
- * plans, see planOperation) PostgreSQL writes the body's JSON instead, a list's items one row each (see
- * TextStream), and Node sends them as they are.
+ * SQL plans (docs/architecture.md "SQL plans"): a query whose whole selection PostgreSQL can answer exactly
+ * as the resolvers would is run as one statement that builds the response as JSON (`json_build_array` per
+ * object, `ARRAY(...)` of the rows in their order), so Node parses one value instead of hydrating rows,
+ * filling loaders and walking resolvers; Node then gives the values their keys (decode). For a /v1 route
+ * (REST text plans, see planOperation) PostgreSQL writes the body's JSON, a list's items one row each.
  *
- * What a plan covers, decided once per document (anything else: no plan, the resolvers answer): what the
- * read models (common/read-model.ts, READ_MODELS in objects.ts) declare, and nothing per noun here:
- * - their roots: a list (`assets`, `collections`, `orders`, `offers`) and a search (`searchAssets`,
- *   `searchCollections`, ranked as common/name-search.ts ranks them) with their declared filters, first
- *   pages only (`page` absent), with `cursor` and `remaining`; a root of one row (`asset`, `collection`,
- *   `account`); by an allow-list of arguments (roots.ts's ROOT_ARGUMENTS, derived from the declarations):
- *   a field with an argument the planner does not read is not planned;
- * - their declared fields (stored columns and SQL expressions, serialized as their GraphQL types do:
- *   DateTimeISO as Date#toISOString writes it, enums by their GraphQL names, exact decimals as text), their
- *   relations (a row by id, a row a condition finds, its presence, rows with fields of their own) and their
- *   nested pages (`pagesOf`: a collection's, an account's assets, an asset's offers, listings of an asset,
- *   a collection and a seller ...), nested in the statement; not a trait's `id` (the resolvers answer);
- * - aliases, `__typename`, fragments (named and inline, put in place by flatten.ts); no directives.
- * A plan also steps aside at run time, before any byte is sent, whenever the resolvers would answer an
- * error or need another statement to decide: an asset that is not found (or is on several chains), an
- * empty page of a collection given by id (which may not exist), an out-of-range limit, a `page`, a
- * chain filter (the resolvers check that the chain exists). The resolvers then answer the request as
- * always. `test/differential.test.ts` holds the two answers to each other byte for byte over generated
- * documents and /v1 GETs; `test/graphql-sql-plan.test.ts` and `test/rest-sql-plan.test.ts` hold the
- * cases found so far.
+ * What a plan covers is decided once per document from the read models (common/read-model.ts, listed in
+ * modules/read-models.ts), and nothing per noun here: their roots (a list's or a search's first page, one
+ * row) by an allow-list of arguments derived from their declarations; their declared fields, relations and
+ * nested pages; aliases, `__typename`, fragments (put in place by flatten.ts); no directives. A plan steps
+ * aside at run time, before any byte is sent, whenever the resolvers would answer an error or need another
+ * statement to decide (a row not found or found twice, an empty page of a row that may not exist, a limit
+ * out of range, a later page, a filter read `aside`). `test/differential.test.ts` holds the two answers
+ * equal byte for byte over generated documents and /v1 GETs.
  *
- * The parts: parts.ts (the vocabulary: shapes, parts, renders), leaves.ts (columns, and the fields read
- * models declare), page.ts (a list's first page), objects.ts (a selection on one row, and the relations
- * followed inside the statement), roots.ts (the operation's roots and their arguments), this file (the
- * statement of a request, and running it).
+ * The parts: parts.ts (shapes, parts, renders), leaves.ts (declared fields), page.ts (a list's first page),
+ * objects.ts (a row and the relations followed inside the statement), roots.ts (the operation's roots),
+ * this file (the statement of a request, and running it).
  */
 export interface SqlPlan {
   /** The operation's `data`, or undefined when the resolvers must answer (nothing was sent). */
@@ -55,33 +43,14 @@ export class RawJson {
   constructor(readonly text: ResponseText) {}
 }
 
-/** A request's Build; its maps and set are made on first use (most plans touch none of them). */
+/** A request's Build. */
 class RequestBuild implements Build {
   readonly p = new Params();
+  readonly now = sqlScope(this.p).now;
   aliases = 0;
-  now?: string;
-  private parents?: Map<string, { type: string; row: string }>;
-  private joined?: Map<string, Record<string, string>>;
-  private omittedRows?: Map<string, string>;
-  private sharedValues?: Map<string, string>;
+  rows?: Map<string, RowOf>;
 
   constructor(readonly variables: Record<string, unknown>) {}
-
-  get parentOf() {
-    return (this.parents ??= new Map());
-  }
-
-  get joinedOf() {
-    return (this.joined ??= new Map());
-  }
-
-  get omitted() {
-    return (this.omittedRows ??= new Map());
-  }
-
-  get shared() {
-    return (this.sharedValues ??= new Map());
-  }
 }
 
 /** A parameter's place in a statement's text: `$n`. */
@@ -139,77 +108,68 @@ export function planOperation(
   const roots = flat && new Planner(schema).roots(flat);
   if (!roots) return undefined;
   const text = new LastText();
+  /** A plan of one statement per request: its SQL, and the operation's `data` read from its rows (undefined: the resolvers answer). */
+  const planOf = (make: (b: Build) => { sql: string; read: (rows: any[]) => Record<string, unknown> | undefined; textAsBytes?: boolean } | undefined): SqlPlan => ({
+    async run(context, variables) {
+      const b = new RequestBuild(variables);
+      const planned = make(b);
+      if (!planned) return undefined;
+      const statement = text.bind(planned.sql, b.p.values);
+      return planned.read(await readStatement(context, statement.sql, statement.values, { textAsBytes: planned.textAsBytes }));
+    },
+  });
   const [only] = roots;
-  // A root's text is its stream of one row (a single asset); a list's first page streams its items.
+  // A root's text is its stream of one row (a single row's root); a list's first page streams its items.
   const rootText = only.text;
   const stream: Root['stream'] =
     only.stream ??
     (rootText &&
       ((b) => {
         const sql = rootText(b);
-        // Null: the resolvers answer (see roots.ts oneRow).
+        // Null: the resolvers answer (see roots.ts oneRoot).
         return sql ? { sql: `SELECT (${sql})::text AS t`, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
       }));
   if (options.restText && roots.length === 1 && stream) {
-    return {
-      async run(context, variables) {
-        const b = new RequestBuild(variables);
-        const planned = stream(b);
-        if (!planned) return undefined;
-        const statement = text.bind(planned.sql, b.p.values);
-        const body = planned.assemble(await readStatement(context, statement.sql, statement.values, { textAsBytes: true }));
-        return body === undefined ? undefined : { [only.key]: new RawJson(body) };
-      },
-    };
+    return planOf((b) => {
+      const planned = stream(b);
+      const read = (rows: StreamRow[]) => {
+        const body = planned!.assemble(rows);
+        return body && { [only.key]: new RawJson(body) };
+      };
+      return planned && { sql: planned.sql, textAsBytes: true, read };
+    });
   }
-  // One root sent as rows (a page whose items hold lists); any others are constants (__typename).
+  // The roots that send a value; the others are constants (__typename).
   const sent = roots.filter((root) => root.render);
-  const rowsRoot = sent.length === 1 ? sent[0] : undefined;
-  if (rowsRoot?.rows) {
-    const rowsOf = rowsRoot.rows;
-    return {
-      async run(context, variables) {
-        const b = new RequestBuild(variables);
-        const form = rowsOf(b);
-        if (!form) return undefined;
-        const statement = text.bind(form.sql, b.p.values);
-        const value = form.read(await readStatement(context, statement.sql, statement.values));
-        if (value === STEP_ASIDE) return undefined;
-        const data: Record<string, unknown> = {};
-        for (const root of roots) data[root.key] = decode(root.shape, root === rowsRoot ? value : undefined);
-        return data;
-      },
-    };
-  }
-  return {
-    async run(context, variables) {
-      const b = new RequestBuild(variables);
-      const values: string[] = [];
-      const reads: (((value: unknown) => unknown) | undefined)[] = [];
-      for (const root of roots) {
-        if (!root.render) continue;
-        const rendered = root.render(b);
-        if (!rendered) return undefined;
-        values.push(rendered.sql);
-        reads.push(rendered.read);
-      }
-      const statement = text.bind(`SELECT json_build_array(${values.join(', ')}) AS data`, b.p.values);
-      const rows: { data: unknown[] }[] = await readStatement(context, statement.sql, statement.values);
-      const sent = rows[0].data;
-      const data: Record<string, unknown> = {};
-      let next = 0;
-      for (const root of roots) {
-        if (!root.render) {
-          data[root.key] = decode(root.shape, undefined);
-          continue;
-        }
-        const read = reads[next];
-        const value = read ? read(sent[next]) : sent[next];
-        next += 1;
-        if (value === STEP_ASIDE) return undefined;
-        data[root.key] = decode(root.shape, value);
-      }
-      return data;
-    },
+  const sentAt = roots.map((root) => sent.indexOf(root));
+  /** The operation's data from the values the roots in `sent` send (STEP_ASIDE: the resolvers answer). */
+  const dataOf = (values: unknown[]) => {
+    const data: Record<string, unknown> = {};
+    for (let i = 0; i < roots.length; i += 1) {
+      const value = sentAt[i] < 0 ? undefined : values[sentAt[i]];
+      if (value === STEP_ASIDE) return undefined;
+      data[roots[i].key] = decode(roots[i].shape, value);
+    }
+    return data;
   };
+  // One root sent as rows (a page whose items hold lists).
+  const rowsOf = sent.length === 1 ? sent[0].rows : undefined;
+  if (rowsOf) {
+    return planOf((b) => {
+      const form = rowsOf(b);
+      return form && { sql: form.sql, read: (rows) => dataOf([form.read(rows)]) };
+    });
+  }
+  return planOf((b) => {
+    const values: string[] = [];
+    const reads: (((value: unknown) => unknown) | undefined)[] = [];
+    for (const root of sent) {
+      const rendered = root.render!(b);
+      if (!rendered) return undefined;
+      values.push(rendered.sql);
+      reads.push(rendered.read);
+    }
+    const read = ([row]: { data: unknown[] }[]) => dataOf(row.data.map((value, i) => (reads[i] ? reads[i]!(value) : value)));
+    return { sql: `SELECT json_build_array(${values.join(', ')}) AS data`, read };
+  });
 }

@@ -1,5 +1,5 @@
 import { getNamedType, GraphQLField, isEnumType } from 'graphql';
-import { fieldSql, ReadField } from '../../../common/read-model';
+import { planSql, ReadField } from '../../../common/read-model';
 import { isoSql } from '../../../common/sql';
 import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 
@@ -18,7 +18,7 @@ export function declaredField(fields: Record<string, ReadField>, name: string): 
  */
 export function readFieldPart(declared: ReadField | undefined, field: GraphQLField<unknown, unknown>, key: string): Part | undefined {
   if (!declared || declared.serviceOnly) return undefined;
-  const sql: Render = (b, row) => fieldSql(declared, row, scopeOf(b, row));
+  const sql: Render = (b, row) => planSql(declared, row, scopeOf(b, row));
   const type = getNamedType(field.type);
   switch (declared.kind) {
     case 'value':

@@ -1,38 +1,12 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
-import { ASSET_READ } from '../../../modules/asset/asset.read';
-import { CATEGORY_READ } from '../../../modules/catalog/category.read';
-import { CHAIN_READ } from '../../../modules/chain/chain.read';
-import { CURRENCY_READ } from '../../../modules/currency/currency.read';
-import { COLLECTION_READ } from '../../../modules/collection/collection.read';
-import { LISTING_READ } from '../../../modules/listing/listing.read';
-import { OFFER_READ } from '../../../modules/offer/offer.read';
-import { ORDER_READ } from '../../../modules/order/order.read';
-import { ACCOUNT_READ } from '../../../modules/account/account.read';
-import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, withJoins } from '../../../common/read-model';
+import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, relatedModel, withJoins } from '../../../common/read-model';
+import { isPlainFirstPage, SortKey } from '../../../common/pagination';
+import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
-import {
-  Build,
-  constant,
-  MAX_FIELDS,
-  nextAlias,
-  objectPart,
-  PAGE_ARGUMENTS,
-  plannedPage,
-  readsEveryArgument,
-  realias,
-  Part,
-  Render,
-  scopeOf,
-  sharedValue,
-  VALUE,
-  withinRow,
-  wrapped,
-} from './parts';
+import { Build, constant, MAX_FIELDS, nextAlias, objectPart, PAGE_ARGUMENTS, Part, readsEveryArgument, realias, Render, rowOf, scopeOf, sharedValue, VALUE, withinRow, wrapped } from './parts';
 import { declaredField, readFieldPart } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
-/** The nouns whose read models (common/read-model.ts) plans read: their fields, filters, sorts, relations and nested pages. */
-export const READ_MODELS: ReadModel[] = [ASSET_READ, ORDER_READ, OFFER_READ, LISTING_READ, COLLECTION_READ, ACCOUNT_READ, CHAIN_READ, CATEGORY_READ, CURRENCY_READ];
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
 /** The read model of each page nested in a parent (`Parent.field`). */
 const NESTED_PAGES = new Map(READ_MODELS.flatMap((model) => Object.keys(model.pagesOf).map((at) => [at, model] as const)));
@@ -41,13 +15,13 @@ const NESTED_PAGES = new Map(READ_MODELS.flatMap((model) => Object.keys(model.pa
 const column =
   (on: string | undefined, name: string): Render =>
   (b, row) =>
-    `${(on && b.joinedOf.get(row)?.[on]) || row}.${name}`;
+    `${(on && b.rows?.get(row)?.joined?.[on]) || row}.${name}`;
 
 /** A fresh alias for a row read within `row` (of `model`: its parent), which reads `row` joined as `joinedAs`. */
 function childRow(b: Build, model: ReadModel, row: string, joinedAs?: string): string {
   const x = nextAlias(b);
-  b.parentOf.set(x, { type: model.type, row });
-  if (joinedAs) b.joinedOf.set(x, { [joinedAs]: row });
+  rowOf(b, x).parent = { type: model.type, row };
+  if (joinedAs) rowOf(b, x).joined = { [joinedAs]: row };
   return x;
 }
 
@@ -73,11 +47,10 @@ export class ObjectPlanner {
     return out;
   }
 
-  /** One row of a type a read model declares, for this selection. */
-  object(typeName: string, selectionSet: SelectionSetNode | undefined): Part | undefined {
+  /** One row of a type a read model declares (`model`: the model, when it is not among READ_MODELS), for this selection. */
+  object(typeName: string, selectionSet: SelectionSetNode | undefined, model = MODEL_OF.get(typeName)): Part | undefined {
     const type = this.schema.getType(typeName) as GraphQLObjectType;
     const fields = this.fields(selectionSet);
-    const model = MODEL_OF.get(typeName);
     if (!fields || !model) return undefined;
     const shared = this.sharedRelation(model, type, fields);
     if (shared === null) return undefined;
@@ -185,7 +158,7 @@ export class ObjectPlanner {
     const value =
       (yes: string, no: string): Render =>
       (b, row) => {
-        if (fromShared) return `CASE WHEN ${b.shared.get(row)}.v IS NULL THEN '${no}' ELSE '${yes}' END`;
+        if (fromShared) return `CASE WHEN ${sharedValue(b, row)} IS NULL THEN '${no}' ELSE '${yes}' END`;
         const x = nextAlias(b);
         return `COALESCE((SELECT '${yes}' FROM ${relation.table} ${x} WHERE ${relation.where(x, row, scopeOf(b, row))} LIMIT 1), '${no}')`;
       };
@@ -194,23 +167,7 @@ export class ObjectPlanner {
 
   /** Rows a `rows` relation declares (an asset's traits), each an object of its declared fields, in their order. */
   private rows(model: ReadModel, relation: Extract<ReadRelation, { kind: 'rows' }>, node: FieldNode): Part | undefined {
-    const type = this.schema.getType(relation.type) as GraphQLObjectType;
-    const fields = this.fields(node.selectionSet);
-    if (!fields) return undefined;
-    const parts: [string, Part][] = [];
-    for (const { key, node: child } of fields) {
-      const name = child.name.value;
-      const field = type.getFields()[name];
-      const part =
-        name === '__typename'
-          ? constant(relation.type)
-          : field && !field.resolve && !child.arguments?.length && !child.selectionSet
-            ? readFieldPart(Object.hasOwn(relation.fields, name) ? relation.fields[name] : undefined, field, key)
-            : undefined;
-      if (!part) return undefined;
-      parts.push([key, part]);
-    }
-    const item = objectPart(parts);
+    const item = this.object(relation.type, node.selectionSet, relatedModel(relation.type, '', '', relation.fields));
     const list =
       (json: Render): Render =>
       (b, row) => {
@@ -218,59 +175,45 @@ export class ObjectPlanner {
         const sql = json(b, x);
         return sql && `array_to_json(ARRAY(SELECT ${sql} FROM ${relation.from(x, row, scopeOf(b, row))}))`;
       };
-    return { shape: { kind: 'list', item: item.shape }, render: list(item.render!), text: item.text && list(item.text) };
+    return item && { shape: { kind: 'list', item: item.shape }, render: list(item.render!), text: item.text && list(item.text) };
   }
 
   /**
-   * A read model's page nested in its parent (`at`, e.g. Asset.offers): the first page, in the parent's
-   * own row, of the rows its `pagesOf` joins to it, filtered by its `filters` as its service filters them;
-   * without filters, counted by the count it keeps of the parent's rows (`counts.pagesOf`), if any. A
-   * collection read with includeAssets: false answers its `assets` with null.
+   * A read model's page nested in its parent (`at`, e.g. Asset.offers), planned when the planner reads every
+   * argument the field takes: the first page, in the parent's own row, of the rows its `pagesOf` joins to it,
+   * filtered by its `filters` as its service filters them; without filters, counted by the count it keeps of
+   * the parent's rows (`counts.pagesOf`), if any. Read with its parent's `omits` argument false
+   * (includeAssets: false), it answers null.
    */
   private modelPage(model: ReadModel, at: string, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    const names = [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)];
+    if (!readsEveryArgument(field, [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)])) return undefined;
+    const page = this.page(`${model.type}Page`, model.type, node);
+    if (!page) return undefined;
     const [parentType] = at.split('.');
     const kept = model.counts?.pagesOf?.[at];
-    return this.nestedPage(field, node, `${model.type}Page`, model.type, names, (b, row, args) => {
-      const sort = fixedSort(model.sorts[args.orderBy as string]);
-      if (!sort || !plannedPage(args)) return undefined;
+    const sorts = plannedSorts(model);
+    const argumentsOf = argumentReader(field, node);
+    const rowsOf = (b: Build, row: string): PageRows | undefined => {
+      const args = argumentsOf(b.variables);
+      const sort = sorts.get(args.orderBy as string);
+      if (!sort || !isPlainFirstPage(args)) return undefined;
       const o = nextAlias(b);
       const filtered = plannedFilters(b, model.filters, args, o);
       if (!filtered || filtered.checkEmpty) return undefined;
-      b.parentOf.set(o, { type: parentType, row });
+      rowOf(b, o).parent = { type: parentType, row };
       const count = kept && !filtered.where.length ? () => kept(row) : undefined;
       const joined = Object.fromEntries(Object.keys(model.with ?? {}).map((name) => [name, nextAlias(b)]));
-      if (model.with) b.joinedOf.set(o, joined);
+      if (model.with) rowOf(b, o).joined = joined;
       const where = [model.pagesOf[at](o, row), ...filtered.where];
-      return { table: model.table!, alias: o, joins: withJoins(model, o, joined), where, sort: realias(sort, 't', model.alias), args, count };
-    });
-  }
-
-  /**
-   * A nested list's first page inside its parent's row: planned when the planner reads every argument
-   * the field takes (`names`); `rowsOf` gives the page's rows for the request's arguments ('NULL': the
-   * field answers null; undefined: the resolvers answer).
-   */
-  private nestedPage(
-    field: GraphQLField<unknown, unknown>,
-    node: FieldNode,
-    pageType: string,
-    itemType: string,
-    names: readonly string[],
-    rowsOf: (b: Build, row: string, args: Record<string, unknown>) => PageRows | 'NULL' | undefined,
-  ): Part | undefined {
-    if (!readsEveryArgument(field, names)) return undefined;
-    const page = this.page(pageType, itemType, node);
-    if (!page) return undefined;
-    const argumentsOf = argumentReader(field, node);
+      return { table: model.table!, alias: o, joins: withJoins(model, o, joined), where, sort, args, count };
+    };
     const within =
       (json: PagePlan['render'] | undefined): Render | undefined =>
       json &&
       ((b, row) => {
-        // Read with its model's `omits` argument false (includeAssets: false): null.
-        if (b.omitted.get(row) === field.name) return 'NULL';
-        const rows = rowsOf(b, row, argumentsOf(b.variables));
-        return rows === 'NULL' ? rows : rows && json(b, rows);
+        if (b.rows?.get(row)?.omitted === field.name) return 'NULL';
+        const rows = rowsOf(b, row);
+        return rows && json(b, rows);
       });
     return { shape: page.shape, render: within(page.render), text: within(page.text) };
   }
@@ -312,3 +255,10 @@ export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: R
   const id = () => `${b.p.add(key)}::${keyType}`;
   return { where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
 }
+
+/** The sorts of a model that plans read (fixedSort), by `orderBy` value, over the row `t` as page.ts reads them. */
+export const plannedSorts = (model: ReadModel): Map<string, SortKey> =>
+  new Map(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, realias(fixedSort(sort)!, 't', model.alias)] as const] : [])));
+
+/** A list's planned filters (plannedFilters). */
+export type Filtered = NonNullable<ReturnType<typeof plannedFilters>>;

@@ -1,20 +1,6 @@
 import type { FieldNode } from 'graphql';
-import { cursorSql, directionOf, encodeCursor, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
-import {
-  Build,
-  columnKey,
-  CURSOR,
-  literal,
-  nextAlias,
-  objectShape,
-  Part,
-  realias,
-  Render,
-  rowJson,
-  Shape,
-  sortValueSql,
-  VALUE,
-} from './parts';
+import { CursorParts, cursorSql, cursorValueSql, directionOf, encodeCursor, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import { Build, columnKey, CURSOR, literal, nextAlias, objectShape, Part, realias, Render, rowJson, Shape, VALUE } from './parts';
 
 /**
  * A list's first page in SQL plans: `{ cursor remaining result }` (and `__typename`), in the three forms a
@@ -90,7 +76,7 @@ export interface TextStream {
 export interface StreamRow<T = string | Buffer> {
   t: T;
   n?: string | number;
-  s?: string | null;
+  s?: unknown;
   i?: string;
 }
 
@@ -139,13 +125,17 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     return `(SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${(r.args.limit as number) + 1}) ${nextAlias(b)})`;
   };
 
+  /** The rows with their direction resolved, their sort over their alias, FROM and WHERE, ORDER BY, LIMIT. */
+  const prepared = (given: PageRows) => {
+    const r = directed(given);
+    const sort = realias(r.sort, r.alias);
+    const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
+    return { r, sort, from: fromOf(r), order, limit: r.args.limit as number };
+  };
+
   /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
   const values = (b: Build, given: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
-    const r = directed(given);
-    const limit = r.args.limit as number;
-    const sort = realias(r.sort, r.alias);
-    const from = fromOf(r);
-    const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
+    const { r, sort, from, order, limit } = prepared(given);
     const n = counted ? nextAlias(b) : '';
     const out: string[] = [];
     for (const { node: child } of fields) {
@@ -162,7 +152,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         // The page's last row: its sort value and id, picked before anything is computed of it (OFFSET
         // computes the select list of every row it skips).
         const last = nextAlias(b);
-        const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), sortValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
+        const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), cursorValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
         const cursor = cursorText
           ? cursorSql(position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)))
           : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
@@ -176,52 +166,47 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
   const keys = fields.map((f) => f.key);
 
   /**
- * The page's rows with their item (`t`), the count (`n`), and each row's sort value as JSON (`s`) and
- * id (`i`) for the cursor; `textual`: the text forms (s and i as varchar, so only `t` is text).
+   * The page's rows with their item (`t`, the item's `json` over the row), the count (`n`), and each row's
+   * sort value as JSON (`s`) and id (`i`) for the cursor; `textual`: the text forms (s and i as varchar, so
+   * only `t` is text). With what the rows say besides their items, `remaining` and the last row's cursor
+   * parts when rows remain (`value` reads a sort value as sent; an empty first page: nothing matched).
    */
-  const itemRows = (b: Build, given: PageRows, item: string | undefined, textual: boolean) => {
+  const itemRows = (b: Build, given: PageRows, json: Render, textual: boolean, value: (s: unknown) => unknown) => {
+    const { r, sort, from, order, limit } = prepared(given);
+    const item = json(b, r.alias);
     if (!item) return undefined;
-    const r = directed(given);
-    const sort = realias(r.sort, r.alias);
-    const from = fromOf(r);
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
     // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
     if (counted) columns.push(r.countAllRead ? 'count(*) OVER () AS n' : `(SELECT ${countOf(b, r, from)}) AS n`);
-    if (sent.includes('cursor')) columns.push(`to_json(${sortValueSql(sort)})${textual ? '::varchar' : ''} AS s`, `${r.alias}.id::${textual ? 'varchar' : 'text'} AS i`);
-    return `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection)} LIMIT ${r.args.limit as number}`;
+    if (sent.includes('cursor')) columns.push(`to_json(${cursorValueSql(sort)})${textual ? '::varchar' : ''} AS s`, `${r.alias}.id::${textual ? 'varchar' : 'text'} AS i`);
+    const end = (rows: StreamRow<unknown>[]) => {
+      const total = rows.length ? Number(rows[0].n) : 0;
+      const last = rows[rows.length - 1];
+      const cursor: CursorParts | null = total > limit ? [String(r.args.orderBy), String(r.args.direction), value(last.s), String(last.i)] : null;
+      return { remaining: Math.max(0, total - limit), cursor };
+    };
+    return { sql: `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${order} LIMIT ${limit}`, end };
   };
 
   /** The page's values as `render` sends them (decode's input), from its rows. */
   const rowsForm = (b: Build, given: PageRows): RowsForm | undefined => {
-    const r = directed(given);
-    const sql = itemRows(b, r, resultItem!.render!(b, r.alias), false);
-    if (!sql) return undefined;
-    const limit = r.args.limit as number;
-    const read = (rows: StreamRow<unknown>[]) => {
-      // An empty first page: nothing matched, so the count is 0.
-      const total = rows.length ? Number(rows[0].n) : 0;
-      const last = rows[rows.length - 1];
-      const values: unknown[] = [];
-      for (const { node: child } of fields) {
-        const name = child.name.value;
-        if (name === 'result') values.push(rows.map((row) => row.t));
-        else if (name === 'remaining') values.push(Math.max(0, total - limit));
-        else if (name === 'cursor') values.push(total > limit ? [String(r.args.orderBy), String(r.args.direction), last.s, last.i] : null);
+    const form = itemRows(b, given, resultItem!.render!, false, (s) => s);
+    return (
+      form && {
+        sql: form.sql,
+        read: (rows) => {
+          const { remaining, cursor } = form.end(rows);
+          return sent.map((name) => (name === 'result' ? rows.map((row) => row.t) : name === 'remaining' ? remaining : cursor));
+        },
       }
-      return values;
-    };
-    return { sql, read };
+    );
   };
 
   const stream = (b: Build, given: PageRows): TextStream | undefined => {
-    const r = directed(given);
-    const limit = r.args.limit as number;
-    const sql = itemRows(b, r, resultItem!.text!(b, r.alias), true);
-    if (!sql) return undefined;
+    const form = itemRows(b, given, resultItem!.text!, true, (s) => (s == null ? null : JSON.parse(s as string)));
+    if (!form) return undefined;
     const assemble = (rows: StreamRow[]) => {
-      // An empty first page: nothing matched, so the count is 0.
-      const total = rows.length ? Number(rows[0].n) : 0;
-      const last = rows[rows.length - 1];
+      const { remaining, cursor } = form.end(rows);
       // The items are pieces of their own; the text around them is gathered in `text`.
       const pieces: (string | Buffer)[] = [];
       let text = '{';
@@ -229,9 +214,8 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         const name = child.name.value;
         text += `${i ? ',' : ''}"${key}":`;
         if (name === '__typename') text += JSON.stringify(pageType);
-        else if (name === 'remaining') text += String(Math.max(0, total - limit));
-        else if (name === 'cursor')
-          text += total > limit ? `"${encodeCursor(String(r.args.orderBy), String(r.args.direction), last.s == null ? null : JSON.parse(last.s), last.i!)}"` : 'null';
+        else if (name === 'remaining') text += String(remaining);
+        else if (name === 'cursor') text += cursor ? `"${encodeCursor(...cursor)}"` : 'null';
         else {
           rows.forEach((row, k) => {
             pieces.push(k ? text : `${text}[`, row.t);
@@ -243,7 +227,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
       pieces.push(`${text}}`);
       return pieces;
     };
-    return { sql, assemble };
+    return { sql: form.sql, assemble };
   };
   return {
     stream: keys.every(columnKey) && resultItem?.text ? stream : undefined,

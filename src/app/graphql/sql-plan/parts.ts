@@ -1,7 +1,6 @@
 import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql';
-import { CursorParts, encodeCursor, MAX_LIMIT, SortKey } from '../../../common/pagination';
-import { isoSql, Params } from '../../../common/sql';
-import { clock } from '../../../common/clock';
+import { CursorParts, encodeCursor, SortKey } from '../../../common/pagination';
+import { Params } from '../../../common/sql';
 import type { SqlScope } from '../../../common/read-model';
 
 /**
@@ -15,31 +14,43 @@ export interface Build {
   p: Params;
   variables: Record<string, unknown>;
   aliases: number;
-  /** The statement's `now` (a listing's status and prices, an asset's status), added on first use. */
-  now?: string;
-  /** Rows whose related row is already in the statement: a nested page's row, its parent's (type and alias); a listing's asset. */
-  parentOf: Map<string, { type: string; row: string }>;
-  /** Rows read with rows of their model's joined to them (a listing's asset: SqlScope.joined). */
-  joinedOf: Map<string, Record<string, string>>;
-  /** Rows read with their model's `omits` argument false (includeAssets: false), and the field that answers null. */
-  omitted: Map<string, string>;
-  /** Per row, the alias of its shared value (see objectPart), computed once in the object's FROM. */
-  shared: Map<string, string>;
+  /** The statement's moment (a listing's status and prices, an asset's status): a parameter added on first use (sqlScope). */
+  now: () => string;
+  /** What the statement knows of its rows, by alias (made on first use: most plans need none). */
+  rows?: Map<string, RowOf>;
 }
+
+/** A row of the statement: its parent (a nested page's row, a listing's asset: type and alias), its `with` rows, its `omits`, its shared value. */
+export interface RowOf {
+  /** The row its relation is read within: a nested page's parent row. */
+  parent?: { type: string; row: string };
+  /** Rows of its model's joined to it (a listing's asset: SqlScope.joined). */
+  joined?: Record<string, string>;
+  /** Read with its model's `omits` argument false (includeAssets: false): the field that answers null. */
+  omitted?: string;
+  /** The alias of its shared value (see objectPart), computed once in the object's FROM. */
+  shared?: string;
+}
+
+/** What the statement knows of the row `row`, made when first told. */
+export const rowOf = (b: Build, row: string): RowOf => {
+  const rows = (b.rows ??= new Map());
+  let known = rows.get(row);
+  if (!known) rows.set(row, (known = {}));
+  return known;
+};
 
 /** The statement's row of type `type` that `row` is read within (SqlScope.within): its parent, or its parent's, if any. */
 export const withinRow = (b: Build, row: string, type: string): string | undefined => {
-  for (let parent = b.parentOf.get(row); parent; parent = b.parentOf.get(parent.row)) if (parent.type === type) return parent.row;
+  for (let parent = b.rows?.get(row)?.parent; parent; parent = b.rows?.get(parent.row)?.parent) if (parent.type === type) return parent.row;
   return undefined;
 };
-
-export const nowOf = (b: Build) => (b.now ??= b.p.add(clock.now()));
 
 /** The request's statement as a read model writes SQL in it (common/read-model.ts), over the row `row` when given. */
 export const scopeOf = (b: Build, row?: string): SqlScope => ({
   p: b.p,
-  now: () => nowOf(b),
-  joined: row === undefined ? undefined : b.joinedOf.get(row),
+  now: b.now,
+  joined: row === undefined ? undefined : b.rows?.get(row)?.joined,
   within: row === undefined ? undefined : (type) => withinRow(b, row, type),
 });
 
@@ -75,7 +86,7 @@ export const VALUE: Shape = { kind: 'value' };
 export const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 export const constant = (value: string): Part => ({ shape: { kind: 'constant', value }, text: () => literal(value) });
 /** The row's shared value (see objectPart). */
-export const sharedValue: Render = (b, row) => `${b.shared.get(row)}.v`;
+export const sharedValue: Render = (b, row) => `${b.rows?.get(row)?.shared}.v`;
 /** A part whose SQL is the same in both forms. */
 export const plain = (render: Render): Part => ({ shape: VALUE, render, text: render });
 
@@ -128,7 +139,7 @@ export const rowJson = (columns: string[], keys: string[], from = '') =>
 
 /**
  * An object of planned parts: `json_build_array` of the values that are not constant. `shared`: a value
- * several parts read (as `${b.shared.get(row)}.v`), computed once per row in the object's FROM.
+ * several parts read (sharedValue), computed once per row in the object's FROM.
  */
 export function objectPart(parts: [string, Part][], shared?: Part): Part {
   const shape = objectShape(parts.map(([key, part]) => [key, part.shape]));
@@ -142,7 +153,7 @@ export function objectPart(parts: [string, Part][], shared?: Part): Part {
     const sql = render!(b, row);
     if (!sql) return undefined;
     const x = nextAlias(b);
-    b.shared.set(row, x);
+    rowOf(b, row).shared = x;
     // OFFSET 0 keeps the subquery from being pulled up, which would compute the value once per reader.
     return ` FROM (SELECT ${sql} AS v OFFSET 0) ${x}`;
   };
@@ -205,13 +216,6 @@ export const realias = (sort: SortKey, alias: string, from?: string): SortKey =>
   expression: sort.expression.replace(from ? new RegExp(`\\b${from}\\.`, 'g') : TABLE_T, `${alias}.`),
 });
 
-/** A row's sort value as the resolvers put it in a cursor: pg's reading of pagination.ts's `__sort` column. */
-export function sortValueSql(sort: SortKey): string {
-  if (sort.sqlType === 'timestamptz') return isoSql(sort.expression);
-  if (sort.sqlType === 'numeric' || sort.sqlType === 'bigint') return `${sort.expression}::text`;
-  return sort.expression;
-}
-
 /**
  * A part of a stored enum: by its GraphQL name in the response, by its value in REST's text (REST spells
  * enums by their values); a value the enum lacks reads as null. Undefined when the values or names
@@ -238,14 +242,7 @@ export const readsEveryArgument = (field: GraphQLField<unknown, unknown>, read: 
 
 /**
  * The arguments of every page: a first page is planned, in any order (`page` given: the resolvers answer).
- * Relay's `first` and `after` are read by stepping aside when given (plannedPage): plans know the page
+ * Relay's `first` and `after` are read by stepping aside when given (isPlainFirstPage): plans know the page
  * envelope only, not the connection.
  */
 export const PAGE_ARGUMENTS = ['limit', 'orderBy', 'direction', 'page', 'first', 'after'] as const;
-
-const isFirstPage = (page: unknown) => page === undefined || page === null || page === '';
-const limitFits = (limit: unknown): limit is number => Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_LIMIT;
-
-/** Whether a page's arguments ask for a first page that a plan answers: a limit in range, no `page`, no `first` or `after`. */
-export const plannedPage = (args: Record<string, unknown>): boolean =>
-  limitFits(args.limit) && isFirstPage(args.page) && args.first == null && args.after == null;

@@ -1,17 +1,17 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
-import type { SortKey } from '../../../common/pagination';
-import { boundsRows, fixedSort, keepsCount, keptCountSql, ReadFilter, ReadModel } from '../../../common/read-model';
+import { isPlainFirstPage } from '../../../common/pagination';
+import { boundsRows, keepsCount, keptCountSql, ReadModel } from '../../../common/read-model';
+import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
-import { Build, nextAlias, PAGE_ARGUMENTS, plannedPage, readsEveryArgument, realias, Render, scopeOf, Shape, STEP_ASIDE } from './parts';
-import { ObjectPlanner, plannedFilters, READ_MODELS } from './objects';
-import type { RowsForm, StreamRow } from './page';
+import { Build, nextAlias, PAGE_ARGUMENTS, readsEveryArgument, Render, rowOf, scopeOf, Shape, STEP_ASIDE } from './parts';
+import { Filtered, ObjectPlanner, plannedFilters, plannedSorts } from './objects';
+import type { PageRows, RowsForm, StreamRow } from './page';
 
 /**
  * The roots of SQL plans: which root fields a plan answers, and with which arguments; objects.ts plans
  * what they select.
  */
-
 
 /** A root field: its shape, its SQL for the request's arguments, and how its value is read back. */
 export interface Root {
@@ -26,27 +26,22 @@ export interface Root {
   rows?: (b: Build) => RowsForm | undefined;
 }
 
-/** The root lists of read models, by field name. */
-const MODEL_LISTS = new Map(READ_MODELS.filter((model) => model.list).map((model) => [model.list!, model]));
-/** The search roots of read models (searchAssets), by field name. */
-const MODEL_SEARCHES = new Map(READ_MODELS.filter((model) => model.search).map((model) => [model.search!, model]));
-/** The roots of one row of read models (collection), by field name. */
-const MODEL_ONES = new Map(READ_MODELS.filter((model) => model.one).map((model) => [model.one!.field, model]));
-
-/** A read model's arguments every root of it reads besides its own: its `omits`. */
-const omitsArgument = (model: ReadModel) => (model.omits ? [model.omits.arg] : []);
+type RootKind = 'list' | 'search' | 'one';
 
 /**
- * The arguments each planned root reads (each root's `where` below, and pages' own; a read model's roots,
- * its declared filters and arguments): any other argument of the field means no plan (readsEveryArgument).
- * A root reads an argument by turning it into SQL or by stepping aside when it is given (a chain filter, a
- * status of assets, traits).
+ * The read models' roots by field name (`list`, `search`, `one`), with the arguments each reads: its
+ * model's declared filters (a root of one row: `one.args`), pages' own, and `omits`. Any other argument of
+ * the field means no plan (readsEveryArgument). A root reads an argument by turning it into SQL or by
+ * stepping aside when it is given (a chain filter, a status of assets, traits).
  */
-const ROOT_ARGUMENTS: Record<string, readonly string[]> = {
-  ...Object.fromEntries([...MODEL_LISTS].map(([list, model]) => [list, [...PAGE_ARGUMENTS, ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
-  ...Object.fromEntries([...MODEL_SEARCHES].map(([search, model]) => [search, [...PAGE_ARGUMENTS, 'query', ...listFilters(model).map((f) => f.arg), ...omitsArgument(model)]])),
-  ...Object.fromEntries([...MODEL_ONES].map(([one, model]) => [one, [...model.one!.args, ...omitsArgument(model)]])),
-};
+const ROOTS = new Map(
+  READ_MODELS.flatMap((model) => {
+    const of = (field: string | undefined, kind: RootKind, args: readonly string[]) =>
+      field ? [[field, { model, kind, args: [...args, ...(model.omits ? [model.omits.arg] : [])] }] as const] : [];
+    const filters = [...PAGE_ARGUMENTS, ...[...model.filters, ...model.rootFilters].map((f) => f.arg)];
+    return [...of(model.list, 'list', filters), ...of(model.search, 'search', [...filters, 'query']), ...of(model.one?.field, 'one', model.one?.args ?? [])];
+  }),
+);
 
 /**
  * Whether a plan reads a model's `omits` argument as given (a boolean; anything else is the resolvers'
@@ -56,7 +51,7 @@ function readsOmits(b: Build, model: ReadModel, args: Record<string, unknown>, a
   if (!model.omits) return true;
   const given = args[model.omits.arg];
   if (typeof given !== 'boolean') return false;
-  if (!given) b.omitted.set(a, model.omits.field);
+  if (!given) rowOf(b, a).omitted = model.omits.field;
   return true;
 }
 
@@ -71,12 +66,12 @@ export class Planner extends ObjectPlanner {
     for (const { key, node } of fields) {
       const name = node.name.value;
       const field = queryType.getFields()[name];
+      const planned = ROOTS.get(name);
+      if (field && !readsEveryArgument(field, planned?.args ?? [])) return undefined;
       let root: Omit<Root, 'key'> | undefined;
-      if (field && !readsEveryArgument(field, ROOT_ARGUMENTS[name] ?? [])) return undefined;
       if (name === '__typename') root = { shape: { kind: 'constant', value: queryType.name } };
-      else if (MODEL_ONES.has(name)) root = this.modelOneRoot(MODEL_ONES.get(name)!, field, node);
-      else if (MODEL_LISTS.has(name)) root = this.modelListRoot(MODEL_LISTS.get(name)!, field, node);
-      else if (MODEL_SEARCHES.has(name)) root = this.modelSearchRoot(MODEL_SEARCHES.get(name)!, field, node);
+      else if (planned?.kind === 'one') root = this.oneRoot(planned.model, field, node);
+      else if (planned) root = this.listRoot(planned.model, field, node, planned.kind === 'search');
       if (!root) return undefined;
       roots.push({ key, ...root });
     }
@@ -85,10 +80,10 @@ export class Planner extends ObjectPlanner {
 
   /**
    * A read model's root of one row (`one`), found as its service finds it (undefined: the resolver
-   * answers), or made of the arguments (`one.row`). Not found, or found on several chains (the rows are
-   * read in the chains' order, at most 2): the resolver's error, so the resolver answers.
+   * answers), or made of the arguments (`one.row`). Not found, or found more than once (at most 2 rows are
+   * read, in `one.order`): the resolver's error, so the resolver answers.
    */
-  private modelOneRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
+  private oneRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
     const one = model.one!;
     const object = this.object(model.type, node.selectionSet);
     if (!object) return undefined;
@@ -102,7 +97,7 @@ export class Planner extends ObjectPlanner {
       const conditions = one.where(scopeOf(b), a, args);
       const sql = conditions && json(b, a);
       const where = conditions?.length ? ` WHERE ${conditions.join(' AND ')}` : '';
-      return sql && `SELECT ${sql} AS v FROM ${from}${where}${one.row ? '' : ` ORDER BY ${a}.chain_id LIMIT 2`}`;
+      return sql && `SELECT ${sql} AS v FROM ${from}${where}${one.order ? ` ORDER BY ${one.order(a)} LIMIT 2` : ''}`;
     };
     const text = object.text;
     return {
@@ -124,128 +119,60 @@ export class Planner extends ObjectPlanner {
   }
 
   /**
-   * A root list's first page: `filters` turns the request's arguments into WHERE conditions on the rows
-   * (alias `a`), or undefined when the resolver must answer; `checkEmpty`: an empty page steps aside.
+   * A read model's root list (`list`) or search (`search`: its rows among common/name-search.ts's candidates
+   * for `query`, ranked; an invalid query is the resolver's error): the first page of its rows, filtered by
+   * its declared filters as its service filters them; a list given one filter alone that it keeps a count
+   * of (`counts.byFilter`: a collection's assets), or only filters its `count` keeps, counted by that. A page
+   * of a row named by a filter that may not exist (`checkEmpty`) steps aside when empty: the resolvers tell
+   * an empty page from an unknown row (REST's text checks the row's existence in the statement).
    */
-  private listRoot(
-    field: GraphQLField<unknown, unknown>,
-    node: FieldNode,
-    types: { page: string; item: string; table: string; sorts: Record<string, SortKey>; sortTable?: string },
-    filters: (
-      b: Build,
-      args: Record<string, unknown>,
-      a: string,
-    ) => { where: string[]; checkEmpty?: boolean; count?: () => string; exists?: () => string; ranked?: SortKey } | undefined,
-    search = false,
-  ): Omit<Root, 'key'> | undefined {
+  private listRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode, search: boolean): Omit<Root, 'key'> | undefined {
     // A search's page is read as rows: its count is a window over the candidates the ranking reads (page.ts).
-    const page = this.page(types.page, types.item, node, search);
+    const page = this.page(`${model.type}Page`, model.type, node, search);
     if (!page) return undefined;
-    // Sorts that name their table otherwise (orders `r`, offers `o`) name it `t`, as page.ts reads them.
-    const sorts = types.sortTable ? Object.fromEntries(Object.entries(types.sorts).map(([k, sort]) => [k, realias(sort, 't', types.sortTable)])) : types.sorts;
-    const resultAt = page.resultAt;
+    const sorts = plannedSorts(model);
+    const filters = [...model.filters, ...model.rootFilters];
     const argumentsOf = argumentReader(field, node);
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
-    const rows = (b: Build, text: boolean, streamed = false) => {
+    const rows = (b: Build) => {
       const args = argumentsOf(b.variables);
-      if (!plannedPage(args) || (!search && !sorts[args.orderBy as string])) return undefined;
+      const sort = search ? undefined : sorts.get(args.orderBy as string);
+      if (!isPlainFirstPage(args) || (search ? !isSearchQuery(args.query) : !sort)) return undefined;
       const a = nextAlias(b);
-      const filtered = filters(b, args, a);
-      // An empty page must be told apart from an error: by its rows, or (REST's text) by `exists`.
-      if (!filtered || (filtered.checkEmpty && !streamed && (text ? !filtered.exists : resultAt === undefined))) return undefined;
-      const sort = filtered.ranked ?? sorts[args.orderBy as string];
-      if (!sort) return undefined;
-      // A search's cursor is of its ranking, as the resolvers write it.
-      const pageArgs = filtered.ranked ? { ...args, orderBy: RELEVANCE } : args;
-      return {
-        rows: { table: types.table, alias: a, where: filtered.where, sort, args: pageArgs, count: filtered.count, countAllRead: filtered.ranked !== undefined },
-        filtered,
-      };
+      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, filters, args, a) : undefined;
+      if (!filtered) return undefined;
+      const at: Omit<PageRows, 'sort' | 'args'> = { table: model.table!, alias: a, where: filtered.where };
+      if (search) {
+        const ranked = nameSearch(b.p, a, args.query as string);
+        const where = [...filtered.where, ranked.where(`${model.table} ${a}`, filtered.where, boundsRows(filtered.given, args))];
+        // A search's cursor is of its ranking, as the resolvers write it.
+        return { rows: { ...at, where, sort: ranked.sort, args: { ...args, orderBy: RELEVANCE }, countAllRead: true }, filtered };
+      }
+      const named = filtered.given.length === 1 && filtered.given[0].names ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
+      const count = named ? () => named(filtered.id()) : keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined;
+      return { rows: { ...at, sort: sort!, args, count }, filtered };
     };
+    /** A form of the page (page.ts), `checked` for what an empty page may mean. */
+    const form =
+      <F, R>(make: ((b: Build, rows: PageRows) => F | undefined) | undefined, checked: (made: F, filtered: Filtered) => R | undefined) =>
+      make &&
+      ((b: Build): R | undefined => {
+        const found = rows(b);
+        const made = found && make(b, found.rows);
+        return made === undefined ? undefined : checked(made, found!.filtered);
+      });
+    const resultAt = page.resultAt;
     const isEmpty = (value: unknown) => !Array.isArray(value) || !Array.isArray(value[resultAt!]) || value[resultAt!].length === 0;
     return {
       shape: page.shape,
-      render: (b) => {
-        const found = rows(b, false);
-        const sql = found && page.render(b, found.rows);
-        if (!sql) return undefined;
-        return { sql, read: found!.filtered.checkEmpty ? (value) => (isEmpty(value) ? STEP_ASIDE : value) : undefined };
-      },
-      rows: page.rows
-        ? (b) => {
-            const found = rows(b, false);
-            const form = found && page.rows!(b, found.rows);
-            if (!form) return undefined;
-            const checkEmpty = found!.filtered.checkEmpty;
-            return { sql: form.sql, read: (sent) => (checkEmpty && !sent.length ? STEP_ASIDE : form.read(sent)) };
-          }
-        : undefined,
-      stream: page.stream
-        ? (b) => {
-            const found = rows(b, false, true);
-            const stream = found && page.stream!(b, found.rows);
-            if (!stream) return undefined;
-            // An empty page of what may not exist: the resolvers tell an empty one from an unknown one.
-            const checkEmpty = found!.filtered.checkEmpty;
-            return { sql: stream.sql, assemble: (sent) => (checkEmpty && !sent.length ? undefined : stream.assemble(sent)) };
-          }
-        : undefined,
-      text: page.text
-        ? (b) => {
-            const found = rows(b, true);
-            const sql = found && page.text!(b, found.rows);
-            // Null (the resolver answers) when what the page is of does not exist.
-            return sql && (found.filtered.checkEmpty ? `(CASE WHEN ${found.filtered.exists!()} THEN ${sql} END)` : sql);
-          }
-        : undefined,
+      // An empty page is told by its rows: without `result` selected, the resolvers answer.
+      render: form(page.render, (sql, f) =>
+        !f.checkEmpty ? { sql } : resultAt === undefined ? undefined : { sql, read: (value: unknown) => (isEmpty(value) ? STEP_ASIDE : value) },
+      ),
+      rows: form(page.rows, (made, f) => ({ sql: made.sql, read: (sent: StreamRow<unknown>[]) => (f.checkEmpty && !sent.length ? STEP_ASIDE : made.read(sent)) })),
+      stream: form(page.stream, (made, f) => ({ sql: made.sql, assemble: (sent: StreamRow[]) => (f.checkEmpty && !sent.length ? undefined : made.assemble(sent)) })),
+      // Null (the resolver answers) when what the page is of does not exist.
+      text: form(page.text, (sql, f) => (f.checkEmpty ? `(CASE WHEN ${f.exists!()} THEN ${sql} END)` : sql)),
     };
   }
-
-  /** A read model's search root: its root list's filters, ranked by name as its service searches. */
-  private modelSearchRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    const types = { page: `${model.type}Page`, item: model.type, table: model.table! };
-    return this.searchRoot(field, node, types, (b, args, a) => (readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined));
-  }
-
-  /**
-   * A search: the list's `filters`, and among the rows that pass them the candidates of common/name-search.ts
-   * for `query`, ranked; an invalid query is the resolver's error, so the resolver answers.
-   */
-  private searchRoot(
-    field: GraphQLField<unknown, unknown>,
-    node: FieldNode,
-    types: { page: string; item: string; table: string },
-    filters: (b: Build, args: Record<string, unknown>, a: string) => { where: string[]; given?: readonly ReadFilter[] } | undefined,
-  ): Omit<Root, 'key'> | undefined {
-    const rank = (b: Build, args: Record<string, unknown>, a: string) => {
-      const filter = isSearchQuery(args.query) ? filters(b, args, a) : undefined;
-      if (!filter) return undefined;
-      const search = nameSearch(b.p, a, args.query as string);
-      const where = search.where(`${types.table} ${a}`, filter.where, boundsRows(filter.given ?? [], args));
-      return { ...filter, where: [...filter.where, where], ranked: search.sort };
-    };
-    return this.listRoot(field, node, { ...types, sorts: {} }, rank, true);
-  }
-
-  /**
-   * A read model's root list, filtered by its declared filters as its service filters them; given one filter
-   * alone that it keeps a count of (`counts.byFilter`: a collection's assets), counted by it.
-   */
-  private modelListRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode): Omit<Root, 'key'> | undefined {
-    const sorts = Object.fromEntries(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, fixedSort(sort)!]] : [])));
-    const types = { page: `${model.type}Page`, item: model.type, table: model.table!, sorts, sortTable: model.alias };
-    return this.listRoot(field, node, types, (b, args, a) => {
-      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, listFilters(model), args, a) : undefined;
-      if (!filtered) return undefined;
-      const byFilter = filtered.given.length === 1 && filtered.given[0].names ? model.counts?.byFilter?.[filtered.given[0].arg] : undefined;
-      // Counted without reading the rows where the model keeps counts for the filters given.
-      const count = byFilter ? () => byFilter(filtered.id()) : keepsCount(model, args) ? () => keptCountSql(model, scopeOf(b), args)! : undefined;
-      return { ...filtered, count };
-    });
-  }
-}
-
-/** A read model's root list's filters. */
-function listFilters(model: ReadModel): ReadFilter[] {
-  return [...model.filters, ...model.rootFilters];
 }
