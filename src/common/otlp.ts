@@ -167,6 +167,32 @@ class ProtoWriter {
     this.pos += 8;
   }
 
+  // A field: its tag, then its value.
+  stringField(field: number, s: string): void {
+    this.tag(field, LEN);
+    this.string(s);
+  }
+
+  idField(field: number, hex: string): void {
+    this.tag(field, LEN);
+    this.id(hex);
+  }
+
+  varintField(field: number, value: number): void {
+    this.tag(field, VARINT);
+    this.varint(value);
+  }
+
+  timeField(field: number, time: HrTime): void {
+    this.tag(field, I64);
+    this.time(time);
+  }
+
+  fixed32Field(field: number, value: number): void {
+    this.tag(field, I32);
+    this.fixed32(value);
+  }
+
   /** Opens a length-delimited message: `reserve` bytes kept for its length; its content starts at the position returned. */
   open(reserve: number): number {
     this.room(reserve);
@@ -261,17 +287,14 @@ function writeKeyValue(w: ProtoWriter, field: number, key: string, value: unknow
 function writeAnyValue(w: ProtoWriter, value: unknown): void {
   switch (typeof value) {
     case 'string':
-      w.tag(1, LEN);
-      w.string(value);
+      w.stringField(1, value);
       return;
     case 'boolean':
-      w.tag(2, VARINT);
-      w.varint(value ? 1 : 0);
+      w.varintField(2, value ? 1 : 0);
       return;
     case 'number':
       if (isInt64(value)) {
-        w.tag(3, VARINT);
-        w.varint(value);
+        w.varintField(3, value);
       } else {
         w.tag(4, I64);
         w.double(value);
@@ -305,81 +328,49 @@ function writeSpan(w: ProtoWriter, span: ExportedSpan): void {
   w.tag(2, LEN);
   const at = w.open(2);
   const context = span.spanContext();
-  w.tag(1, LEN);
-  w.id(context.traceId);
-  w.tag(2, LEN);
-  w.id(context.spanId);
+  w.idField(1, context.traceId);
+  w.idField(2, context.spanId);
   const traceState = context.traceState?.serialize();
-  if (traceState) {
-    w.tag(3, LEN);
-    w.string(traceState);
-  }
+  if (traceState) w.stringField(3, traceState);
   const parent = span.parentSpanContext;
-  if (parent?.spanId) {
-    w.tag(4, LEN);
-    w.id(parent.spanId);
-  }
-  w.tag(5, LEN);
-  w.string(span.name);
+  if (parent?.spanId) w.idField(4, parent.spanId);
+  w.stringField(5, span.name);
   // OTLP's kinds are the API's plus one (0: unspecified).
   const kind = span.kind == null ? 0 : span.kind + 1;
-  if (kind !== 0) {
-    w.tag(6, VARINT);
-    w.varint(kind);
-  }
-  w.tag(7, I64);
-  w.time(span.startTime);
-  w.tag(8, I64);
-  w.time(span.endTime);
+  if (kind !== 0) w.varintField(6, kind);
+  w.timeField(7, span.startTime);
+  w.timeField(8, span.endTime);
   writeAttributes(w, span.attributes, 9);
-  w.tag(10, VARINT);
-  w.varint(span.droppedAttributesCount);
+  w.varintField(10, span.droppedAttributesCount);
   for (const event of span.events) {
     w.tag(11, LEN);
     const e = w.open(1);
-    w.tag(1, I64);
-    w.time(event.time);
-    w.tag(2, LEN);
-    w.string(event.name);
+    w.timeField(1, event.time);
+    w.stringField(2, event.name);
     if (event.attributes) writeAttributes(w, event.attributes, 3);
-    w.tag(4, VARINT);
-    w.varint(event.droppedAttributesCount || 0);
+    w.varintField(4, event.droppedAttributesCount || 0);
     w.close(e, 1);
   }
-  w.tag(12, VARINT);
-  w.varint(span.droppedEventsCount);
+  w.varintField(12, span.droppedEventsCount);
   for (const link of span.links) {
     w.tag(13, LEN);
     const l = w.open(1);
-    w.tag(1, LEN);
-    w.id(link.context.traceId);
-    w.tag(2, LEN);
-    w.id(link.context.spanId);
+    w.idField(1, link.context.traceId);
+    w.idField(2, link.context.spanId);
     const linkState = link.context.traceState?.serialize();
-    if (linkState) {
-      w.tag(3, LEN);
-      w.string(linkState);
-    }
+    if (linkState) w.stringField(3, linkState);
     if (link.attributes) writeAttributes(w, link.attributes, 4);
-    w.tag(5, VARINT);
-    w.varint(link.droppedAttributesCount || 0);
-    w.tag(6, I32);
-    w.fixed32(flagsOf(link.context.traceFlags, link.context.isRemote));
+    w.varintField(5, link.droppedAttributesCount || 0);
+    w.fixed32Field(6, flagsOf(link.context.traceFlags, link.context.isRemote));
     w.close(l, 1);
   }
-  w.tag(14, VARINT);
-  w.varint(span.droppedLinksCount);
+  w.varintField(14, span.droppedLinksCount);
   w.tag(15, LEN);
   const status = w.open(1);
-  if (span.status.message) {
-    w.tag(2, LEN);
-    w.string(span.status.message);
-  }
-  w.tag(3, VARINT);
-  w.varint(span.status.code);
+  if (span.status.message) w.stringField(2, span.status.message);
+  w.varintField(3, span.status.code);
   w.close(status, 1);
-  w.tag(16, I32);
-  w.fixed32(flagsOf(context.traceFlags, parent?.isRemote));
+  w.fixed32Field(16, flagsOf(context.traceFlags, parent?.isRemote));
   w.close(at, 2);
 }
 
@@ -402,25 +393,17 @@ function writeResource(w: ProtoWriter, resource: Resource): void {
   w.tag(1, LEN);
   const at = w.open(1);
   writeAttributes(w, resource.attributes, 1);
-  w.tag(2, VARINT);
-  w.varint(0);
+  w.varintField(2, 0);
   w.close(at, 1);
 }
 
 function writeScope(w: ProtoWriter, scope: Scope): void {
   w.tag(1, LEN);
   const at = w.open(1);
-  w.tag(1, LEN);
-  w.string(scope.name);
-  if (scope.version) {
-    w.tag(2, LEN);
-    w.string(scope.version);
-  }
+  w.stringField(1, scope.name);
+  if (scope.version) w.stringField(2, scope.version);
   if (scope.attributes) writeAttributes(w, scope.attributes, 3);
-  if (scope.droppedAttributesCount) {
-    w.tag(4, VARINT);
-    w.varint(scope.droppedAttributesCount);
-  }
+  if (scope.droppedAttributesCount) w.varintField(4, scope.droppedAttributesCount);
   w.close(at, 1);
 }
 
@@ -440,16 +423,10 @@ export function encodeProtobuf(spans: readonly ExportedSpan[]): Uint8Array {
       const scopeSpans = w.open(3);
       w.raw(once(scopeBytes, scope, (s) => writeScope(s, scope)));
       for (const span of list) writeSpan(w, span);
-      if (scope.schemaUrl) {
-        w.tag(3, LEN);
-        w.string(scope.schemaUrl);
-      }
+      if (scope.schemaUrl) w.stringField(3, scope.schemaUrl);
       w.close(scopeSpans, 3);
     }
-    if (resource.schemaUrl) {
-      w.tag(3, LEN);
-      w.string(resource.schemaUrl);
-    }
+    if (resource.schemaUrl) w.stringField(3, resource.schemaUrl);
     w.close(resourceSpans, 3);
   }
   return w.take();
