@@ -900,7 +900,7 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
   if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
   log('measuring the CPU of tracing alone (bench/tracing-cost.ts)');
   const cost = await tracingCost();
-  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs, one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU`;
+  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs (OTLP JSON ${cost.json.toFixed(1)} µs), one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU`;
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
   // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.

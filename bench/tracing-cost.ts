@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 /**
  * The CPU of tracing alone, per request, in a process of its own: the spans of a W2-shaped request (the
  * request's, its operation's, one SQL plan statement of 4 KB) made through src/common/tracing.ts and
- * exported by the SDK (OTLP/HTTP protobuf) to a receiver in another process, in a warmed loop. Unlike the
+ * exported over OTLP/HTTP (protobuf; `json`: OTLP's JSON) to a receiver in another process, in a warmed loop. Unlike the
  * servers' CPU per request, it is not moved by a loaded machine's slower requests (JIT, GC), so it is the
- * figure to set against a request's own CPU. `node dist/bench/tracing-cost.js <off|on|sampled>`.
+ * figure to set against a request's own CPU. `node dist/bench/tracing-cost.js <off|on|json|sampled>`.
  */
 const REQUESTS = 60_000;
 const WARMUP = 20_000;
@@ -25,6 +25,7 @@ async function measure(mode: string): Promise<number> {
       // A queue that never drops: every span is exported, and its export counted.
       Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: 'tracing-cost', OTEL_BSP_MAX_QUEUE_SIZE: '200000' });
     }
+    if (mode === 'json') process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
     if (mode === 'sampled') Object.assign(process.env, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' });
     /* eslint-disable @typescript-eslint/no-require-imports -- loaded after the environment is set, as main.ts loads it first */
     require('../src/tracing');
@@ -59,10 +60,10 @@ async function measure(mode: string): Promise<number> {
   }
 }
 
-/** µs of CPU per request for each mode, each in a process of its own. */
-export async function tracingCost(): Promise<Record<'off' | 'on' | 'sampled', number>> {
-  const result = { off: 0, on: 0, sampled: 0 };
-  for (const mode of ['off', 'on', 'sampled'] as const) {
+/** µs of CPU per request for each mode, each in a process of its own (`json`: on, exporting OTLP/HTTP JSON). */
+export async function tracingCost(): Promise<Record<'off' | 'on' | 'json' | 'sampled', number>> {
+  const result = { off: 0, on: 0, json: 0, sampled: 0 };
+  for (const mode of ['off', 'on', 'json', 'sampled'] as const) {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
     const { stdout } = await promisify(execFile)(process.execPath, [__filename, mode], { env: clean });
     result[mode] = Number(stdout.trim());

@@ -12,7 +12,8 @@ import { Span, startCollector, until } from './setup/otlp-collector';
 /**
  * Issue #39 item 3: OpenTelemetry traces. The real service (src/main.ts in a child process: the
  * instrumentations patch modules as they are required, which jest's own module registry would hide)
- * exports to an OTLP/HTTP receiver in this process, in OTLP's JSON encoding (OTEL_EXPORTER_OTLP_PROTOCOL=
+ * exports to an OTLP/HTTP receiver in this process, in protobuf (OTEL_EXPORTER_OTLP_PROTOCOL's default,
+ * encoded by src/common/otlp.ts; the receiver decodes every field; tracing-metadata.test.ts exports
  * http/json). Every road a request can take gives one trace: the HTTP span, the GraphQL operation's span
  * under it, and the SQL statements under that.
  */
@@ -47,7 +48,6 @@ beforeAll(async () => {
   [collector, receiver, local] = await Promise.all([startCollector(), startReceiver(), startServer()]);
   gateway = await startGatewayProcess({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_SERVICE_NAME: 'gateway-traced',
     OTEL_BSP_SCHEDULE_DELAY: '50',
     LOG_LEVEL: 'info',
@@ -112,7 +112,14 @@ function expectRequestTrace(spans: Span[], expected: { http: string; operation?:
   expect(roots.map((s) => [s.name, s.kind])).toEqual([[expected.http, SERVER]]);
   const [request] = roots;
   expect(request.service).toBe('gateway-traced');
-  expect(request.attributes).toMatchObject({ 'http.request.method': expected.http.split(' ')[0], 'http.route': expected.http.split(' ')[1], 'http.response.status_code': 200 });
+  expect(request.attributes).toMatchObject({ 'http.request.method': expected.http.split(' ')[0], 'http.route': expected.http.split(' ')[1], 'http.response.status_code': 200, 'url.scheme': 'http', 'url.path': expect.any(String), 'gateway.request_id': expect.any(String) });
+  for (const span of spans) {
+    // Sampled, timed, and not failed.
+    expect(span.flags! & 1).toBe(1);
+    expect(BigInt(span.startTimeUnixNano)).toBeLessThanOrEqual(BigInt(span.endTimeUnixNano));
+    expect(BigInt(span.startTimeUnixNano)).toBeGreaterThan(BigInt(Date.now() - 600_000) * 1_000_000n);
+    expect(span.status?.code ?? 0).toBe(0);
+  }
   const operations = spans.filter((s) => s.attributes['graphql.operation.type']);
   expect(operations.map((s) => s.name)).toEqual([expected.operation ? `${expected.type} ${expected.operation}` : expected.type]);
   const [operation] = operations;
@@ -122,10 +129,10 @@ function expectRequestTrace(spans: Span[], expected: { http: string; operation?:
   for (const statement of statements) {
     expect(under(spans, statement, request)).toBe(true);
     expect(statement.kind).toBe(CLIENT);
-    expect(statement.attributes['db.query.text']).toEqual(expect.any(String));
+    expect(statement.attributes).toEqual({ 'db.system.name': 'postgresql', 'db.operation.name': expect.any(String), 'db.query.text': expect.any(String) });
     // Named by the statement's verb; a plan's text cut to a length a collector takes in.
     expect(statement.name).toBe(String(statement.attributes['db.operation.name']));
-    expect(String(statement.attributes['db.query.text']).length).toBeLessThanOrEqual(1025);
+    expect(String(statement.attributes['db.query.text']).length).toBeLessThanOrEqual(1024 + '...'.length);
   }
   const operationStatements = statements.filter((s) => under(spans, s, operation));
   expect(operationStatements.length).toBeGreaterThan(0);
@@ -157,8 +164,11 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     // The rate limit's Redis calls are in the trace, under the HTTP span (the lean door takes its token too).
     const redisCalls = traces[2].filter(isRedis);
     expect(redisCalls.length).toBeGreaterThan(0);
-    for (const call of redisCalls) expect(under(traces[2], call, traces[2].find((s) => s.kind === SERVER)!)).toBe(true);
-    expect([...collector.contentTypes].every((t) => t === 'POST /v1/traces application/json')).toBe(true);
+    for (const call of redisCalls) {
+      expect(under(traces[2], call, traces[2].find((s) => s.kind === SERVER)!)).toBe(true);
+      expect([call.name, call.kind, call.attributes]).toEqual(['evalsha', CLIENT, { 'db.system.name': 'redis', 'db.operation.name': 'evalsha' }]);
+    }
+    expect([...collector.contentTypes].every((t) => t === 'POST /v1/traces application/x-protobuf')).toBe(true);
   });
 
   test('when a mutation goes through express and Apollo, then it is one trace with its operation span (no plan) and its SQL statements under it', async () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Attributes, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AttributeLimits, attributeLimitsFromEnv, ChildSpan, SpanSink } from './span';
 
 /**
  * The gateway's spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). A span's parent
@@ -23,10 +24,16 @@ export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean
   return Boolean(exporter || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
 
-/** Called by src/tracing.ts once the SDK runs; `shutdown` sends the spans still queued. */
-export function tracingStarted(shutdown: () => Promise<void>): void {
+/**
+ * Called by src/tracing.ts once the SDK runs; `shutdown` sends the spans still queued. With `sink` (the
+ * SDK's span processor, when the gateway built it) a request's child spans are ChildSpans handed to it.
+ */
+export function tracingStarted(shutdown: () => Promise<void>, sink?: SpanSink): void {
   enabled = true;
   stop = shutdown;
+  gatewayTracer = trace.getTracer('nft-marketplace-gateway');
+  childSink = sink;
+  attributeLimits = attributeLimitsFromEnv();
 }
 
 /** Whether spans are made at all (the SDK runs). */
@@ -45,8 +52,18 @@ interface TracedScope {
   entry?: string;
 }
 
-const tracer = () => trace.getTracer('nft-marketplace-gateway');
+// The SDK's tracer, once it runs (looked up once: every lookup builds its key and searches the provider's map).
+let gatewayTracer = trace.getTracer('nft-marketplace-gateway');
+const tracer = () => gatewayTracer;
 const under = (parent: Span) => trace.setSpan(ROOT_CONTEXT, parent);
+let childSink: SpanSink | undefined;
+let attributeLimits: AttributeLimits = { valueLength: Infinity, count: 128 };
+
+/** A span under `parent` (recording): a ChildSpan when the SDK's processor is at hand, else the SDK's. */
+function startChild(parent: Span, name: string, kind: SpanKind, attributes: Attributes): Span {
+  if (childSink && ChildSpan.canParent(parent)) return new ChildSpan(parent, name, kind, attributes, childSink, attributeLimits);
+  return tracer().startSpan(name, { kind, attributes }, under(parent));
+}
 
 /** Paths probed by balancers and scrapers every few seconds: no trace of their own. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -109,7 +126,7 @@ export function traceOperation<T>(type: string, name: string | undefined, scope:
 async function inOperationSpan<T>(type: string, name: string | undefined, scope: TracedScope, parent: Span, run: () => Promise<T>): Promise<T> {
   const attributes: Attributes = { 'graphql.operation.type': type };
   if (name) attributes['graphql.operation.name'] = name;
-  const span = tracer().startSpan(name ? `${type} ${name}` : type, { attributes }, under(parent));
+  const span = startChild(parent, name ? `${type} ${name}` : type, SpanKind.INTERNAL, attributes);
   scope.span = span;
   try {
     return await run();
@@ -142,25 +159,19 @@ export function traceStatement<T>(scope: TracedScope | undefined, sql: string, r
   const parent = scope?.span;
   if (!parent?.isRecording()) return run();
   const verb = verbOf(sql);
-  const span = tracer().startSpan(
-    verb,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'db.system.name': 'postgresql',
-        'db.operation.name': verb,
-        'db.query.text': sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}…` : sql,
-      },
-    },
-    under(parent),
-  );
+  const span = startChild(parent, verb, SpanKind.CLIENT, {
+    'db.system.name': 'postgresql',
+    'db.operation.name': verb,
+    // Marked in ASCII: one '…' would make the whole text a two-byte string, which every encoder handles slower.
+    'db.query.text': sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}...` : sql,
+  });
   return ended(span, run());
 }
 
 /** One Redis call of a request (a client span under `parent`), when the request is traced. */
 export function traceRedis<T>(parent: Span | undefined, command: string, run: () => Promise<T>): Promise<T> {
   if (!parent?.isRecording()) return run();
-  const span = tracer().startSpan(command, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'redis', 'db.operation.name': command } }, under(parent));
+  const span = startChild(parent, command, SpanKind.CLIENT, { 'db.system.name': 'redis', 'db.operation.name': command });
   return ended(span, run());
 }
 
@@ -228,7 +239,7 @@ export function traceRpc<T>(parent: Span | undefined, chainId: string, target: s
 }
 
 async function inOutgoingSpan<T>(parent: Span, name: string, attributes: Attributes, headers: Record<string, string>, run: () => Promise<T>, statusOf: (answer: T) => number | null): Promise<T> {
-  const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes }, under(parent));
+  const span = startChild(parent, name, SpanKind.CLIENT, attributes);
   propagation.inject(under(span), headers);
   try {
     const answer = await run();
