@@ -84,8 +84,8 @@ export async function startChainNode(chainId: number): Promise<ChainNode> {
   };
 }
 
-/** Polls `read` until `done` holds of its value (`withinMs`, 5 s by default, at most; every 50 ms); returns the value. */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, withinMs = 5000): Promise<T> {
+/** Polls `read` until `done` holds of its value (`withinMs`, 30 s by default, at most; every 50 ms); returns the value. A follower restarted beside a full suite on the one embedded database took over 5 s to catch up (Node 24 in CI). */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, withinMs = 30_000): Promise<T> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     const value = await read();
