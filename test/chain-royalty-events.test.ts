@@ -1,9 +1,8 @@
-import { ChainSettings } from '../src/config';
-import { startChainNode, ChainNode, until } from './setup/chain-node';
-import { startServer, TestServer } from './setup/server';
+import { ChainNode, until } from './setup/chain-node';
+import { TestServer } from './setup/server';
 import { subscribe } from './setup/subscriber';
 import { startReceiver } from './setup/webhook-receiver';
-import { testMetadataSettings } from './factories/metadata';
+import { startFollowedChain } from './factories/metadata';
 
 /**
  * Issue #41: an ERC-2981 royalty that changes on chain says so. A collection's royalty read again that differs
@@ -18,16 +17,10 @@ let api: TestServer;
 let admin: { key: string; address: string };
 
 beforeAll(async () => {
-  node = await startChainNode(Number(CHAIN_ID));
-  const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
-  // No fetch worker: the tokens have no document; a key may refresh again at once.
-  api = await startServer({
-    chains,
-    metadata: testMetadataSettings('http://127.0.0.1:1', { fetch: false, refreshIntervalS: 0 }),
-    // Deliveries to a receiver on loopback, polled often.
+  // Deliveries to a receiver on loopback, polled often.
+  ({ node, api, admin } = await startFollowedChain(CHAIN_ID, {
     webhooks: { deliver: true, allowPrivate: true, timeoutMs: 2000, backoffBaseMs: 100, backoffMaxMs: 400, retryWindowMs: 10_000, pollMs: 50 },
-  });
-  admin = await api.key({ admin: true });
+  }));
 });
 
 afterAll(async () => {

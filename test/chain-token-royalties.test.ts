@@ -1,7 +1,6 @@
-import { ChainSettings } from '../src/config';
-import { startChainNode, ChainNode, until } from './setup/chain-node';
-import { startServer, TestServer } from './setup/server';
-import { testMetadataSettings } from './factories/metadata';
+import { ChainNode, until } from './setup/chain-node';
+import { TestServer } from './setup/server';
+import { startFollowedChain } from './factories/metadata';
 
 /**
  * Issue #41, per-token royalties: ERC-2981 royaltyInfo(tokenId, price) may answer differently per token
@@ -16,11 +15,7 @@ let api: TestServer;
 let admin: { key: string; address: string };
 
 beforeAll(async () => {
-  node = await startChainNode(Number(CHAIN_ID));
-  const chains: ChainSettings = { follow: [{ chainId: CHAIN_ID, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
-  // No fetch worker: the tokens have no document; a key may refresh an asset again at once.
-  api = await startServer({ chains, metadata: testMetadataSettings('http://127.0.0.1:1', { fetch: false, refreshIntervalS: 0 }) });
-  admin = await api.key({ admin: true });
+  ({ node, api, admin } = await startFollowedChain(CHAIN_ID));
 });
 
 afterAll(async () => {

@@ -1,4 +1,7 @@
-import { MetadataSettings } from '../../src/config';
+import type { AppOptions } from '../../src/app';
+import { ChainSettings, MetadataSettings } from '../../src/config';
+import { startChainNode, type ChainNode } from '../setup/chain-node';
+import { startServer, type TestServer } from '../setup/server';
 
 /**
  * The fetch settings of the tests' workers, reading documents from a local host at `hostUrl` (its /ipfs/ and
@@ -23,4 +26,16 @@ export function testMetadataSettings(hostUrl: string, overrides: Partial<Metadat
     refreshIntervalS: 60,
     ...overrides,
   };
+}
+
+/**
+ * A local EVM node on `chainId` followed by a gateway of its own (polled every 50 ms, no confirmations) whose
+ * metadata worker fetches nothing and lets a key refresh again at once: the royalty tests read what the
+ * follower reads from the contracts themselves. `extra` adds to the gateway's options (webhooks, say).
+ */
+export async function startFollowedChain(chainId: string, extra: AppOptions = {}): Promise<{ node: ChainNode; api: TestServer; admin: { key: string; address: string } }> {
+  const node = await startChainNode(Number(chainId));
+  const chains: ChainSettings = { follow: [{ chainId, rpcUrl: node.url, confirmations: 0 }], pollMs: 50, blockRange: 2000 };
+  const api = await startServer({ chains, metadata: testMetadataSettings('http://127.0.0.1:1', { fetch: false, refreshIntervalS: 0 }), ...extra });
+  return { node, api, admin: await api.key({ admin: true }) };
 }
