@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionSalesLows1765800000000: async () => {
+    expect(await tableExists('collection_sales_lows')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%sales_lows%' OR tgname = 'collection_sales_hourly_lows'`)).toEqual([]);
+  },
   TradeRangeIndexes1765760000300: async () => {
     const names = (rows: { indexname: string }[]) => rows.map((r) => r.indexname).sort();
     expect(names(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_orders_seller%' OR indexname LIKE 'ix_orders_buyer%'`))).toEqual([

@@ -4,9 +4,9 @@ import { startServer, TestServer } from './setup/server';
 /**
  * Statistics sorted by a figure read about a page of rows whatever the number of collections (issue #38):
  * holders and all-time volume and sales walk indexes of `collection_figures`, a sliding window's volume and
- * sales highest first walk the collections' upper bounds of them and sum a page's candidates (lowest first and
- * by trend: computed for the collections that sold in its hours, bounded by its trades, and merged with the
- * others by id); the floors walk the collections' floor bounds (lower cheapest first, upper dearest first) and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
+ * sales highest first walk the collections' upper bounds of them and lowest first their lower bounds, and sum
+ * a page's candidates (by trend: computed for the collections that sold in its hours, bounded by its trades,
+ * and merged with the others by id); the floors walk the collections' floor bounds (lower cheapest first, upper dearest first) and price a page's candidates. Each request's ranking statement is explained on a market of 6,000 collections (built
  * and analysed inside a transaction that is rolled back, so other files never see it): no plan node reads
  * more rows than the collections that sold plus a few pages.
  */
@@ -35,8 +35,8 @@ const BOUND = SELLING * 3 + 250;
  * summing every collection that sold reads all of theirs (300 to 900).
  */
 const SUMMED_BOUND = 2 * 21 * 3 + 30;
-/** The rankings that walk those bounds. */
-const SALES_WALK = /^(VOLUME|TOTAL_TRANSACTIONS) (H6|H24|D7|D30)( DESC)?( chain 137)?( page 10| counted sales.*)?$/;
+/** The rankings that walk those bounds (highest first), or their lower bounds (lowest first). */
+const SALES_WALK = /^(VOLUME|TOTAL_TRANSACTIONS) (H6|H24|D7|D30)( DESC| ASC)?( chain 137)?( page 10| counted sales.*)?$/;
 /**
  * By floor, a collection is priced from its own listings (three here): the 10th page walks twice its 201
  * rows in the order of their bounds and prices them, and a few more whose bound reaches the page.
@@ -57,6 +57,8 @@ const STATISTICS_COUNTED = STATISTICS.replace('result { collectionId }', 'remain
 const FLOOR_CURSOR = Buffer.from(JSON.stringify(['floor_price', 'asc', '0.1', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
 /** A cursor of the highest 7-day volumes first, after a volume of 12 (about the 5th page here). */
 const VOLUME_CURSOR = Buffer.from(JSON.stringify(['volume', 'desc', '12', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])).toString('base64url');
+/** A cursor of the lowest 7-day volumes first, after a volume of 0 and the least id (the first page's start). */
+const VOLUME_CURSOR_ASC = Buffer.from(JSON.stringify(['volume', 'asc', '0', '00000000-0000-0000-0000-000000000001'])).toString('base64url');
 /** A cursor of the dearest floors first, after a floor of 9.5 (about the 5th page here). */
 const FLOOR_CURSOR_DESC = Buffer.from(JSON.stringify(['floor_price', 'desc', '9.5', 'ffffffff-ffff-ffff-ffff-ffffffffffff'])).toString('base64url');
 
@@ -73,7 +75,7 @@ async function rankingStatements(requests: Array<{ name: string; variables: Reco
   const logger = server.ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
   const logQuery = logger.logQuery;
   logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
-    if (sql.includes('(SELECT t.* FROM') || sql.includes('f.floor_low') || sql.includes('collection_sales_bounds')) captured.push({ name: current, sql, parameters: parameters ?? [] });
+    if (sql.includes('(SELECT t.* FROM') || sql.includes('f.floor_low') || sql.includes('collection_sales_bounds') || sql.includes('collection_sales_lows')) captured.push({ name: current, sql, parameters: parameters ?? [] });
     return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
   };
   try {
@@ -114,6 +116,12 @@ const requests = [
   { name: 'VOLUME H6 DESC', variables: { orderBy: 'VOLUME', period: 'H6' } },
   { name: 'VOLUME D7 DESC counted sales', variables: { orderBy: 'VOLUME', period: 'D7' }, counted: true },
   { name: 'VOLUME D7 DESC counted sales after a cursor', variables: { orderBy: 'VOLUME', period: 'D7', page: VOLUME_CURSOR }, counted: true },
+  // Lowest first: the lower bounds walked.
+  { name: 'VOLUME H24 ASC page 10', variables: { orderBy: 'VOLUME', period: 'H24', direction: 'ASC', page: '10' } },
+  { name: 'TOTAL_TRANSACTIONS D7 ASC chain 137 page 10', variables: { orderBy: 'TOTAL_TRANSACTIONS', period: 'D7', direction: 'ASC', chainId: '137', page: '10' } },
+  { name: 'VOLUME H6 ASC', variables: { orderBy: 'VOLUME', period: 'H6', direction: 'ASC' } },
+  { name: 'VOLUME D7 ASC counted sales', variables: { orderBy: 'VOLUME', period: 'D7', direction: 'ASC' }, counted: true },
+  { name: 'VOLUME D7 ASC counted sales after a cursor', variables: { orderBy: 'VOLUME', period: 'D7', direction: 'ASC', page: VOLUME_CURSOR_ASC }, counted: true },
   // The floors, cheapest first (walking their lower bounds) and dearest first (their upper bounds).
   ...(['ASC', 'DESC'] as const).flatMap((direction) => {
     const floor = (name: string, variables: Record<string, unknown>, counted = false) => ({
@@ -197,7 +205,7 @@ test('when statistics are sorted by holders, volume, sales or the floor (both wa
       const [{ 'QUERY PLAN': [explained] }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters);
       const read = nodesOf(explained.Plan)
         .filter((node) => node['Relation Name'] !== undefined && (!name.includes('counted listings') || node['Relation Name'] === 'listings'))
-        // Highest first by a sliding period's figure, the walk and the count read the collections' bounds (an
+        // By a sliding period's figure, the walk and the count read the collections' bounds (an
         // index; a small table's may be sorted whole): what they sum is the rollups.
         .filter((node) => !SALES_WALK.test(name) || node['Relation Name'] === 'collection_sales_hourly')
         .map((node) => ({ node: `${node['Node Type']} ${node['Relation Name']}`, rows: Number(node['Actual Rows']) * Number(node['Actual Loops']) }));

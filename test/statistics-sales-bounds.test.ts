@@ -8,9 +8,10 @@ import { startServer, TestServer } from './setup/server';
 import { HOUR, later, SECOND } from './setup/time';
 
 /**
- * Statistics sorted by a sliding period's volume or sales, highest first (issue #38): the collections' upper
+ * Statistics sorted by a sliding period's volume or sales (issue #38), highest first: the collections' upper
  * bounds of them (`collection_sales_bounds`, raised by the sales, moved by the sweeper once an hour) are
- * walked and only candidates are summed. The answers are those of summing every collection at the moment of
+ * walked and only candidates are summed; lowest first (periods of 6 hours or more), their lower bounds
+ * (`collection_sales_lows`, moved with them, changed by sales dated into their hours). The answers are those of summing every collection at the moment of
  * the request, whether the bounds are tight, stale (sales that left the period since the bounds last moved:
  * the test clock moves on) or do not hold (a clock behind the bounds' hour). Random markets (seeded: the seed
  * is in every failure) on a chain of their own, read through both doors, by cursor and by page number.
@@ -62,9 +63,11 @@ async function sell(server: TestServer, market: Market, collectionId: string, ce
 }
 
 type Order = 'volume' | 'total_transactions';
+type Direction = 'asc' | 'desc';
+const DIRECTIONS: Direction[] = ['desc', 'asc'];
 
-/** Every collection of the market as the list must show it at `now`: highest figure first, then the highest id. */
-function expected(market: Market, period: Period, now: Date, order: Order) {
+/** Every collection of the market as the list must show it at `now`: highest figure first, then the highest id (lowest and lowest, asc). */
+function expected(market: Market, period: Period, now: Date, order: Order, direction: Direction = 'desc') {
   const start = now.getTime() - PERIOD_MS[period];
   const rows = market.ids.map((id) => {
     const inPeriod = market.sales.filter((s) => s.collectionId === id && s.at.getTime() >= start && s.at.getTime() < now.getTime());
@@ -72,16 +75,17 @@ function expected(market: Market, period: Period, now: Date, order: Order) {
   });
   const key = (r: (typeof rows)[number]) => (order === 'volume' ? r.cents : r.transactions);
   rows.sort((a, b) => key(b) - key(a) || (a.id < b.id ? 1 : -1));
+  if (direction === 'asc') rows.reverse();
   return rows.map((r) => ({ id: r.id, volume: r.cents / 100, transactions: r.transactions }));
 }
 
 /** The list through REST, `limit` a page, by cursor to its end; with `remaining` of each page. */
-async function restList(server: TestServer, chain: string, period: Period, order: Order | undefined, limit: number) {
+async function restList(server: TestServer, chain: string, period: Period, order: Order | undefined, limit: number, direction: Direction) {
   const rows: Array<{ id: string; volume: number; transactions: number }> = [];
   const remaining: number[] = [];
   let page: string | null = null;
   do {
-    const params: URLSearchParams = new URLSearchParams({ chain_id: chain, period, limit: String(limit), ...(order ? { order_by: order } : {}), ...(page ? { page } : {}) });
+    const params: URLSearchParams = new URLSearchParams({ chain_id: chain, period, limit: String(limit), ...(order ? { order_by: order } : {}), ...(direction === 'asc' ? { direction } : {}), ...(page ? { page } : {}) });
     const res = await server.rest('GET', `/v1/statistics?${params}`);
     if (res.status !== 200) throw new Error(`GET /v1/statistics?${params}: ${res.status} ${JSON.stringify(res.body)}`);
     rows.push(...res.body.result.map((r: any) => ({ id: r.collection.id, volume: r.volume, transactions: r.total_transactions })));
@@ -92,8 +96,8 @@ async function restList(server: TestServer, chain: string, period: Period, order
 }
 
 const STATISTICS = /* GraphQL */ `
-  query ($chainId: String, $period: StatisticsPeriod!, $orderBy: StatisticsOrderBy!, $limit: Int!, $page: String) {
-    statistics(chainId: $chainId, period: $period, orderBy: $orderBy, limit: $limit, page: $page) {
+  query ($chainId: String, $period: StatisticsPeriod!, $orderBy: StatisticsOrderBy!, $direction: SortDirection, $limit: Int!, $page: String) {
+    statistics(chainId: $chainId, period: $period, orderBy: $orderBy, direction: $direction, limit: $limit, page: $page) {
       totalCount
       result { collectionId volume totalTransactions }
     }
@@ -102,8 +106,8 @@ const STATISTICS = /* GraphQL */ `
 const GRAPHQL_PERIOD: Record<Period, string> = { '1h': 'H1', '6h': 'H6', '24h': 'H24', '7d': 'D7', '30d': 'D30' };
 
 /** A page of the list through GraphQL by page number. */
-async function graphqlPage(server: TestServer, chain: string, period: Period, order: Order, limit: number, page: number) {
-  const res = await server.gql(STATISTICS, { chainId: chain, period: GRAPHQL_PERIOD[period], orderBy: order.toUpperCase(), limit, page: String(page) });
+async function graphqlPage(server: TestServer, chain: string, period: Period, order: Order, limit: number, page: number, direction: Direction) {
+  const res = await server.gql(STATISTICS, { chainId: chain, period: GRAPHQL_PERIOD[period], orderBy: order.toUpperCase(), direction: direction.toUpperCase(), limit, page: String(page) });
   if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
   const { totalCount, result } = res.body.data.statistics;
   return { totalCount, rows: result.map((r: any) => ({ id: r.collectionId, volume: Number(r.volume), transactions: r.totalTransactions })) };
@@ -129,17 +133,17 @@ async function expectExact(server: TestServer, market: Market, now: Date, seed: 
   if (held !== undefined) expect({ now, held: await boundsHeld(server, now) }).toEqual({ now, held: held ? ALL_HELD : NONE_HELD });
   clock.set(now);
   for (const period of PERIODS) {
-    for (const order of ['volume', 'total_transactions', undefined] as const) {
-      const want = expected(market, period, now, order ?? 'volume');
-      const context = { seed, now: now.toISOString(), period, order };
-      const rest = await restList(server, market.chain, period, order, 4);
+    for (const [order, direction] of [...DIRECTIONS.flatMap((d) => (['volume', 'total_transactions'] as const).map((o) => [o, d] as const)), [undefined, 'desc'] as const]) {
+      const want = expected(market, period, now, order ?? 'volume', direction);
+      const context = { seed, now: now.toISOString(), period, order, direction };
+      const rest = await restList(server, market.chain, period, order, 4, direction);
       expect({ ...context, rows: rest.rows }).toEqual({ ...context, rows: want });
       const pages = Math.max(1, Math.ceil(want.length / 4));
       expect({ ...context, remaining: rest.remaining }).toEqual({ ...context, remaining: Array.from({ length: pages }, (_, i) => Math.max(0, want.length - 4 * (i + 1))) });
       if (!order) continue;
-      const whole = await graphqlPage(server, market.chain, period, order, 100, 1);
+      const whole = await graphqlPage(server, market.chain, period, order, 100, 1, direction);
       expect({ ...context, graphql: whole }).toEqual({ ...context, graphql: { totalCount: want.length, rows: want } });
-      const third = await graphqlPage(server, market.chain, period, order, 3, 3);
+      const third = await graphqlPage(server, market.chain, period, order, 3, 3, direction);
       expect({ ...context, page: third }).toEqual({ ...context, page: { totalCount: want.length, rows: want.slice(6, 9) } });
     }
   }
@@ -163,7 +167,7 @@ describe('on the run database', () => {
     for (const after of [SECOND, 30 * 60 * SECOND, 3 * HOUR, 26 * HOUR, 4 * DAY, 8 * DAY, 31 * DAY]) await expectExact(server, market, later(base, after), SEED);
     // On the hour: no edge hour to read from the orders.
     await expectExact(server, market, new Date(Math.floor(base.getTime() / HOUR) * HOUR + 2 * HOUR), SEED);
-  }, 300_000);
+  }, 600_000);
 
   test('when a collection sells while the bounds are stale, then it takes its place in the lists at once', async () => {
     const now = later(base, 3 * DAY);
@@ -209,33 +213,61 @@ onPostgres('on a database of its own', () => {
        WHERE ${exact ? '(b.volume_high, b.sales_high) IS DISTINCT FROM (x.volume, x.sales)' : '(b.volume_high < x.volume OR b.sales_high < x.sales)'}`,
     );
 
+  /**
+   * The lows that differ from the sales of their collection in their hours, [since + 2 h, since + length - 1 h):
+   * exact always (a move and a rollup's change never overlap).
+   */
+  const astrayLows = () =>
+    server.ds.query(
+      `SELECT l.collection_id, l.period, l.volume_low::text AS volume_low, x.volume::text AS volume, l.sales_low, x.sales
+       FROM collection_sales_lows l JOIN collection_sales_bound_windows w ON w.period = l.period
+       CROSS JOIN LATERAL (SELECT COALESCE(sum(r.volume), 0) AS volume, COALESCE(sum(r.sales), 0)::int AS sales FROM collection_sales_hourly r
+         WHERE r.collection_id = l.collection_id AND r.hour >= w.since + interval '2 hours' AND r.hour < w.since + make_interval(secs => w.seconds) - interval '1 hour') x
+       WHERE (l.volume_low, l.sales_low) IS DISTINCT FROM (x.volume, x.sales)`,
+    );
+
+  /** Whether the lows of every period of 6 hours or more hold at `now` (their hours inside the period). */
+  const lowsHeld = async (now: Date) => {
+    const rows: Array<{ period: Period; since: Date; seconds: number }> = await server.ds.query('SELECT period, since, seconds FROM collection_sales_bound_windows WHERE seconds >= 21600');
+    return rows.every((r) => new Date(r.since).getTime() + 2 * HOUR >= now.getTime() - r.seconds * 1000 && new Date(r.since).getTime() + r.seconds * 1000 - HOUR <= now.getTime());
+  };
+
   test('when the bounds\' hour moves on as the sweeper moves it, then each bound is its collection\'s sales from that hour on, and the lists stay exact', async () => {
     expect(await astray(true)).toEqual([]);
     for (const moved of [5 * HOUR, 3 * DAY, 9 * DAY, 33 * DAY]) {
       expect(await advanceSalesBounds(server.ds, later(base, moved))).toBe(true);
-      expect({ moved, astray: await astray(true) }).toEqual({ moved, astray: [] });
+      expect({ moved, astray: await astray(true), astrayLows: await astrayLows() }).toEqual({ moved, astray: [], astrayLows: [] });
+      // Walked lowest first too, an hour after the move.
+      expect(await lowsHeld(later(base, moved + 40 * 60 * SECOND))).toBe(true);
       for (const after of [moved, moved + 40 * 60 * SECOND, moved + 30 * HOUR]) await expectExact(server, market, later(base, after), SEED + 1, true);
     }
     // Never back: a move to an earlier hour leaves them; a clock behind them reads without them.
     expect(await advanceSalesBounds(server.ds, base)).toBe(true);
     expect(await astray(true)).toEqual([]);
     await expectExact(server, market, later(base, 2 * DAY), SEED + 1, false);
-  }, 300_000);
+  }, 600_000);
 
   test('when sales land in the hours a move takes away while it runs, then no bound falls below its collection\'s sales, and a recount makes them exact', async () => {
     const moveTo = later(base, 40 * DAY);
     const old = later(moveTo, -31 * DAY);
+    // Sales dated back into the hours that leave the lows, that stay in them, and that enter them.
     const sales = market.ids.slice(0, 12).flatMap((id, i) => [
       sell(server, market, id, 100 + i, later(old, i * 60 * SECOND)),
       sell(server, market, id, 200 + i, later(moveTo, i * 60 * SECOND)),
+      sell(server, market, id, 300 + i, later(moveTo, -3 * DAY + i * 60 * SECOND)),
+      sell(server, market, id, 50 + i, later(moveTo, -2 * HOUR - i * 60 * SECOND)),
+      sell(server, market, id, 75 + i, later(moveTo, -7 * DAY + 2 * HOUR + i * 60 * SECOND)),
     ]);
     const [moved] = await Promise.all([advanceSalesBounds(server.ds, moveTo), ...sales]);
     expect(typeof moved).toBe('boolean');
+    expect(await astrayLows()).toEqual([]);
     await advanceSalesBounds(server.ds, moveTo);
     expect(await astray(false)).toEqual([]);
+    expect(await astrayLows()).toEqual([]);
     await expectExact(server, market, later(moveTo, HOUR), SEED + 1);
     await recountSalesBounds(server.ds, moveTo);
     expect(await astray(true)).toEqual([]);
+    expect(await astrayLows()).toEqual([]);
     await expectExact(server, market, later(moveTo, HOUR), SEED + 1);
-  }, 300_000);
+  }, 600_000);
 });

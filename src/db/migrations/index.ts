@@ -39,6 +39,7 @@ import { ChainOwnershipTransfers1765750000000 } from './1765750000000-chain-owne
 import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 import { CollectionSalesBounds1765760000000 } from './1765760000000-collection-sales-bounds';
 import { TradeRangeIndexes1765760000300 } from './1765760000300-trade-range-indexes';
+import { CollectionSalesLows1765800000000 } from './1765800000000-collection-sales-lows';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -83,4 +84,5 @@ export const migrations = [
   TokenRoyalties1765750000001,
   CollectionSalesBounds1765760000000,
   TradeRangeIndexes1765760000300,
+  CollectionSalesLows1765800000000,
 ];

@@ -1,6 +1,6 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { driverErrorOf } from '../../db/faults';
-import { floorHour } from './statistics.sql';
+import { floorHour, HOUR_MS } from './statistics.sql';
 
 /**
  * The upkeep of `collection_sales_bounds` (migration 1765760000000-collection-sales-bounds): per period, its
@@ -47,13 +47,52 @@ export async function advanceSalesBounds(ds: DataSource, now: Date): Promise<boo
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** The advisory lock between the lows' moves (exclusive) and their trigger (shared, migration 1765800000000). */
+const SALES_LOWS_LOCK = `hashtext('nftgw:collection-sales-lows')`;
+
+/** Periods of 6 hours or more keep lows (migration 1765800000000-collection-sales-lows): a shorter one's hours would be none. */
+const hasLows = (w: Pick<Window, 'seconds'>) => w.seconds >= LOWS_MIN_SECONDS;
+export const LOWS_MIN_SECONDS = 6 * 3600;
+
+/** The hours a period's lows count when its hours start at `since`: [since + 2 h, since + length - 1 h). */
+export const lowHours = (seconds: number, since: Date): [Date, Date] => [
+  new Date(since.getTime() + 2 * HOUR_MS),
+  new Date(since.getTime() + seconds * 1000 - HOUR_MS),
+];
+
+/**
+ * The lows of a period whose hours move from `w.since` to `since`: each collection takes the rollups of the
+ * hours that enter its range and gives those that leave it (two index ranges of the rollups, an hour each
+ * when the sweeper keeps up). Under the exclusive lock the rollups' triggers take shared: no change of a
+ * rollup is in flight, and those to come read the moved `since`.
+ */
+async function moveLows(m: EntityManager, w: Window, since: Date): Promise<void> {
+  const [oldFrom, oldTo] = lowHours(w.seconds, new Date(w.since));
+  const [newFrom, newTo] = lowHours(w.seconds, since);
+  const leaving: [Date, Date] = [oldFrom, new Date(Math.min(newFrom.getTime(), oldTo.getTime()))];
+  const entering: [Date, Date] = [new Date(Math.max(oldTo.getTime(), newFrom.getTime())), newTo];
+  await m.query(
+    `UPDATE collection_sales_lows l SET volume_low = l.volume_low + d.volume, sales_low = l.sales_low + d.sales
+     FROM (SELECT x.collection_id, sum(x.volume) AS volume, sum(x.sales)::int AS sales FROM (
+             SELECT r.collection_id, -r.volume AS volume, -r.sales AS sales FROM collection_sales_hourly r WHERE r.hour >= $2 AND r.hour < $3
+             UNION ALL
+             SELECT r.collection_id, r.volume, r.sales FROM collection_sales_hourly r WHERE r.hour >= $4 AND r.hour < $5) x
+           GROUP BY x.collection_id ORDER BY x.collection_id) d
+     WHERE l.period = $1 AND l.collection_id = d.collection_id AND (d.volume <> 0 OR d.sales <> 0)`,
+    [w.period, ...leaving, ...entering],
+  );
+}
+
 async function moveSalesBounds(ds: DataSource, now: Date): Promise<void> {
   await ds.transaction(async (m) => {
     await m.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     const windows: Window[] = await m.query(`SELECT period, seconds, since FROM collection_sales_bound_windows ORDER BY period FOR UPDATE`);
-    for (const w of windows) {
+    const moving = windows.filter((w) => sinceAt(w.seconds, now).getTime() > new Date(w.since).getTime());
+    // The lows' changes wait while the hours move (and the move for those in flight): see moveLows.
+    if (moving.some(hasLows)) await m.query(`SELECT pg_advisory_xact_lock(${SALES_LOWS_LOCK})`);
+    for (const w of moving) {
       const since = sinceAt(w.seconds, now);
-      if (since.getTime() <= new Date(w.since).getTime()) continue;
+      if (hasLows(w)) await moveLows(m, w, since);
       await m.query(
         `UPDATE collection_sales_bounds b SET volume_high = b.volume_high - d.volume, sales_high = b.sales_high - d.sales
          FROM (SELECT r.collection_id, sum(r.volume) AS volume, sum(r.sales)::int AS sales FROM collection_sales_hourly r
@@ -78,6 +117,17 @@ export async function recountSalesBounds(ds: DataSource, now: Date): Promise<voi
     for (const w of windows) {
       const since = sinceAt(w.seconds, now);
       await m.query(`UPDATE collection_sales_bound_windows SET since = $2 WHERE period = $1`, [w.period, since]);
+      if (hasLows(w)) {
+        const [from, to] = lowHours(w.seconds, since);
+        await m.query(
+          `UPDATE collection_sales_lows l SET volume_low = COALESCE(x.volume, 0), sales_low = COALESCE(x.sales, 0)
+           FROM collection_sales_lows k LEFT JOIN (SELECT r.collection_id, sum(r.volume) AS volume, sum(r.sales)::int AS sales FROM collection_sales_hourly r
+             WHERE r.hour >= $2 AND r.hour < $3 GROUP BY r.collection_id) x ON x.collection_id = k.collection_id
+           WHERE k.period = $1 AND l.period = k.period AND l.collection_id = k.collection_id
+             AND (l.volume_low, l.sales_low) IS DISTINCT FROM (COALESCE(x.volume, 0), COALESCE(x.sales, 0))`,
+          [w.period, from, to],
+        );
+      }
       await m.query(
         `UPDATE collection_sales_bounds b SET volume_high = 0, sales_high = 0
          WHERE b.period = $1 AND (b.volume_high <> 0 OR b.sales_high <> 0)

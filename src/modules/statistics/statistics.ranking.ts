@@ -12,7 +12,8 @@ import {
   salesTable,
   trendingColumns,
 } from './statistics.sql';
-import { Period, StatisticsOrderBy } from './statistics.types';
+import { LOWS_MIN_SECONDS } from './sales-bounds';
+import { Period, PERIODS, StatisticsOrderBy } from './statistics.types';
 
 /**
  * Which collections come first in a statistics list, and the figures they are sorted and filtered by:
@@ -25,10 +26,10 @@ import { Period, StatisticsOrderBy } from './statistics.types';
  *   of their own, their figures less those sales.
  * - the volume and sales of a sliding window change with time, not only with writes. Highest first, the
  *   collections' upper bounds of them kept by the writes and the sweeper (migration 1765760000000) are
- *   walked and only candidates are summed (statistics.sales-walk.ts). Lowest first, and filtered by trend,
- *   a bound says nothing of which come first: the collections with a rollup in the window's hours (bounded
- *   by the trades of the window, not by the market) are computed and sorted, and every other collection
- *   has 0 and comes in the order of its id, an index walk.
+ *   walked and only candidates are summed (statistics.sales-walk.ts); lowest first, for periods of 6 hours
+ *   or more, their lower bounds (migration 1765800000000). Of the last hour, and filtered by trend, the
+ *   collections with a rollup in the window's hours (bounded by the trades of the window, not by the
+ *   market) are computed and sorted, and every other collection has 0 and comes in the order of its id.
  * - the floor: the collections' floor bounds kept by the writes (migration 1765670000000) are walked and
  *   only candidates are priced (statistics.floor.ts).
  *
@@ -120,10 +121,11 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
     `(SELECT f.collection_id AS id, '0'::text AS volume, 0 AS "totalTransactions", 0::numeric AS volume_sort${trend ? `, ${NO_TREND_COLUMNS}` : ''}
       FROM collection_figures f${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', hours)})`])}) t`,
   ];
-  if (args.direction === SortDirection.DESC && !filtered) {
+  const lowest = args.direction === SortDirection.ASC;
+  if (!filtered && (!lowest || (PERIODS[period] ?? 0) >= LOWS_MIN_SECONDS)) {
     const figure = orderBy === StatisticsOrderBy.VOLUME ? 'volume' : 'sales';
     return {
-      ...salesWalk(p, { period, now, figure, conditions: args.chain ? [args.chain('b.chain_id')] : [], unbounded: sliding(false) }),
+      ...salesWalk(p, { period, now, figure, lowest, conditions: args.chain ? [args.chain('b.chain_id')] : [], unbounded: sliding(false) }),
       fields: SALES_FIELDS,
     };
   }

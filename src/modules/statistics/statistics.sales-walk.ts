@@ -8,6 +8,8 @@ export interface SalesWalkArgs {
   period: Period;
   now: Date;
   figure: 'volume' | 'sales';
+  /** Lowest first (the lows of `collection_sales_lows`, periods of 6 hours or more); else highest first. */
+  lowest?: boolean;
   /** Conditions on `collection_sales_bounds b` (the chain filter). */
   conditions: string[];
   /**
@@ -46,14 +48,15 @@ const COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
  */
 export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery, 'pageFrom' | 'countFrom'>> {
   const { start } = windows(x.period, x.now);
-  const high = x.figure === 'volume' ? 'volume_high' : 'sales_high';
+  const w = x.lowest ? LOWEST : HIGHEST;
+  const bound = `${x.figure}_${w.suffix}`;
   const sort = x.figure === 'volume' ? { column: 'volume_sort', type: 'numeric' } : { column: '"totalTransactions"', type: 'integer' };
   const periodP = p.add(x.period);
-  const held = `((SELECT bw.since FROM collection_sales_bound_windows bw WHERE bw.period = ${periodP}) <= ${p.add(start)}::timestamptz) IS TRUE`;
+  const held = w.held(periodP, () => p.add(start), () => p.add(x.now));
   const ofPeriod = (conditions: string[]) => [`b.period = ${periodP}`, ...x.conditions, ...conditions].join(' AND ');
   const summed = (conditions: string[]) =>
-    `(SELECT b.collection_id AS id, b.${high} AS high, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
-      FROM collection_sales_bounds b CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v
+    `(SELECT b.collection_id AS id, b.${bound} AS bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
+      FROM ${w.table} b CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v
       WHERE ${ofPeriod(conditions)})`;
 
   const pageFrom: NonNullable<ListQuery['pageFrom']> = (filters, { after, rows: count }) => {
@@ -61,34 +64,34 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
     // a filter on the figures would make it read on past the rows it drops.
     if (filters.length) throw new Error('salesWalk: a list filtered by its chain alone');
     const rows = p.add(count);
-    // Twice the rows: a few walked collections whose bound is far above their figure (sales that left the
+    // Twice the rows: a few walked collections whose bound is far from their figure (sales that left the
     // period within the hour, or ahead of a clock set back) do not move the threshold.
     const walkRows = p.add(2 * count);
     const cursor = after ? `(${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid)` : undefined;
     // The bound rows walked, an index range each: every one up to the cursor (its figure says on which side
-    // it is), then the first walkRows past it (below the cursor, as their figures are). Only these are summed.
+    // it is), then the first walkRows past it (past the cursor, as their figures are). Only these are summed.
     const walked = [
-      `below AS MATERIALIZED (SELECT b.collection_id AS id, b.${high} AS high FROM collection_sales_bounds b
-        WHERE ${ofPeriod([held, ...(cursor ? [`(b.${high}, b.collection_id) < ${cursor}`] : [])])}
-        ORDER BY b.${high} DESC, b.collection_id DESC LIMIT ${walkRows}::int)`,
-      ...(cursor ? [`upto AS MATERIALIZED (SELECT b.collection_id AS id, b.${high} AS high FROM collection_sales_bounds b WHERE ${ofPeriod([held, `(b.${high}, b.collection_id) >= ${cursor}`])})`] : []),
-      `w AS MATERIALIZED (SELECT t.id, t.high, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
-        FROM (SELECT * FROM below${cursor ? ' UNION ALL SELECT * FROM upto' : ''}) t CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 't.id')} v)`,
+      `past AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b
+        WHERE ${ofPeriod([held, ...(cursor ? [`(b.${bound}, b.collection_id) ${w.past} ${cursor}`] : [])])}
+        ORDER BY b.${bound} ${w.order}, b.collection_id ${w.order} LIMIT ${walkRows}::int)`,
+      ...(cursor ? [`upto AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b WHERE ${ofPeriod([held, `(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`])})`] : []),
+      `w AS MATERIALIZED (SELECT t.id, t.bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
+        FROM (SELECT * FROM past${cursor ? ' UNION ALL SELECT * FROM upto' : ''}) t CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 't.id')} v)`,
     ];
-    // Past the walk, when it did not read to the end: the collections whose (bound, id) is above the rows-th
-    // walked row after the cursor in the page's order (P, I). The walk's rows past the cursor are at least
-    // walkRows, so it has one.
-    const last = (column: string) => `(SELECT below.${column} FROM below ORDER BY below.high ASC, below.id ASC LIMIT 1)`;
-    const afterCursor = cursor ? ` WHERE (w.${sort.column}, w.id) < ${cursor}` : '';
-    const kth = (column: string) => `(SELECT w.${column} FROM w${afterCursor} ORDER BY w.${sort.column} DESC, w.id DESC OFFSET ${rows}::int - 1 LIMIT 1)`;
+    // Past the walk, when it did not read to the end: the collections whose (bound, id) is before the
+    // rows-th walked row after the cursor in the page's order (P, I). The walk's rows past the cursor are
+    // at least walkRows, so it has one.
+    const last = (column: string) => `(SELECT past.${column} FROM past ORDER BY past.bound ${w.back}, past.id ${w.back} LIMIT 1)`;
+    const afterCursor = cursor ? ` WHERE (w.${sort.column}, w.id) ${w.past} ${cursor}` : '';
+    const kth = (column: string) => `(SELECT w.${column} FROM w${afterCursor} ORDER BY w.${sort.column} ${w.order}, w.id ${w.order} OFFSET ${rows}::int - 1 LIMIT 1)`;
     const reach = `SELECT ${COLUMNS} FROM ${summed([
-      `(b.${high}, b.collection_id) < (${last('high')}, ${last('id')})`,
-      `(b.${high}, b.collection_id) > (${kth(sort.column)}, ${kth('id')})`,
-    ])} t WHERE (SELECT count(*) FROM below) >= ${walkRows}::int`;
+      `(b.${bound}, b.collection_id) ${w.past} (${last('bound')}, ${last('id')})`,
+      `(b.${bound}, b.collection_id) ${w.before} (${kth(sort.column)}, ${kth('id')})`,
+    ])} t WHERE (SELECT count(*) FROM past) >= ${walkRows}::int`;
     const unbounded = x.unbounded.map(
       (source) =>
-        `(SELECT ${COLUMNS} FROM ${source} WHERE ${[`NOT ${held}`, ...(cursor ? [`(t.${sort.column}, t.id) < ${cursor}`] : [])].join(' AND ')}
-          ORDER BY t.${sort.column} DESC, t.id DESC LIMIT ${rows}::int)`,
+        `(SELECT ${COLUMNS} FROM ${source} WHERE ${[`NOT ${held}`, ...(cursor ? [`(t.${sort.column}, t.id) ${w.past} ${cursor}`] : [])].join(' AND ')}
+          ORDER BY t.${sort.column} ${w.order}, t.id ${w.order} LIMIT ${rows}::int)`,
     );
     return `(WITH ${walked.join(', ')} ${[`SELECT ${COLUMNS} FROM w t`, reach, ...unbounded].join(' UNION ALL ')}) t`;
   };
@@ -96,14 +99,62 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
   const countFrom: NonNullable<ListQuery['countFrom']> = ({ after }) => {
     const exact = () => `(SELECT v.${x.figure === 'volume' ? 'volume' : 'transactions'} FROM ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v)`;
     const value = after
-      ? `CASE WHEN (b.${high}, b.collection_id) < (${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid) THEN b.${high} ELSE ${exact()} END`
-      : `b.${high}`;
+      ? `CASE WHEN (b.${bound}, b.collection_id) ${w.past} (${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid) THEN b.${bound} ELSE ${exact()} END`
+      : `b.${bound}`;
     const [transactions, volume] = x.figure === 'volume' ? ['NULL::int', value] : [value, 'NULL::numeric'];
     const sources = [
-      `(SELECT b.collection_id AS id, NULL::text AS volume, ${transactions} AS "totalTransactions", ${volume} AS volume_sort FROM collection_sales_bounds b WHERE ${ofPeriod([held])}) t`,
+      `(SELECT b.collection_id AS id, NULL::text AS volume, ${transactions} AS "totalTransactions", ${volume} AS volume_sort FROM ${w.table} b WHERE ${ofPeriod([held])}) t`,
       ...x.unbounded.map((source) => `(SELECT ${COLUMNS} FROM ${source} WHERE NOT ${held}) t`),
     ];
     return `(${sources.map((source) => `SELECT ${COLUMNS} FROM ${source}`).join(' UNION ALL ')}) t`;
   };
   return { pageFrom, countFrom };
 }
+
+/** How a walk reads its bounds: which, in which order, and when they hold for a period's start and moment. */
+interface Walk {
+  table: string;
+  /** The bound's columns are `<figure>_<suffix>`. */
+  suffix: 'high' | 'low';
+  /** The page's order, and back. */
+  order: 'DESC' | 'ASC';
+  back: 'ASC' | 'DESC';
+  /** `a ${past} b`: a comes after b in the page's order. */
+  past: '<' | '>';
+  /** `a ${before} b`: a comes before b; `a ${upTo} b`: a is b or before it. */
+  before: '<' | '>';
+  upTo: '<=' | '>=';
+  /** Whether the bounds hold at the page's moment; `start` and `now` add the period's start and the moment as parameters. */
+  held: (period: string, start: () => string, now: () => string) => string;
+}
+
+const sinceOf = (period: string) => `(SELECT bw.since FROM collection_sales_bound_windows bw WHERE bw.period = ${period})`;
+
+/** Highest first: the upper bounds hold while the period's start is at or after `since` (its hours are all counted). */
+const HIGHEST: Walk = {
+  table: 'collection_sales_bounds',
+  suffix: 'high',
+  order: 'DESC',
+  back: 'ASC',
+  past: '<',
+  before: '>',
+  upTo: '>=',
+  held: (period, start) => `(${sinceOf(period)} <= ${start()}::timestamptz) IS TRUE`,
+};
+
+/**
+ * Lowest first: the lows count the hours [since + 2 h, since + length - 1 h) (sales-bounds.ts lowHours),
+ * which hold while they lie inside the period [start, now).
+ */
+const LOWEST: Walk = {
+  table: 'collection_sales_lows',
+  suffix: 'low',
+  order: 'ASC',
+  back: 'DESC',
+  past: '>',
+  before: '<',
+  upTo: '<=',
+  held: (period, start, now) =>
+    `(SELECT bw.since + interval '2 hours' >= ${start()}::timestamptz AND bw.since + make_interval(secs => bw.seconds) - interval '1 hour' <= ${now()}::timestamptz
+      FROM collection_sales_bound_windows bw WHERE bw.period = ${period}) IS TRUE`,
+};
