@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionCounts1765800000100: async () => {
+    expect(await tableExists('collection_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'collections_counts_%'`)).toEqual([]);
+  },
   CollectionSalesLows1765800000000: async () => {
     expect(await tableExists('collection_sales_lows')).toBe(false);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%sales_lows%' OR tgname = 'collection_sales_hourly_lows'`)).toEqual([]);

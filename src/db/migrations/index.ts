@@ -40,6 +40,7 @@ import { TokenRoyalties1765750000001 } from './1765750000001-token-royalties';
 import { CollectionSalesBounds1765760000000 } from './1765760000000-collection-sales-bounds';
 import { TradeRangeIndexes1765760000300 } from './1765760000300-trade-range-indexes';
 import { CollectionSalesLows1765800000000 } from './1765800000000-collection-sales-lows';
+import { CollectionCounts1765800000100 } from './1765800000100-collection-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -85,4 +86,5 @@ export const migrations = [
   CollectionSalesBounds1765760000000,
   TradeRangeIndexes1765760000300,
   CollectionSalesLows1765800000000,
+  CollectionCounts1765800000100,
 ];

@@ -45,6 +45,7 @@ const COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
  *
  * `countFrom`: every collection's bound row (an index) for the counts; after a cursor (V, I), a collection
  * whose (bound, id) is below (V, I) is after it too, so only the others (those up to the cursor) are summed.
+ * With the kept count of collections (a list not filtered by trend), the rows up to the cursor alone.
  */
 export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery, 'pageFrom' | 'countFrom'>> {
   const { start } = windows(x.period, x.now);
@@ -96,14 +97,15 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
     return `(WITH ${walked.join(', ')} ${[`SELECT ${COLUMNS} FROM w t`, reach, ...unbounded].join(' UNION ALL ')}) t`;
   };
 
-  const countFrom: NonNullable<ListQuery['countFrom']> = ({ after }) => {
+  const countFrom: NonNullable<ListQuery['countFrom']> = ({ after, kept }) => {
     const exact = () => `(SELECT v.${x.figure === 'volume' ? 'volume' : 'transactions'} FROM ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v)`;
-    const value = after
-      ? `CASE WHEN (b.${bound}, b.collection_id) ${w.past} (${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid) THEN b.${bound} ELSE ${exact()} END`
-      : `b.${bound}`;
+    const cursor = after && `(${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid)`;
+    // With a kept count, the rows up to the cursor: only those whose bound is not past it can be, summed.
+    const upTo = kept && cursor ? [`(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`] : [];
+    const value = upTo.length ? exact() : cursor ? `CASE WHEN (b.${bound}, b.collection_id) ${w.past} ${cursor} THEN b.${bound} ELSE ${exact()} END` : `b.${bound}`;
     const [transactions, volume] = x.figure === 'volume' ? ['NULL::int', value] : [value, 'NULL::numeric'];
     const sources = [
-      `(SELECT b.collection_id AS id, NULL::text AS volume, ${transactions} AS "totalTransactions", ${volume} AS volume_sort FROM ${w.table} b WHERE ${ofPeriod([held])}) t`,
+      `(SELECT b.collection_id AS id, NULL::text AS volume, ${transactions} AS "totalTransactions", ${volume} AS volume_sort FROM ${w.table} b WHERE ${ofPeriod([held, ...upTo])}) t`,
       ...x.unbounded.map((source) => `(SELECT ${COLUMNS} FROM ${source} WHERE NOT ${held}) t`),
     ];
     return `(${sources.map((source) => `SELECT ${COLUMNS} FROM ${source}`).join(' UNION ALL ')}) t`;

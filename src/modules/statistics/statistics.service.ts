@@ -100,11 +100,14 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     isTrending: args.isTrending,
     direction: directionOf(args.direction, SORT[args.orderBy]),
   });
+  // Every collection is a row of the list: its kept count (migration 1765800000100) counts them, but by trend.
+  const count = args.isTrending == null ? () => `(SELECT COALESCE(sum(k.collections), 0) FROM collection_counts k${chain ? ` WHERE ${chain('k.chain_id')}` : ''})` : undefined;
   const page = await fetchPage<StatisticsRecord>(ctx.ds, {
     from: '',
     sources,
     pageFrom,
     countFrom,
+    count,
     columns: ['t.id', ...fields.map((field) => `t."${field}"`)].join(', '),
     idExpression: 't.id',
     where,
