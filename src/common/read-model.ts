@@ -140,11 +140,29 @@ export type ReadRelation =
    */
   | { kind: 'rows'; type: string; from: (x: string, row: string, s: SqlScope) => string; fields: Record<string, ReadField>; joinedAs?: string };
 
+/**
+ * One entry of a REST shape (ReadModel.rest): a field or relation of the model by its GraphQL name, shown
+ * under `as` (by default its snake_case name) in the form its declaration gives it (app/rest/v1/shapes.ts):
+ * a field as it is, a decimal as a JSON number and its exact `_decimal` twin, a relation as its type's REST
+ * shape (a row of a `rows` relation: its fields). `shape`: the object's fields REST shows instead (of the
+ * relation's model, if any); `of`: the read model whose REST shape an object field of no relation shows,
+ * as a page when `page`.
+ */
+export type RestEntry = string | { field: string; as?: string; shape?: readonly RestEntry[]; of?: string; page?: true };
+
+/** A noun's REST shape: its entries in the body's order, and the fields it does not show (every other field is an entry). */
+export interface RestShape {
+  shape: readonly RestEntry[];
+  omits?: readonly string[];
+}
+
 export interface ReadModel {
   /** The GraphQL type it reads; its pages are `<type>Page`. */
   type: string;
   /** Its root list field (Query.orders), whose arguments are PageArgs', `filters` and `rootFilters`; none: not a root list plans read. */
   list?: string;
+  /** How /v1 shows a row of it (app/rest/v1/shapes.ts), if it does. */
+  rest?: RestShape;
   /** Its table; none for a noun whose row is made of its root's arguments (`one.row`: an account). */
   table?: string;
   /** The row's alias in the statements the service writes (and in `sorts`' expressions). */
@@ -353,9 +371,15 @@ export const keyedFields = (type: KeyedType, key: string): Record<string, ReadFi
 
 /**
  * A read model of a row read by its own service and as another's relation (a chain, a category, a
- * currency): its fields, and the sorts of its list, if any.
+ * currency): its fields, the sorts of its list, if any, and its REST shape.
  */
-export const relatedModel = (type: string, table: string, alias: string, fields: Record<string, ReadField>, sorts: Record<string, ReadSort> = {}): ReadModel => ({
+export const relatedModel = (
+  type: string,
+  table: string,
+  alias: string,
+  fields: Record<string, ReadField>,
+  { sorts = {}, rest }: { sorts?: Record<string, ReadSort>; rest?: RestShape } = {},
+): ReadModel => ({
   type,
   table,
   alias,
@@ -365,6 +389,7 @@ export const relatedModel = (type: string, table: string, alias: string, fields:
   sorts,
   relations: {},
   pagesOf: {},
+  rest,
 });
 
 /**

@@ -3,6 +3,15 @@ import { EntityMetadata } from 'typeorm';
 /** A timestamp(3) as Date#toISOString writes the value pg reads (pagination.ts's cursors, GraphQL's DateTimeISO). */
 export const isoSql = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/**
+ * A float8 of at most 1 in REST's text, a JSON number as JSON.stringify writes it. PostgreSQL writes the
+ * same shortest digits, but with an exponent below 1e-4 (`9.998e-05`), where JavaScript writes one only
+ * below 1e-6 (`9.998e-7`) and plain decimals above (`0.00009998`).
+ */
+export const jsFloatSql = (value: string) =>
+  `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
+  ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;
+
 /** base64url of a text, without padding, as Buffer#toString('base64url') writes it; encode() breaks lines every 76 characters. */
 export const base64urlSql = (text: string) => `translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/=\\n', '-_')`;
 
@@ -12,6 +21,45 @@ export class Params {
   add(value: unknown): string {
     this.values.push(value);
     return `$${this.values.length}`;
+  }
+}
+
+/** A parameter's place in a statement's text: `$n`. */
+const PARAM = /\$(\d+)/g;
+
+/**
+ * A statement built anew on each use (a SQL plan's), and the parameters its text names. A part may add a
+ * parameter its final SQL leaves out (plans: the filters of a page whose selection reads no row,
+ * `{ __typename }`; the page's filter beside a count read elsewhere): PostgreSQL refuses to bind more
+ * values than a prepared statement names (08P01), so such values are dropped and the others renumbered.
+ * The text is almost always the same: given back the string it had before, the statement's name is found
+ * without hashing the new one (V8 keeps a string's hash on it; named-statements.ts looks names up by
+ * text), an equality check instead, and the text is not searched for its parameters again.
+ */
+export class UsedParams {
+  private last = '';
+  private count = 0;
+  private sql = '';
+  /** The values kept, by their index; undefined: all of them. */
+  private kept?: number[];
+
+  bind(text: string, values: unknown[]): { sql: string; values: unknown[] } {
+    if (text !== this.last || values.length !== this.count) {
+      this.last = text;
+      this.count = values.length;
+      const used = new Set<number>();
+      for (const [, n] of text.matchAll(PARAM)) used.add(Number(n));
+      if (used.size === values.length) {
+        this.sql = text;
+        this.kept = undefined;
+      } else {
+        const kept = values.map((_, i) => i).filter((i) => used.has(i + 1));
+        const renumbered = new Map(kept.map((i, k) => [i + 1, k + 1]));
+        this.sql = text.replace(PARAM, (_, n: string) => `$${renumbered.get(Number(n))}`);
+        this.kept = kept;
+      }
+    }
+    return { sql: this.sql, values: this.kept ? this.kept.map((i) => values[i]) : values };
   }
 }
 

@@ -186,6 +186,33 @@ export const ASSET_READ: ReadModel = {
     pagesOf: { 'Collection.assets': (c) => assetCountSql(`${c}.id`) },
     byFilter: { collectionId: (id) => assetCountSql(id) },
   },
+  // Its chain as `chain`; its traits on the routes of one asset (asset.traits, one statement more).
+  rest: {
+    shape: [
+      'id',
+      'collectionId',
+      { field: 'collection', shape: ['imageUrl', 'name', 'contractAddress'] },
+      'createdAt',
+      'updatedAt',
+      'description',
+      'fees',
+      'imageUrl',
+      'animationUrl',
+      'externalLink',
+      'metadata',
+      'metadataStatus',
+      'metadataError',
+      'metadataFetchedAt',
+      'name',
+      'status',
+      'tokenAddress',
+      'tokenId',
+      'chain',
+      'owner',
+      'listing',
+    ],
+    omits: ['chainId'],
+  },
   // Every asset, or a chain's (asset_counts); the other kept counts are keptAssetCountSql's.
   count: { filters: ['chainId'], sql: (s, args) => assetTotalSql(s, args.chainId as string | null | undefined) },
 };

@@ -86,6 +86,36 @@ export const COLLECTION_READ: ReadModel = {
     // The collections an account owns.
     'Account.collections': (t, account) => `${t}.owner = ${account}.id`,
   },
+  // Its chain and category as `chain` and `category`.
+  rest: {
+    shape: [
+      'id',
+      'contractAddress',
+      'owner',
+      'totalSupply',
+      'category',
+      'name',
+      'slug',
+      'description',
+      'imageUrl',
+      'discordUrl',
+      'telegramUrl',
+      'externalUrl',
+      'twitterUsername',
+      'instagramUsername',
+      'fees',
+      'chain',
+      'startBlock',
+      'status',
+      'ownerVerification',
+      'contractOwner',
+      'ownerCheckedAt',
+      'ownerCheckedBlock',
+      'createdAt',
+      'updatedAt',
+    ],
+    omits: ['chainId', 'categoryId'],
+  },
   // includeAssets: false answers each collection's `assets` with null.
   omits: { arg: 'includeAssets', field: 'assets' },
   one: {

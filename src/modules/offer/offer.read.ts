@@ -92,6 +92,32 @@ export const OFFER_READ: ReadModel = {
     asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
     currency: currencyRelation((o) => `${o}.chain_id`),
   },
+  // Its traits (trait offers) and the page of assets it can buy (Offer.assets).
+  rest: {
+    shape: [
+      'id',
+      'kind',
+      'status',
+      'quantity',
+      'filled',
+      'reserved',
+      { field: 'traits', shape: ['traitType', 'value'] },
+      'collectionId',
+      { field: 'assets', of: 'Asset', page: true },
+      'taker',
+      'price',
+      'currency',
+      'startTime',
+      'endTime',
+      'assetId',
+      'chainId',
+      'tokenAddress',
+      'tokenId',
+      'signature',
+      'createdAt',
+      'updatedAt',
+    ],
+  },
   pagesOf: {
     // The offers that can buy the asset: its item offers and its collection's collection offers.
     'Asset.offers': assetOffersSql,

@@ -69,6 +69,27 @@ export const ORDER_READ: ReadModel = {
     currency: currencyRelation((r) => `${r}.chain_id`),
   },
   pagesOf: {},
+  // With its offer (Order.offer).
+  rest: {
+    shape: [
+      'id',
+      { field: 'offer', of: 'Offer' },
+      'status',
+      'price',
+      'currency',
+      'seller',
+      'buyer',
+      'unit',
+      'assetId',
+      'listingId',
+      'settlementDeadline',
+      'settlementTransactionHash',
+      'settlementBlockNumber',
+      'createdAt',
+      'updatedAt',
+    ],
+    omits: ['offerId', 'collectionId', 'chainId', 'tokenAddress', 'tokenId'],
+  },
   // From trade_list_counts; within a price range, less the orders out of it (priceRangeCount).
   count: {
     filters: ['status', 'chainId', 'currency', 'minPrice', 'maxPrice'],

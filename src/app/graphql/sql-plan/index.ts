@@ -1,6 +1,6 @@
 import { DocumentNode, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
 import type { Context } from '../../../common/request/context';
-import { Params } from '../../../common/sql';
+import { Params, UsedParams } from '../../../common/sql';
 import { sqlScope } from '../../../common/read-model';
 import { readStatement } from '../../../db/read-statement';
 import type { ResponseText } from '../../http/chunked-text';
@@ -53,45 +53,6 @@ class RequestBuild implements Build {
   constructor(readonly variables: Record<string, unknown>) {}
 }
 
-/** A parameter's place in a statement's text: `$n`. */
-const PARAM = /\$(\d+)/g;
-
-/**
- * A plan's last statement, and the parameters its text names. A part may add a parameter its final SQL
- * leaves out (the filters of a page whose selection reads no row, `{ __typename }`; the page's filter
- * beside a count read elsewhere): PostgreSQL refuses to bind more values than a prepared statement names
- * (08P01), so such values are dropped and the others renumbered. A plan builds its text anew on every
- * request, almost always the same: given back the string it had before, the statement's name is found
- * without hashing the new one (V8 keeps a string's hash on it; named-statements.ts looks names up by
- * text), an equality check instead, and the text is not searched for its parameters again.
- */
-class LastText {
-  private last = '';
-  private count = 0;
-  private sql = '';
-  /** The values kept, by their index; undefined: all of them. */
-  private kept?: number[];
-
-  bind(text: string, values: unknown[]): { sql: string; values: unknown[] } {
-    if (text !== this.last || values.length !== this.count) {
-      this.last = text;
-      this.count = values.length;
-      const used = new Set<number>();
-      for (const [, n] of text.matchAll(PARAM)) used.add(Number(n));
-      if (used.size === values.length) {
-        this.sql = text;
-        this.kept = undefined;
-      } else {
-        const kept = values.map((_, i) => i).filter((i) => used.has(i + 1));
-        const renumbered = new Map(kept.map((i, k) => [i + 1, k + 1]));
-        this.sql = text.replace(PARAM, (_, n: string) => `$${renumbered.get(Number(n))}`);
-        this.kept = kept;
-      }
-    }
-    return { sql: this.sql, values: this.kept ? this.kept.map((i) => values[i]) : values };
-  }
-}
-
 /**
  * The plan of an operation, or undefined when its selection is not all covered (see above). With
  * `restText` (a /v1 route's operation, one root), PostgreSQL writes the route's body when it can (objects
@@ -107,7 +68,7 @@ export function planOperation(
   const flat = flattenOperation(schema, options.document ?? { kind: Kind.DOCUMENT, definitions: [operation] }, operation);
   const roots = flat && new Planner(schema).roots(flat);
   if (!roots) return undefined;
-  const text = new LastText();
+  const text = new UsedParams();
   /** A plan of one statement per request: its SQL, and the operation's `data` read from its rows (undefined: the resolvers answer). */
   const planOf = (make: (b: Build) => { sql: string; read: (rows: any[]) => Record<string, unknown> | undefined; textAsBytes?: boolean } | undefined): SqlPlan => ({
     async run(context, variables) {

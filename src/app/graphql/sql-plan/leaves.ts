@@ -1,6 +1,6 @@
 import { getNamedType, GraphQLField, isEnumType } from 'graphql';
 import { planSql, ReadField } from '../../../common/read-model';
-import { isoSql } from '../../../common/sql';
+import { isoSql, jsFloatSql } from '../../../common/sql';
 import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 
 /** The leaves of SQL plans: a read model's declared fields, as its service reads them. */
@@ -37,12 +37,3 @@ export function readFieldPart(declared: ReadField | undefined, field: GraphQLFie
       return isEnumType(type) ? enumPart(type, sql) : undefined;
   }
 }
-
-/**
- * A float8 of at most 1 in REST's text, a JSON number as JSON.stringify writes it. PostgreSQL writes the
- * same shortest digits, but with an exponent below 1e-4 (`9.998e-05`), where JavaScript writes one only
- * below 1e-6 (`9.998e-7`) and plain decimals above (`0.00009998`).
- */
-export const jsFloatSql = (value: string) =>
-  `(SELECT (CASE WHEN f.e IS NULL THEN f.t WHEN f.e <= 6 THEN '0.' || repeat('0', f.e - 1) || replace(f.m, '.', '') ELSE f.m || 'e-' || f.e END)::json` +
-  ` FROM (SELECT g.t, split_part(g.t, 'e-', 1) AS m, NULLIF(split_part(g.t, 'e-', 2), '')::int AS e FROM (SELECT (${value})::text AS t) g) f)`;

@@ -1,16 +1,21 @@
-import { ReadModel, restName } from '../../../common/read-model';
+import { camelToSnake } from '../../../common/names';
+import { ReadModel, relatedModel, RestEntry, restName } from '../../../common/read-model';
+import { READ_MODELS } from '../../../modules/read-models';
+import { ASSET_READ } from '../../../modules/asset/asset.read';
+import { CATEGORY_READ, TAG_READ } from '../../../modules/catalog/catalog.read';
+import { CHAIN_READ } from '../../../modules/chain/chain.read';
+import { COLLECTION_READ } from '../../../modules/collection/collection.read';
+import { CURRENCY_READ } from '../../../modules/currency/currency.read';
+import { LISTING_READ } from '../../../modules/listing/listing.read';
+import { OFFER_READ } from '../../../modules/offer/offer.read';
+import { ORDER_READ } from '../../../modules/order/order.read';
+
 /**
  * GraphQL selections that give the documented REST shapes (interface.md section 2): aliases turn the
- * GraphQL field names into the snake_case names legacy clients read.
+ * GraphQL field names into the snake_case names legacy clients read. A noun's shape is its read model's
+ * (ReadModel.rest, declared in its module, common/read-model.ts RestEntry); the shapes of what has no
+ * read model (statistics, history, webhooks ...) are written here.
  */
-/** REST's ids of chains, categories and tags are their keys (GraphQL's `id` of these is their Node id). */
-export const CHAIN = `chain { id: chainId name symbol }`;
-/** The currency of a price (added to the documented shapes: the native currency's address is 0x000…0). */
-export const CURRENCY = `currency { address symbol decimals }`;
-export const FEES = `fees { address basis_points: basisPoints type }`;
-export const CATEGORY = `category_id: categoryId category_name: name`;
-/** Tags have the shape of categories (interface.md 4.6). */
-export const TAG = `category_id: tagId category_name: name`;
 
 /**
  * A documented price field (a JSON number) and its exact twin `<name>_decimal` (a string), both read from
@@ -19,80 +24,63 @@ export const TAG = `category_id: tagId category_name: name`;
  */
 const price = (name: string, field: string) => `${name}: ${field}Decimal ${name}_decimal: ${field}Decimal`;
 
-export const LISTING = `
-  id
-  asset_id: assetId
-  status
-  inactive_reason: inactiveReason
-  order_type: orderType
-  closing_date: closingDate
-  ${FEES}
-  ${price('accept_price', 'acceptPrice')}
-  ${price('start_price', 'startPrice')}
-  ${price('current_price', 'currentPrice')}
-  ${CURRENCY}
-  listing_time: listingTime
-  name
-  token_address: tokenAddress
-  token_id: tokenId
-  ${CHAIN}
-  seller
-  signature
-  created_at: createdAt
-  updated_at: updatedAt`;
+const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
 
-export const ASSET = `
-  id
-  collection_id: collectionId
-  collection { image_url: imageUrl name contract_address: contractAddress }
-  created_at: createdAt
-  updated_at: updatedAt
-  description
-  ${FEES}
-  image_url: imageUrl
-  animation_url: animationUrl
-  external_link: externalLink
-  metadata
-  metadata_status: metadataStatus
-  metadata_error: metadataError
-  metadata_fetched_at: metadataFetchedAt
-  name
-  status
-  token_address: tokenAddress
-  token_id: tokenId
-  ${CHAIN}
-  owner
-  listing { ${LISTING} }`;
+/** The read model of `type`, which must declare a REST shape. */
+function restModel(type: string): ReadModel {
+  const model = MODEL_OF.get(type);
+  if (!model?.rest) throw new Error(`${type} has no REST shape (ReadModel.rest)`);
+  return model;
+}
 
+const own = <T>(record: Record<string, T>, name: string): T | undefined => (Object.hasOwn(record, name) ? record[name] : undefined);
+
+/** One entry of a REST shape over a row of `model` (none: an object of no read model, whose fields are shown as they are). */
+function restEntry(model: ReadModel | undefined, entry: RestEntry): string {
+  const { field, as = camelToSnake(field), shape, of, page } = typeof entry === 'string' ? { field: entry } : entry;
+  const key = as === field ? field : `${as}: ${field}`;
+  const relation = model && own(model.relations, field);
+  if (relation?.kind === 'rows') return `${key} { ${restEntries(relatedModel(relation.type, '', '', relation.fields), shape ?? Object.keys(relation.fields))} }`;
+  const type = of ?? (relation && relation.kind !== 'presence' ? relation.type : undefined);
+  if (shape) return `${key} { ${restEntries(type === undefined ? undefined : MODEL_OF.get(type), shape)} }`;
+  if (type !== undefined) return `${key} { ${page ? `cursor remaining result { ${restShape(restModel(type))} }` : restShape(restModel(type))} }`;
+  return model && own(model.fields, field)?.kind === 'decimal' ? price(as, field) : key;
+}
+
+const restEntries = (model: ReadModel | undefined, entries: readonly RestEntry[]): string => entries.map((entry) => restEntry(model, entry)).join(' ');
+
+const shapes = new Map<ReadModel, string>();
+
+/**
+ * A read model's REST shape as a GraphQL selection. Every field it declares for GraphQL is shown or
+ * omitted by name (ReadModel.rest): a field added to a noun is placed in its REST shape in the same file.
+ */
+export function restShape(model: ReadModel): string {
+  let selection = shapes.get(model);
+  if (selection === undefined) {
+    const rest = model.rest!;
+    const named = new Set([...rest.shape.map((entry) => (typeof entry === 'string' ? entry : entry.field)), ...(rest.omits ?? [])]);
+    const unplaced = Object.entries(model.fields).filter(([name, field]) => !field.serviceOnly && !named.has(name));
+    if (unplaced.length) throw new Error(`${model.type}'s REST shape neither shows nor omits ${unplaced.map(([name]) => name).join(', ')}`);
+    shapes.set(model, (selection = restEntries(model, rest.shape)));
+  }
+  return selection;
+}
+
+/** REST's ids of chains, categories and tags are their keys (GraphQL's `id` of these is their Node id). */
+export const CHAIN = `chain { ${restShape(CHAIN_READ)} }`;
+/** The currency of a price (added to the documented shapes: the native currency's address is 0x000…0). */
+const CURRENCY = `currency { ${restShape(CURRENCY_READ)} }`;
+export const CATEGORY = restShape(CATEGORY_READ);
+/** Tags have the shape of categories (interface.md 4.6). */
+export const TAG = restShape(TAG_READ);
+export const LISTING = restShape(LISTING_READ);
+export const ASSET = restShape(ASSET_READ);
 /** An asset with its traits and their rarity: the asset routes (one statement more per request). */
-export const ASSET_WITH_TRAITS = `${ASSET}
-  traits { trait_type: traitType value count rarity }`;
-
-export const COLLECTION = `
-  id
-  contract_address: contractAddress
-  owner
-  total_supply: totalSupply
-  category { ${CATEGORY} }
-  name
-  slug
-  description
-  image_url: imageUrl
-  discord_url: discordUrl
-  telegram_url: telegramUrl
-  external_url: externalUrl
-  twitter_username: twitterUsername
-  instagram_username: instagramUsername
-  ${FEES}
-  ${CHAIN}
-  start_block: startBlock
-  status
-  owner_verification: ownerVerification
-  contract_owner: contractOwner
-  owner_checked_at: ownerCheckedAt
-  owner_checked_block: ownerCheckedBlock
-  created_at: createdAt
-  updated_at: updatedAt`;
+export const ASSET_WITH_TRAITS = `${ASSET} ${restEntry(ASSET_READ, 'traits')}`;
+export const COLLECTION = restShape(COLLECTION_READ);
+export const OFFER = restShape(OFFER_READ);
+export const ORDER = restShape(ORDER_READ);
 
 export const PAGE_ARGS = `limit: $limit, page: $page, orderBy: $order_by, direction: $direction`;
 export const PAGE_VARS = `$limit: Int, $page: String, $direction: SortDirection`;
@@ -111,52 +99,12 @@ export function listFilters(model: ReadModel) {
   };
 }
 
-export const OFFER = `
-  id
-  kind
-  status
-  quantity
-  filled
-  reserved
-  traits { trait_type: traitType value }
-  collection_id: collectionId
-  assets { cursor remaining result { ${ASSET} } }
-  taker
-  ${price('price', 'price')}
-  ${CURRENCY}
-  start_time: startTime
-  end_time: endTime
-  asset_id: assetId
-  chain_id: chainId
-  token_address: tokenAddress
-  token_id: tokenId
-  signature
-  created_at: createdAt
-  updated_at: updatedAt`;
-
-export const ORDER = `
-  id
-  offer { ${OFFER} }
-  status
-  ${price('price', 'price')}
-  ${CURRENCY}
-  seller
-  buyer
-  unit
-  asset_id: assetId
-  listing_id: listingId
-  settlement_deadline: settlementDeadline
-  settlement_transaction_hash: settlementTransactionHash
-  settlement_block_number: settlementBlockNumber
-  created_at: createdAt
-  updated_at: updatedAt`;
-
 /** A sweep's answer: the orders bought, the listings skipped (why, at what price), the total paid. */
 export const SWEEP = `
   orders { ${ORDER} }
   skipped { listing_id: listingId asset_id: assetId reason ${price('price', 'price')} message }
   ${price('total', 'total')}
-  currency { address symbol decimals }`;
+  ${CURRENCY}`;
 
 export const STATISTICS = `
   ${CHAIN}
