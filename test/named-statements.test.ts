@@ -1,6 +1,7 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { createDataSource } from '../src/db/data-source';
 import { readStatement } from '../src/db/read-statement';
+import { PLANNED_PER_CALL } from '../src/common/sql';
 
 /**
  * Named statements (src/db/named-statements.ts), on both databases: on the embedded one every
@@ -30,6 +31,21 @@ describe('named statements', () => {
       }
       const prepared = await preparedOn(runner);
       expect(prepared.filter((s) => s.includes('$1::int * 2'))).toHaveLength(1);
+    } finally {
+      await runner.release();
+    }
+  });
+
+  test('when a text is to be planned for its values (a price range), then it runs unnamed, each time planned anew', async () => {
+    ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000 });
+    await ds.initialize();
+    const runner = ds.createQueryRunner();
+    try {
+      for (let i = 0; i < 8; i += 1) {
+        const [row] = await runner.query(`SELECT $1::int * 3 AS tripled ${PLANNED_PER_CALL}`, [i]);
+        expect(row.tripled).toBe(i * 3);
+      }
+      expect((await preparedOn(runner)).filter((s) => s.includes('$1::int * 3'))).toEqual([]);
     } finally {
       await runner.release();
     }

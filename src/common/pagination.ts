@@ -453,7 +453,8 @@ export const walkOf = (walk: string, most = COUNT_WALK): string => `(SELECT coun
  * itself when it reads at most COUNT_WALK rows, else `otherwise` (SQL of the same count, for when they are many).
  */
 function walkedCount(walk: string, otherwise: string): string {
-  return `(CASE WHEN ${walkOf(walk)} <= ${COUNT_WALK} THEN ${walkOf(walk)} ELSE ${otherwise} END)`;
+  // The walk read once (a CASE naming it twice read it twice).
+  return `(SELECT CASE WHEN w.n <= ${COUNT_WALK} THEN w.n ELSE ${otherwise} END FROM (SELECT ${walkOf(walk)} AS n OFFSET 0) w)`;
 }
 
 /**
@@ -477,17 +478,17 @@ function countUpTo(q: Directed, rows: string): string {
  * rows up to a cursor with a value are none of them null, and after a null cursor the rows left are the
  * later nulls, counted as such.
  */
-function keptCount(q: Directed, position: Position): string | undefined {
-  if (q.count === undefined) return undefined;
+function keptCount(q: Directed, position: Position, count = q.count): string | undefined {
+  if (count === undefined) return undefined;
   const after = position.after;
-  if (!after) return q.count;
+  if (!after) return count;
   const from = q.countFrom?.({ after, direction: q.args.direction, kept: true });
-  if (from === undefined) return q.sort.nullable ? undefined : `(${q.count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
+  if (from === undefined) return q.sort.nullable ? undefined : `(${count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
   // After a null, the later nulls, counted: at most the kept count, which is written for the request anyway
   // (PostgreSQL refuses a statement that leaves one of its parameters unused).
   return after.value === null
-    ? `LEAST(${q.count}, (SELECT count(*) FROM ${from}${whereClause([...q.where, keysetCondition(q, after)])}))`
-    : `(${q.count} - (SELECT count(*) FROM ${from}${whereClause([...q.where, upToCursor(q, after)])}))`;
+    ? `LEAST(${count}, (SELECT count(*) FROM ${from}${whereClause([...q.where, keysetCondition(q, after)])}))`
+    : `(${count} - (SELECT count(*) FROM ${from}${whereClause([...q.where, upToCursor(q, after)])}))`;
 }
 
 /**
@@ -501,6 +502,15 @@ function totalColumns(q: Directed, whereSql: string, filterSql: string | undefin
   if (kept) return `${kept} AS "__total"${filterSql === undefined ? '' : `, ${q.count} AS "__all"`}`;
   const all = filterSql === undefined ? '' : `, (SELECT count(*) FROM ${rowsFrom(q, filterSql)}) AS "__all"`;
   return `(SELECT count(*) FROM ${rowsFrom(q, whereSql)}) AS "__total"${all}`;
+}
+
+/**
+ * totalColumns of a root list, as a SELECT: both counts from a kept count (after a cursor) read it once (within a
+ * price range it walks an index: naming it twice walked it twice).
+ */
+function totalCounts(q: Directed, whereSql: string, filterSql: string | undefined, position: Position): string {
+  if (q.count === undefined || filterSql === undefined) return `SELECT ${totalColumns(q, whereSql, filterSql, position)}`;
+  return `SELECT ${keptCount(q, position, 'k.n')} AS "__total", k.n AS "__all" FROM (SELECT ${q.count} AS n OFFSET 0) k`;
 }
 
 /** The list as its counts read it when they count every matching row: from `countFrom`, when it answers (ListQuery.countFrom). */
@@ -552,7 +562,7 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   const rest = ` FROM ${from} ORDER BY ${orderClause(q)} LIMIT ${limit} OFFSET ${offset}`;
   const sql =
     q.args.countRemaining === 'total'
-      ? `SELECT x.*, n.* FROM (SELECT ${totalColumns(c, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
+      ? `SELECT x.*, n.* FROM (${totalCounts(c, whereSql, filterSql, position)}) n LEFT JOIN LATERAL (${select}, true AS "__in"${rest}) x ON true`
       : `${select}${countColumn(c, whereSql, position, q.countAllRead)}${rest}`;
   const rows: Record<string, unknown>[] = await ds.query(sql, q.params.values);
   return toPage<T>(rows, position, q);

@@ -2,7 +2,7 @@ import { clock } from './clock';
 import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
 import type { ListQuery, PageArgs, SortKey } from './pagination';
-import { Params, unionOfRanges } from './sql';
+import { Params, PLANNED_PER_CALL, unionOfRanges } from './sql';
 import { KeyedType, nodeIdSql } from './graphql/node';
 
 /**
@@ -421,11 +421,12 @@ const atLeastZero = (price: string) => (compareDecimals(price, '0') < 0 ? `must 
 
 /**
  * `minPrice` and `maxPrice` (REST `min_price`, `max_price`): rows whose price (`price` over the row) is
- * within the range, both ends included. A negative end, or a maximum below the minimum, is a 400.
+ * within the range, both ends included. A negative end, or a maximum below the minimum, is a 400. A statement
+ * with a range is planned for its values (PLANNED_PER_CALL): how many rows it holds decides the plan.
  */
 export function priceRangeFilters(price: (row: string, s: SqlScope) => string): ReadFilter[] {
   return [
-    { arg: 'minPrice', type: 'Price', plan: 'sql', check: atLeastZero, where: (s, row, min: string) => `${price(row, s)} >= ${s.p.add(min)}::numeric` },
+    { arg: 'minPrice', type: 'Price', plan: 'sql', check: atLeastZero, where: (s, row, min: string) => `${price(row, s)} >= ${s.p.add(min)}::numeric ${PLANNED_PER_CALL}` },
     {
       arg: 'maxPrice',
       type: 'Price',
@@ -435,7 +436,7 @@ export function priceRangeFilters(price: (row: string, s: SqlScope) => string): 
         (typeof args.minPrice === 'string' && !atLeastZero(args.minPrice) && compareDecimals(args.minPrice, max) > 0
           ? `must not be below the minimum price (${args.minPrice}), got ${max}`
           : undefined),
-      where: (s, row, max: string) => `${price(row, s)} <= ${s.p.add(max)}::numeric`,
+      where: (s, row, max: string) => `${price(row, s)} <= ${s.p.add(max)}::numeric ${PLANNED_PER_CALL}`,
     },
   ];
 }

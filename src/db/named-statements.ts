@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { PLANNED_PER_CALL } from '../common/sql';
 
 /**
  * A `pg` module whose connections prepare each parameterised statement once, under a name, and run it
@@ -11,7 +12,8 @@ import pg from 'pg';
  * embedded database's connections share one PGlite session, where a second connection preparing a
  * name that exists is answered by PGliteServer as already done. Texts get names up to
  * MAX_NAMED_STATEMENTS per data source; later texts run unnamed, so a client sending ever new
- * selections cannot grow the statements each connection keeps.
+ * selections cannot grow the statements each connection keeps. A text holding PLANNED_PER_CALL runs unnamed,
+ * planned for its values on each call.
  */
 export const MAX_NAMED_STATEMENTS = 2000;
 
@@ -25,6 +27,8 @@ export type NamedQueryClient = {
 export function pgWithNamedStatements(maxNamed = MAX_NAMED_STATEMENTS): typeof pg {
   const names = new Map<string, string>();
   const nameFor = (text: string): string | undefined => {
+    // A statement planned for its values (common/sql.ts PLANNED_PER_CALL) runs unnamed.
+    if (text.includes(PLANNED_PER_CALL)) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < maxNamed) {
       name = `gw_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
