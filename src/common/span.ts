@@ -3,12 +3,13 @@ import type { Attributes, AttributeValue, Exception, HrTime, Link, Span, SpanCon
 import { SpanStatusCode } from '@opentelemetry/api';
 
 /**
- * A child span of the gateway's own (an operation, a SQL statement, a Redis call under a request's span),
- * made without the SDK's tracer: it is in its parent's trace and sampled as its parent is (a recording
- * parent of this process: every sampler the OTEL_TRACES_SAMPLER variable names decides so for its
- * children too), and it is handed to the SDK's span processor when it ends, as the SDK's spans are, so
- * the same exporter sends it. What it skips is the SDK's bookkeeping per span (a sampler call, attribute
- * checks done twice, a context, its own metrics' objects), which cost more than the span's encoding.
+ * A span of the gateway's own, made without the SDK's tracer: a request's span (its sampling decided by
+ * the SDK's sampler, common/tracing.ts) and its children (an operation, a SQL statement, a Redis call),
+ * which are in their parent's trace and sampled as their parent is (a recording parent of this process:
+ * every sampler the OTEL_TRACES_SAMPLER variable names decides so for its children too). It is handed to
+ * the SDK's span processor when it ends, as the SDK's spans are, so the same exporter sends it. What it
+ * skips is the SDK's bookkeeping per span (attribute checks done twice, a context, its own metrics'
+ * objects, empty lists), which cost more than the span's encoding.
  */
 
 /** The SDK's span processor as the spans here use it (the one src/tracing.ts gives the SDK). */
@@ -38,14 +39,19 @@ export function attributeLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): At
   return { valueLength: limit('ATTRIBUTE_VALUE_LENGTH_LIMIT', Infinity), count: limit('ATTRIBUTE_COUNT_LIMIT', 128) };
 }
 
-const ID_BUFFER = Buffer.allocUnsafe(8);
+// Two hex digits of each byte: an id is joined from them (a third of the time of a Buffer's writes and hex slice).
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+const random32 = () => (Math.random() * 2 ** 32) >>> 0;
+const hex32 = (n: number) => HEX[n >>> 24] + HEX[(n >>> 16) & 0xff] + HEX[(n >>> 8) & 0xff] + HEX[n & 0xff];
 
-/** A random span id: 8 bytes in hex, never all zero (W3C). */
-function spanId(): string {
-  ID_BUFFER.writeUInt32BE((Math.random() * 2 ** 32) >>> 0, 0);
-  ID_BUFFER.writeUInt32BE((Math.random() * 2 ** 32) >>> 0, 4);
-  if (ID_BUFFER.readUInt32BE(0) === 0 && ID_BUFFER.readUInt32BE(4) === 0) ID_BUFFER[7] = 1;
-  return ID_BUFFER.toString('hex');
+/** A random span id: 8 bytes in hex, never all zero (W3C), as the SDK's RandomIdGenerator makes them. */
+export function newSpanId(): string {
+  return hex32(random32()) + hex32(random32() || 1);
+}
+
+/** A random trace id: 16 bytes in hex, never all zero. */
+export function newTraceId(): string {
+  return hex32(random32()) + hex32(random32()) + hex32(random32()) + hex32(random32() || 1);
 }
 
 function millisToHrTime(ms: number): HrTime {
@@ -57,13 +63,26 @@ const SECOND = 1e9;
 // The epoch time the monotonic clock counts from (read once: its getter is not free).
 const TIME_ORIGIN = performance.timeOrigin;
 
-export class ChildSpan implements Span {
-  readonly attributes: Attributes = {};
-  readonly links: Link[] = [];
-  readonly events: { name: string; time: HrTime; attributes?: Attributes; droppedAttributesCount: number }[] = [];
-  readonly parentSpanContext: SpanContext;
-  readonly resource: unknown;
-  readonly instrumentationScope: unknown;
+/** How many attributes `attributes` holds, or -1 when one is undefined or the limits would cut it. */
+function countWithin(attributes: Attributes, limits: AttributeLimits): number {
+  let count = 0;
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (value === undefined || value === null || (typeof value === 'string' && value.length > limits.valueLength) || Array.isArray(value)) return -1;
+    count += 1;
+  }
+  return count <= limits.count ? count : -1;
+}
+
+type SpanEvent = { name: string; time: HrTime; attributes?: Attributes; droppedAttributesCount: number };
+// What most spans have: no link, no event (one shared empty list each until the first is added).
+const NO_LINKS: Link[] = [];
+const NO_EVENTS: SpanEvent[] = [];
+
+export class LightSpan implements Span {
+  readonly attributes: Attributes;
+  links: Link[] = NO_LINKS;
+  events: SpanEvent[] = NO_EVENTS;
   readonly startTime: HrTime;
   endTime: HrTime = [0, 0];
   status: SpanStatus = { code: SpanStatusCode.UNSET };
@@ -72,28 +91,44 @@ export class ChildSpan implements Span {
   private attributeCount = 0;
   readonly droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
-  private readonly context: SpanContext;
   // Times as the SDK's spans take them: the monotonic clock, set against the wall clock when the span starts.
   private readonly offset: number;
 
+  /**
+   * `context`: the span's own; `parentSpanContext`: its parent's (none: the root of its trace here);
+   * `attributes`: made for this span, which keeps the object itself.
+   */
   constructor(
-    parent: ParentSpan,
+    private readonly context: SpanContext,
+    readonly parentSpanContext: SpanContext | undefined,
+    readonly resource: unknown,
+    readonly instrumentationScope: unknown,
     public name: string,
     readonly kind: SpanKind,
     attributes: Attributes,
     private readonly sink: SpanSink,
     private readonly limits: AttributeLimits,
   ) {
-    const parentContext = parent.spanContext();
-    this.parentSpanContext = parentContext;
-    this.context = { traceId: parentContext.traceId, spanId: spanId(), traceFlags: parentContext.traceFlags, traceState: parentContext.traceState };
-    this.resource = parent.resource;
-    this.instrumentationScope = parent.instrumentationScope;
     const now = performance.now();
     this.offset = Date.now() - (now + TIME_ORIGIN);
     this.startTime = millisToHrTime(now + TIME_ORIGIN + this.offset);
-    this.setAttributes(attributes);
+    // The caller's object (made for this span) is the span's own when the limits keep it whole: no copy.
+    const count = countWithin(attributes, limits);
+    if (count >= 0) {
+      this.attributes = attributes;
+      this.attributeCount = count;
+    } else {
+      this.attributes = {};
+      this.setAttributes(attributes);
+    }
     sink.onStart(this as never, undefined as never);
+  }
+
+  /** A span under `parent` (one that canParent), in its trace and sampled as it is. */
+  static childOf(parent: Span, name: string, kind: SpanKind, attributes: Attributes, sink: SpanSink, limits: AttributeLimits): LightSpan {
+    const up = parent.spanContext();
+    const context = { traceId: up.traceId, spanId: newSpanId(), traceFlags: up.traceFlags, traceState: up.traceState };
+    return new LightSpan(context, up, (parent as ParentSpan).resource, (parent as ParentSpan).instrumentationScope, name, kind, attributes, sink, limits);
   }
 
   /** Whether `span` can be the parent of one of these: a recording span that says what resource and scope it exports under. */
@@ -147,12 +182,15 @@ export class ChildSpan implements Span {
     if (attributes && typeof attributes === 'object' && !Array.isArray(attributes) && !(attributes instanceof Date)) {
       for (const key in attributes as Attributes) own[key] = this.limited((attributes as Attributes)[key]);
     }
+    if (this.events === NO_EVENTS) this.events = [];
     this.events.push({ name, time: this.now(), attributes: own, droppedAttributesCount: 0 });
     return this;
   }
 
   addLink(link: Link): this {
-    if (!this.ended) this.links.push(link);
+    if (this.ended) return this;
+    if (this.links === NO_LINKS) this.links = [];
+    this.links.push(link);
     return this;
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Attributes, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AttributeLimits, attributeLimitsFromEnv, ChildSpan, SpanSink } from './span';
+import { Attributes, Context, Link, propagation, ROOT_CONTEXT, SamplingDecision, Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import type { Sampler } from '@opentelemetry/sdk-trace';
+import { AttributeLimits, attributeLimitsFromEnv, LightSpan, newSpanId, newTraceId, SpanSink } from './span';
 
 /**
  * The gateway's spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). A span's parent
@@ -26,7 +27,7 @@ export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean
 
 /**
  * Called by src/tracing.ts once the SDK runs; `shutdown` sends the spans still queued. With `sink` (the
- * SDK's span processor, when the gateway built it) a request's child spans are ChildSpans handed to it.
+ * SDK's span processor, when the gateway built it) a request's spans are LightSpans handed to it.
  */
 export function tracingStarted(shutdown: () => Promise<void>, sink?: SpanSink): void {
   enabled = true;
@@ -34,6 +35,17 @@ export function tracingStarted(shutdown: () => Promise<void>, sink?: SpanSink): 
   gatewayTracer = trace.getTracer('nft-marketplace-gateway');
   childSink = sink;
   attributeLimits = attributeLimitsFromEnv();
+  // The tracer's sampler, resource and scope (the SDK's Tracer keeps them as fields): a request's span is
+  // then a LightSpan too, sampled by the sampler the OTEL_TRACES_SAMPLER variables configured.
+  const sdk = gatewayTracer as unknown as SdkTracer;
+  roots = sink && sdk._sampler?.shouldSample && sdk._resource && sdk.instrumentationScope ? { sampler: sdk._sampler, resource: sdk._resource, scope: sdk.instrumentationScope } : undefined;
+}
+
+/** What the SDK's Tracer holds that a request's span needs. */
+interface SdkTracer {
+  _sampler?: Sampler;
+  _resource?: unknown;
+  instrumentationScope?: unknown;
 }
 
 /** Whether spans are made at all (the SDK runs). */
@@ -57,12 +69,31 @@ let gatewayTracer = trace.getTracer('nft-marketplace-gateway');
 const tracer = () => gatewayTracer;
 const under = (parent: Span) => trace.setSpan(ROOT_CONTEXT, parent);
 let childSink: SpanSink | undefined;
+let roots: { sampler: Sampler; resource: unknown; scope: unknown } | undefined;
 let attributeLimits: AttributeLimits = { valueLength: Infinity, count: 128 };
 
-/** A span under `parent` (recording): a ChildSpan when the SDK's processor is at hand, else the SDK's. */
+/** A span under `parent` (recording): a LightSpan when the SDK's processor is at hand, else the SDK's. */
 function startChild(parent: Span, name: string, kind: SpanKind, attributes: Attributes): Span {
-  if (childSink && ChildSpan.canParent(parent)) return new ChildSpan(parent, name, kind, attributes, childSink, attributeLimits);
+  if (childSink && LightSpan.canParent(parent)) return LightSpan.childOf(parent, name, kind, attributes, childSink, attributeLimits);
   return tracer().startSpan(name, { kind, attributes }, under(parent));
+}
+
+/**
+ * A request's span, as the SDK's tracer would start it (its remote parent's trace, else a new one; the
+ * sampler's decision, trace state and attributes): a LightSpan when sampled, else a span that only
+ * carries its context. Without `roots`, the SDK's own.
+ */
+function startRoot(name: string, kind: SpanKind, attributes: Attributes, context: Context): Span {
+  if (!roots || !childSink) return tracer().startSpan(name, { kind, attributes }, context);
+  const parent = trace.getSpanContext(context);
+  const remote = parent && trace.isSpanContextValid(parent) ? parent : undefined;
+  const traceId = remote ? remote.traceId : newTraceId();
+  const decision = roots.sampler.shouldSample(context, traceId, name, kind, attributes, []);
+  const sampled = decision.decision === SamplingDecision.RECORD_AND_SAMPLED;
+  const own = { traceId, spanId: newSpanId(), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: decision.traceState ?? remote?.traceState };
+  if (decision.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(own);
+  if (decision.attributes) Object.assign(attributes, decision.attributes);
+  return new LightSpan(own, remote, roots.resource, roots.scope, name, kind, attributes, childSink, attributeLimits);
 }
 
 /** Paths probed by balancers and scrapers every few seconds: no trace of their own. */
@@ -81,11 +112,7 @@ export function traceRequest(req: IncomingMessage, res: ServerResponse): void {
   const path = q === -1 ? url : url.slice(0, q);
   if (UNTRACED_PATHS.has(path)) return;
   const method = req.method ?? 'GET';
-  const span = tracer().startSpan(
-    method,
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' } },
-    propagation.extract(ROOT_CONTEXT, req.headers),
-  );
+  const span = startRoot(method, SpanKind.SERVER, { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' }, propagation.extract(ROOT_CONTEXT, req.headers));
   (req as Traced)[REQUEST_SPAN] = span;
   if (!span.isRecording()) return;
   res.once('close', () => {
