@@ -21,7 +21,7 @@ beforeEach(async () => {
   ds = createDataSource({ url: process.env.TEST_DATABASE_URL!, poolSize: 1, queryTimeoutMs: 30000 });
   await ds.initialize();
   app = await createApp(ds);
-  server = http.createServer(app.app);
+  server = http.createServer(app.listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   holder = ds.createQueryRunner();

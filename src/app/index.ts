@@ -33,7 +33,6 @@ import { TrustedDocuments } from './graphql/trusted/trusted-documents';
 import { endStalledBodies } from './http/body-stall';
 import type { ObserveOptions } from './http/observe';
 import { createRateLimit } from './http/rate-limit';
-import { requestIdOf } from './http/request-id';
 import { restRouter } from './rest/v1/router';
 
 export type { AppOptions } from './entry/options';
@@ -100,7 +99,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, production, plans);
   const observe: ObserveOptions = { metrics: options.metrics ?? true, slowRequestMs: options.slowRequestMs ?? 1000 };
   const compress = compressionOf(options);
-  const app = createExpressApp({ ds, schema, options, production, contextOptions, rateLimit, known, trust, persistedText, apollo, inFlight, restRouter: rest.router, observe, compress });
+  const app = createExpressApp({ ds, schema, options, production, contextOptions, steps: { observe, rateLimit }, known, trust, persistedText, apollo, inFlight, restRouter: rest.router, compress });
   const door = leanDoor(
     {
       graphql: {
@@ -112,7 +111,6 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       rateLimit,
       observe,
       compression: compress && { middleware: compress as never, threshold: COMPRESSION_THRESHOLD },
-      requestIdOf,
       trustedOrigins: new Set(options.corsOrigins ?? []),
     },
     (req, res) => void app(req, res),

@@ -1,18 +1,16 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { GraphQLError } from 'graphql';
-import { BadRequestError, httpStatusOf } from '../../common/errors';
+import { BadRequestError } from '../../common/errors';
 import type { InFlight } from '../../common/in-flight';
 import { logger } from '../../common/logger';
-import { requestSpanOf } from '../../common/tracing';
-import { processCounters, type RequestScope } from '../../common/request/scope';
+import type { RequestScope } from '../../common/request/scope';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { internalMessage } from '../graphql/format-error';
 import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from '../graphql/http-request';
 import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
 import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
-import { observeRequest, ObserveOptions } from '../http/observe';
-import type { RateLimit, RateTicket } from '../http/rate-limit';
+import { admit, baseHeaders, handOn, openExchange, openScope, refusalAnswer, type EntrySteps, type Exchange } from '../http/exchange';
 import { errorBodyOf, sendErrorAndClose, type HttpAnswer } from '../http/respond';
 
 /** A GraphQL request over HTTP as Apollo reads it: method, headers, the URL's search and the parsed body. */
@@ -41,21 +39,17 @@ export interface RestRoad {
   answerGet(route: string, params: Record<string, string>, query: Record<string, unknown>, scope: RequestScope): Promise<HttpAnswer>;
 }
 
-/** The express middlewares whose work the lean door does itself for the requests it answers. */
-export interface LeanDoorDeps {
+/** The entry's steps (http/exchange.ts: observe, rate limit), the two roads it answers itself, and how it writes. */
+export interface LeanDoorDeps extends EntrySteps {
   graphql: GraphqlRoad;
   /** The GET routes of /v1. */
   rest: RestRoad;
   inFlight: InFlight;
-  rateLimit?: RateLimit;
-  observe: ObserveOptions;
   /**
    * The compression middleware express runs, and its threshold: the door calls it on a response of that
    * size or more, and answers a smaller one as it would (a `Vary: Accept-Encoding` header, nothing compressed).
    */
   compression?: { middleware: (req: IncomingMessage, res: ServerResponse, next: () => void) => void; threshold: number };
-  /** The request id: the client's when it is a plain token, else a new one. */
-  requestIdOf: (req: IncomingMessage) => string;
   /** The browser origins that may send an API key (CORS_ORIGINS): their requests get their own CORS headers, from express. */
   trustedOrigins: ReadonlySet<string>;
 }
@@ -66,20 +60,11 @@ const SEPARATE_HEAD = 64 * 1024;
 const MAX_DOOR_BODY = 64 * 1024;
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
-/** One request the door took: its id, when it started, and the content type of a GraphQL answer (REST's is JSON). */
-interface Taken {
-  requestId: string;
-  started: number;
+/** One request the door took (its exchange: id, start, scope), with the content type of a GraphQL answer (REST's is JSON). */
+interface Taken extends Exchange {
   responseType: string;
   /** RateLimit headers of its token. */
   rateHeaders: string[];
-}
-
-/** An error the door answers before anything ran (a 429, a body that is not JSON): no statement count, as express's middlewares. */
-function refusalAnswer(path: string, requestId: string, error: GraphQLError, headers: string[] = [], withDetails = true): HttpAnswer {
-  const body = errorBodyOf(path, requestId, error) as { errors?: { extensions: Record<string, unknown> }[] };
-  if (!withDetails) for (const e of body.errors ?? []) delete e.extensions.details;
-  return { status: httpStatusOf[String(error.extensions.code)] ?? 500, headers, body: JSON.stringify(body), type: APPLICATION_JSON, uncounted: true };
 }
 
 /**
@@ -94,15 +79,14 @@ function refusalAnswer(path: string, requestId: string, error: GraphQLError, hea
  * rate limit's token and headers (and its 429), the log line and metrics, CORS headers, compression,
  * in-flight tracking, the statement count, the same status, body, ETag and headers. The door decides
  * whether a request is its own before it does anything with it; once it has, it answers it whatever
- * happens, errors included (each road answers its own), so that express gets only requests untouched.
+ * happens, errors included (each road answers its own), so that express gets only requests it has not read
+ * (opened only: their id, headers, log line and metrics are the entry's, http/exchange.ts).
  */
-export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: ServerResponse) => void) {
+export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res: ServerResponse) => void) {
 
   /** Sends an answer as express's res.send would, after the middlewares' part. */
   const respond = (req: IncomingMessage, res: ServerResponse, taken: Taken, scope: RequestScope | undefined, answer: HttpAnswer) => {
     const text = answer.body;
-    if (scope) processCounters.requests += 1;
-    observeRequest(req, res, deps.observe, taken.started, () => ({ requestId: taken.requestId, scope }));
     const length = byteLengthOf(text);
     // The middleware compresses a body of its threshold or more for a client that accepts an encoding.
     // Otherwise all it does is `Vary: Accept-Encoding` (a request without Accept-Encoding gets its
@@ -114,9 +98,7 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     // count, weak ETag of the body and its length. A string body is written as it is: a
     // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
-    const head: string[] = ['x-request-id', taken.requestId, 'X-Content-Type-Options', 'nosniff'];
-    // An answer for an API key is the key's own: no cache keeps it.
-    if (hasApiKey(req)) head.push('Cache-Control', 'no-store');
+    const head = baseHeaders(req, taken.requestId);
     for (const part of taken.rateHeaders) head.push(part);
     for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
     for (const part of answer.headers) head.push(part);
@@ -153,7 +135,8 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
    * its answer is written.
    */
   const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> => {
-    const scope: RequestScope = { requestId: taken.requestId, sqlStatements: 0, entry: 'lean', span: requestSpanOf(req) };
+    const scope = openScope(taken, req);
+    scope.entry = 'lean';
     deps.inFlight.enter();
     const finish = (answered: HttpAnswer) => {
       try {
@@ -177,21 +160,34 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
   };
 
   /**
-   * Opens the request as express's first middlewares would: its id, then its rate-limit token; a
-   * refused one is answered here (429). `go` runs when the request may go on; at once when the limiter
-   * answers at once (its buckets are in memory).
+   * Opens a request the door answers (its exchange: id, log line and metrics), then takes its rate-limit
+   * token; a refused one is answered here (429). `go` runs when the request may go on; at once when the
+   * limiter answers at once (its buckets are in memory).
    */
   const open = (req: IncomingMessage, res: ServerResponse, responseType: string, go: (taken: Taken) => Promise<void>): void => {
-    const taken: Taken = { requestId: deps.requestIdOf(req), started: performance.now(), responseType, rateHeaders: [] };
-    const admitted = (ticket: RateTicket | undefined): Promise<void> => {
-      if (ticket) taken.rateHeaders = ticket.refused ? [] : ticket.headers;
-      if (ticket?.refused) return Promise.resolve(respond(req, res, taken, undefined, refusalAnswer(req.url ?? '', taken.requestId, ticket.refused, ticket.headers)));
-      return go(taken);
-    };
-    const ticket = deps.rateLimit?.take(req);
-    void (ticket instanceof Promise ? ticket.then(admitted) : admitted(ticket)).catch(() => {
+    const taken = openExchange(req, res, deps.observe) as Taken;
+    taken.responseType = responseType;
+    taken.rateHeaders = [];
+    const admitted = admit(
+      deps,
+      req,
+      req.url ?? '',
+      taken.requestId,
+      (ticket) => {
+        if (ticket) taken.rateHeaders = ticket.headers;
+        return go(taken);
+      },
+      (refusal) => respond(req, res, taken, undefined, refusal),
+    );
+    void Promise.resolve(admitted).catch(() => {
       if (!res.headersSent) res.destroy();
     });
+  };
+
+  /** Any other request: opened here, then handed to express's routes (entry/express.ts), which answer it. */
+  const pass = (req: IncomingMessage, res: ServerResponse): void => {
+    handOn(req, res, openExchange(req, res, deps.observe));
+    routes(req, res);
   };
 
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -256,9 +252,6 @@ export function leanDoor(deps: LeanDoorDeps, pass: (req: IncomingMessage, res: S
     }
   };
 }
-
-/** Whether the request carries an API key (valid or not). */
-export const hasApiKey = (req: IncomingMessage) => req.headers['access-token'] !== undefined || req.headers.authorization !== undefined;
 
 /** The body of a request that announced `length` bytes, or undefined when it ended otherwise. */
 function readBody(req: IncomingMessage, length: number): Promise<string | undefined> {

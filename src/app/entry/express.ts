@@ -12,7 +12,7 @@ import type { InFlight } from '../../common/in-flight';
 import { parseLsn } from '../../common/lsn';
 import { metricsRegistry } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
-import { processCounters, type RequestScope } from '../../common/request/scope';
+import type { RequestScope } from '../../common/request/scope';
 import { requestSpanOf } from '../../common/tracing';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { chainLags } from '../../modules/chain/chain.sync';
@@ -26,16 +26,13 @@ import type { TrustedDocuments } from '../graphql/trusted/trusted-documents';
 import { corsMiddleware } from '../http/cors';
 import { explorerRouter } from '../http/explorer';
 import { home } from '../http/home';
-import { observeRequests, type ObserveOptions } from '../http/observe';
-import type { RateLimit } from '../http/rate-limit';
-import { requestIdOf } from '../http/request-id';
-import { sendMiddlewareError } from '../http/respond';
+import { admit, exchangeOf, openScope, type EntrySteps } from '../http/exchange';
+import { sendMiddlewareError, type HttpAnswer } from '../http/respond';
 import { keyBeforeUpload } from '../http/upload-key';
 import { sendRestError } from '../rest/errors';
 import { apiDocsRouter } from '../rest/v1/docs';
 import { methodNotAllowed, requireBodyType } from '../rest/v1/http-rules';
 import { routes } from '../rest/v1/routes';
-import { hasApiKey } from './door';
 import { createIdempotency } from './idempotency';
 import type { AppOptions } from './options';
 
@@ -64,9 +61,8 @@ export function compressionOf(options: AppOptions): RequestHandler | undefined {
  * Opens the request scope (request id, SQL statement counter) once the body has been read; the request's
  * context hands it to every statement the request causes (see scopedDataSource).
  */
-function openScope(req: Request, _res: Response, next: NextFunction): void {
-  processCounters.requests += 1;
-  req.scope = { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) };
+function scopeOf(req: Request, _res: Response, next: NextFunction): void {
+  req.scope = openScope(exchangeOf(req), req);
   // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
   const token = req.headers['x-min-lsn'];
   if (typeof token === 'string' && token !== '') {
@@ -91,7 +87,8 @@ export interface ExpressParts {
   options: AppOptions;
   production: boolean;
   contextOptions: ContextOptions;
-  rateLimit?: RateLimit;
+  /** The entry's steps (http/exchange.ts): express takes a rate-limit token where its routes say one is due. */
+  steps: EntrySteps;
   /** The known queries and how they run (graphql/known.ts). */
   known: KnownDeps;
   trust?: TrustedDocuments;
@@ -101,14 +98,14 @@ export interface ExpressParts {
   inFlight: InFlight;
   /** REST's express router (rest/v1/router.ts). */
   restRouter: express.Router;
-  observe: ObserveOptions;
   compress?: RequestHandler;
 }
 
 /**
  * express, for what the lean door leaves to it (entry/door.ts): the server's own paths, uploads, bodies
- * over 64 KB, writes of /v1, an Idempotency-Key or x-min-lsn, a trusted browser Origin. Every request it
- * is given is untouched: it reads, rate-limits and answers it whole.
+ * over 64 KB, writes of /v1, an Idempotency-Key or x-min-lsn, a trusted browser Origin. The entry has
+ * opened each request it is given (its id, the headers every answer carries, its log line and metrics:
+ * http/exchange.ts); express reads, rate-limits (the entry's step, where its routes say) and answers it.
  */
 export function createExpressApp(parts: ExpressParts): express.Express {
   const { ds, schema, options, production } = parts;
@@ -117,31 +114,27 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   // Express's own setting of the mode, read where an error is answered (sendRestError): no suggestions of names in production.
   app.set('env', production ? 'production' : 'development');
   app.set('query parser', 'simple');
-  app.use((req, res, next) => {
-    req.requestId = requestIdOf(req);
-    res.setHeader('x-request-id', req.requestId);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    // An answer for an API key is the key's own: no cache keeps it (the lean door says the same).
-    if (hasApiKey(req)) res.setHeader('Cache-Control', 'no-store');
+  // The id the entry gave the request (its headers are set already).
+  app.use((req, _res, next) => {
+    req.requestId = exchangeOf(req).requestId;
     next();
   });
-  app.use(observeRequests(parts.observe));
   if (parts.compress) app.use(parts.compress);
-  if (parts.observe.metrics) app.get('/metrics', metricsPage(options.metricsToken));
+  if (parts.steps.observe.metrics) app.get('/metrics', metricsPage(options.metricsToken));
   app.use(corsMiddleware(options.corsOrigins ?? []));
   serveOwnPaths(app, ds, options);
   // The description of /v1 and its reference page: static documents, outside the rate limit.
   app.use(apiDocsRouter(schema));
   // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
   if (!production) app.use(explorerRouter());
-  if (parts.rateLimit) app.use(['/graphql', '/v1'], parts.rateLimit.middleware);
+  if (parts.steps.rateLimit) app.use(['/graphql', '/v1'], admitted(parts.steps));
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);
   app.use('/graphql', ...graphqlChain(parts, idempotency));
   app.use(requireBodyType(schema, routes));
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
-  app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), openScope, idempotency);
+  app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), scopeOf, idempotency);
   app.use(parts.restRouter);
   app.use(methodNotAllowed(schema, routes));
   app.use((req, res) => {
@@ -149,6 +142,31 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   });
   app.use(errorHandler(schema, production));
   return app;
+}
+
+/** The rate limit's step (http/exchange.ts admit) where express's routes put it: its headers, or its 429. */
+function admitted(steps: EntrySteps): RequestHandler {
+  return (req, res, next) => {
+    void admit(
+      steps,
+      req,
+      req.originalUrl,
+      req.requestId,
+      (ticket) => {
+        if (ticket) for (let i = 0; i < ticket.headers.length; i += 2) res.setHeader(ticket.headers[i], ticket.headers[i + 1]);
+        next();
+      },
+      (refusal) => sendAnswer(res, refusal),
+    );
+  };
+}
+
+/** Writes an answer built whole (http/respond.ts HttpAnswer) through express's response. */
+function sendAnswer(res: Response, answer: HttpAnswer): void {
+  res.status(answer.status);
+  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
+  if (answer.type) res.setHeader('Content-Type', answer.type);
+  res.send(answer.body);
 }
 
 /** GET /metrics, behind METRICS_TOKEN when one is set. */
@@ -191,7 +209,7 @@ function graphqlChain(parts: ExpressParts, idempotency: RequestHandler): Request
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
     express.json({ limit: parts.options.jsonBodyLimit ?? '1mb' }),
-    openScope,
+    scopeOf,
     // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
     ...(parts.trust ? [trustedDocumentsGate(parts.trust, parts.persistedText)] : []),
     idempotency,

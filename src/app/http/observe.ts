@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NextFunction, Request, Response } from 'express';
 import type { RequestScope } from '../../common/request/scope';
 import { logger } from '../../common/logger';
 import { Door, httpDuration, httpRequests, requestRoads, sqlStatementsPerRequest } from '../../common/metrics';
@@ -45,23 +44,13 @@ export interface ObserveOptions {
   slowRequestMs: number;
 }
 
-/**
- * One JSON log line per request (request id, door, route or operation, status, duration, SQL
- * statements) and the request metrics, written when the response has been sent. Headers and bodies are
- * never logged: no key can reach the log.
- */
-export function observeRequests(options: ObserveOptions) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    observeRequest(req, res, options, performance.now(), () => ({ requestId: req.requestId, scope: req.scope }));
-    next();
-  };
-}
-
 /** Who a request was, once answered: its id and its scope (none when refused before it opened one). */
 export type Exchange = () => { requestId: string; scope?: RequestScope };
 
 /**
- * Writes the request's log line and metrics when its response has been sent; `started`: performance.now()
+ * One JSON log line per request (request id, door, route or operation, status, duration, SQL
+ * statements) and the request metrics, written when the response has been sent (the entry's first step,
+ * http/exchange.ts openExchange). Headers and bodies are never logged: no key can reach the log. `started`: performance.now()
  * at its start; `exchange`: read then.
  */
 export function observeRequest(req: IncomingMessage, res: ServerResponse, options: ObserveOptions, started: number, exchange: Exchange): void {

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Span } from '@opentelemetry/api';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
@@ -8,14 +7,12 @@ import { RateLimitedError } from '../../common/errors';
 import { rateLimitRejections } from '../../common/metrics';
 import { requestSpanOf, traceRedis } from '../../common/tracing';
 import { digestOf, keyFromHeaders } from '../../modules/apikey/api-key.service';
-import { sendMiddlewareError } from './respond';
 import { closeRedis, throttledWarning } from './redis';
 import { BucketStore, memoryBuckets, redisBuckets, TakeResult } from './token-bucket';
 
 export interface RateLimit {
-  middleware: RequestHandler;
   /**
-   * Takes the request's token (the lean door, entry/door.ts, and the middleware): its headers and, when
+   * Takes the request's token (the entry's rate-limit step, http/exchange.ts admit): its headers and, when
    * refused, its 429. At once (no promise) from a store in memory, unless a key must be looked up.
    */
   take(req: IncomingMessage): RateTicket | Promise<RateTicket>;
@@ -82,7 +79,7 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
   const IP_BUCKET = Symbol('rateLimitIpBucket');
   const durationMs = settings.durationS * 1000;
 
-  /** The RateLimit headers of a token taken, added to `head` as name, value pairs (the door's and the middleware's). */
+  /** The RateLimit headers of a token taken, added to `head` as name, value pairs. */
   const pushHeaders = (head: string[], limit: number, result: TakeResult) => {
     head.push('RateLimit-Limit', String(limit), 'RateLimit-Remaining', String(result.remaining), 'RateLimit-Reset', String(Math.ceil(result.msUntilFull / 1000)));
   };
@@ -161,20 +158,7 @@ export function createRateLimit(settings: RateLimitSettings, isValidKey: (apiKey
   };
   const take = (req: IncomingMessage): RateTicket | Promise<RateTicket> => andThen(takeToken(req), ticketOf);
 
-  const answer = (req: Request, res: Response, next: NextFunction, ticket: RateTicket) => {
-    for (let i = 0; i < ticket.headers.length; i += 2) res.setHeader(ticket.headers[i], ticket.headers[i + 1]);
-    if (!ticket.refused) return next();
-    sendMiddlewareError(req, res, ticket.refused);
-  };
-
-  const middleware = (req: Request, res: Response, next: NextFunction) => {
-    const ticket = take(req);
-    if (ticket instanceof Promise) void ticket.then((t) => answer(req, res, next, t));
-    else answer(req, res, next, ticket);
-  };
-
   return {
-    middleware,
     take,
     async takeUpgrade(req) {
       const taken = await takeToken(req);
