@@ -79,15 +79,19 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
       await lane.query(sql, params);
       log(`  ${what} (${seconds(t)} s)`);
     };
-    /** `each(lo, hi)` over 1..total in ranges of `size`, with progress. */
-    const batches = async (what: string, total: number, size: number, each: (lo: number, hi: number) => Promise<void>) => {
-      const t = Date.now();
-      for (let lo = 1; lo <= total; lo += size) {
-        const hi = Math.min(total, lo + size - 1);
-        await each(lo, hi);
-        if (total > size) log(`  ${what}: ${hi.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} (${seconds(t)} s)`);
-      }
-      log(`  ${what} (${seconds(t)} s)`);
+    /** The statements of `sql` over 1..total in ranges of `size` ($1, $2 and `params`), to run in any order, with progress. */
+    const batches = (what: string, total: number, size: number, sql: string, params: unknown[]) => {
+      let t = 0;
+      let done = 0;
+      const ranges: [number, number][] = [];
+      for (let lo = 1; lo <= total; lo += size) ranges.push([lo, Math.min(total, lo + size - 1)]);
+      return ranges.map(([lo, hi]) => async (lane: QueryRunner) => {
+        t ||= Date.now();
+        await lane.query(sql, [lo, hi, ...params]);
+        done += hi - lo + 1;
+        if (ranges.length > 1) log(`  ${what}: ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} (${seconds(t)} s)`);
+        if (done === total) log(`  ${what} (${seconds(t)} s)`);
+      });
     };
     const rows = inserts(at);
 
@@ -104,26 +108,20 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
     try {
       await step(`${scale.collections} collections`, rows.collections, [scale.collections]);
       const collectionsPerBatch = Math.max(1, Math.floor(BATCH_ROWS / scale.assetsPerCollection));
-      const assets = () =>
-        batches(`${(scale.collections * scale.assetsPerCollection).toLocaleString('en-US')} assets, listings on a third`, scale.collections, collectionsPerBatch, (lo, hi) =>
-          one.query(rows.assets, [lo, hi, scale.assetsPerCollection]),
-        );
+      const assets = batches(`${(scale.collections * scale.assetsPerCollection).toLocaleString('en-US')} assets, listings on a third`, scale.collections, collectionsPerBatch, rows.assets, [
+        scale.assetsPerCollection,
+      ]);
       // The offers and orders are made from the same numbers as the assets, not read from them: with the
-      // triggers off (they read the assets) they go in beside the assets, on the other connection.
-      const trades = async (lane = one) => {
-        await batches(`${scale.offers.toLocaleString('en-US')} offers`, scale.offers, BATCH_ROWS, (lo, hi) =>
-          lane.query(rows.offers, [lo, hi, scale.collections, scale.assetsPerCollection, scale.orders]),
-        );
-        // The first `orders` offers were accepted: the orders are their sales.
-        await batches(`${scale.orders.toLocaleString('en-US')} completed orders`, scale.orders, BATCH_ROWS, (lo, hi) =>
-          lane.query(rows.orders, [lo, hi, scale.collections, scale.assetsPerCollection]),
-        );
-      };
+      // triggers off (they read the assets) every batch can go in beside any other. The first `orders`
+      // offers were accepted: the orders are their sales.
+      const offers = batches(`${scale.offers.toLocaleString('en-US')} offers`, scale.offers, BATCH_ROWS, rows.offers, [scale.collections, scale.assetsPerCollection, scale.orders]);
+      const orders = batches(`${scale.orders.toLocaleString('en-US')} completed orders`, scale.orders, BATCH_ROWS, rows.orders, [scale.collections, scale.assetsPerCollection]);
       if (options.triggers) {
-        await assets();
-        await trades();
+        await inLanes([one], [...assets, ...offers, ...orders]);
       } else {
-        await Promise.all([assets(), trades(lanes[1])]);
+        // Interleaved, so that both connections stay busy to the end.
+        const trades = [...offers, ...orders];
+        await inLanes(lanes, assets.flatMap((task, i) => [task, ...trades.slice(i * Math.ceil(trades.length / assets.length), (i + 1) * Math.ceil(trades.length / assets.length))]));
       }
     } finally {
       for (const t of afterTriggers) await one.query(`ALTER TABLE ${quoteIdent(t.tab)} ENABLE TRIGGER ${quoteIdent(t.name)}`);
@@ -133,7 +131,7 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
     // A settled database: index-only scans need the visibility map, which autovacuum (off on these servers)
     // would set within minutes of a load; VACUUM sets it now, and ANALYZE gives the planner its statistics.
     const t = Date.now();
-    const tables: { name: string }[] = await one.query(`SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace ORDER BY c.relpages DESC`);
+    const tables: { name: string }[] = await one.query(`SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace ORDER BY pg_relation_size(c.oid) DESC`);
     await inLanes(lanes, tables.map(({ name }) => (lane) => lane.query(`VACUUM ANALYZE ${quoteIdent(name)}`)));
     log(`  VACUUM ANALYZE (${seconds(t)} s)`);
     await one.query(`CREATE TABLE ${MARKER} AS SELECT $1::jsonb AS scale, now() AS loaded_at`, [JSON.stringify(scale)]);
@@ -322,15 +320,33 @@ async function withoutIndexes(q: QueryRunner, tables: string[], log: (line: stri
     };
     // The biggest tables' first, so that the lanes end together.
     const sizes = new Map<string, number>(
-      ((await lanes[0].query(`SELECT relname AS name, relpages AS pages FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'`)) as { name: string; pages: number }[]).map(
-        (r) => [r.name, Number(r.pages)],
+      ((await lanes[0].query(`SELECT relname AS name, pg_relation_size(oid) AS bytes FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'`)) as { name: string; bytes: string }[]).map(
+        (r) => [r.name, Number(r.bytes)],
       ),
     );
     const tableOf = (definition: string) => /\bON (?:ONLY )?(?:\w+\.)?"?(\w+)"?/.exec(definition)?.[1] ?? '';
     const bySize = <T>(items: T[], table: (item: T) => string) => [...items].sort((a, b) => (sizes.get(table(b)) ?? 0) - (sizes.get(table(a)) ?? 0));
-    await inLanes(lanes, bySize(keys, (c) => c.tab).map((c) => timed(`key ${c.name}`, `ALTER TABLE ${quoteIdent(c.tab)} ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}`)));
+    // ALTER TABLE locks its table against another ALTER TABLE of it: a table's keys one after the other, on one lane.
+    const perTable = <T>(items: T[], table: (item: T) => string, task: (item: T) => (lane: QueryRunner) => Promise<void>) => {
+      const chains = new Map<string, T[]>();
+      for (const item of bySize(items, table)) chains.set(table(item), [...(chains.get(table(item)) ?? []), item]);
+      return [...chains.values()].map((chain) => async (lane: QueryRunner) => {
+        for (const item of chain) await task(item)(lane);
+      });
+    };
+    await inLanes(lanes, perTable(keys, (c) => c.tab, (c) => timed(`key ${c.name}`, `ALTER TABLE ${quoteIdent(c.tab)} ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}`)));
     await inLanes(lanes, bySize(indexes, (i) => tableOf(i.definition)).map((index) => timed(`index ${index.name}`, index.definition)));
-    await inLanes(lanes, bySize(foreign, (c) => c.tab).map((c) => timed(`foreign key ${c.name}`, `ALTER TABLE ${quoteIdent(c.tab)} ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}`)));
+    // A foreign key added NOT VALID, then validated: the validation locks neither table against another's
+    // (adding it valid at once locks the table it points at: every key pointing at the assets in turn).
+    for (const c of foreign) await lanes[0].query(`ALTER TABLE ${quoteIdent(c.tab)} ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}${/NOT VALID$/.test(c.definition) ? '' : ' NOT VALID'}`);
+    await inLanes(
+      lanes,
+      perTable(
+        foreign.filter((c) => !/NOT VALID$/.test(c.definition)),
+        (c) => c.tab,
+        (c) => timed(`foreign key ${c.name}`, `ALTER TABLE ${quoteIdent(c.tab)} VALIDATE CONSTRAINT ${quoteIdent(c.name)}`),
+      ),
+    );
     log(`  ${tables.join(', ')}: keys, indexes and foreign keys back (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   };
 }

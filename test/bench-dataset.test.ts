@@ -109,6 +109,15 @@ async function loaded(q: DataSource, triggers: boolean, at: Date): Promise<Recor
   return contents(q);
 }
 
+/** The indexes, keys and foreign keys of the database, as their definitions, and whether each is validated. */
+const catalog = async (q: DataSource): Promise<string[]> =>
+  (
+    (await q.query(
+      `SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) || ' ' || convalidated AS d FROM pg_constraint WHERE connamespace = current_schema()::regnamespace
+       UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename <> 'bench_dataset' ORDER BY 1`,
+    )) as { d: string }[]
+  ).map((r) => r.d);
+
 /** Every row of every table of the database (or of `only`), as text, in order (but the loader's marker, which says when it ended). */
 async function contents(ds: DataSource, only?: string[]): Promise<Record<string, string[]>> {
   const tables: { name: string }[] = await ds.query(
@@ -131,11 +140,15 @@ test('when the data set is loaded with the triggers off and the derived tables f
   // The periods' hours as of the load's moment (the migration set them at its own).
   await ds.query(`UPDATE collection_sales_bound_windows SET since = date_trunc('hour', $1::timestamptz - interval '1 minute', 'UTC') - make_interval(secs => seconds)`, [at.toISOString()]);
   const empty = await contents(ds);
+  const schema = await catalog(ds);
   const expected = await loaded(ds, true, at);
+  expect(await catalog(ds)).toEqual(schema);
   // Back to the empty market (each table the load wrote), then the same data set the fast way.
   await ds.query(`TRUNCATE ${[...TRIGGERED, ...DERIVED].join(', ')} CASCADE`);
   expect(await contents(ds)).toEqual(empty);
   const actual = await loaded(ds, false, at);
+  // Every index, key and foreign key back as it was (the fast load sets aside those of the derived tables too).
+  expect(await catalog(ds)).toEqual(schema);
 
   const triggers: { name: string }[] = await ds.query(
     `SELECT t.tgrelid::regclass::text || '.' || t.tgname AS name FROM pg_trigger t
