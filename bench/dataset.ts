@@ -61,10 +61,12 @@ export interface LoadOptions {
  *
  * The derived tables (DERIVED: counts, holdings, rollups, the collections' figures, floor and sales bounds)
  * end as the application's writes would have left them. With `triggers` the triggers keep them as the rows
- * go in: at --scale 100 that took about an hour, mostly in the row-level sales rollups and the holdings'
- * upserts. Without (the bench's way) those triggers are off during the inserts and the tables are filled
- * afterwards from the rows, one statement each, on two connections; test/bench-dataset.test.ts loads a small
- * data set both ways and compares every table. Timings per scale: docs/benchmark.md.
+ * go in: at --scale 10 that took 508 s (under a load average of about 20), most of it the orders' row-level
+ * sales rollups (each updating its collection's figures and sales bounds) and the assets' holdings upserts.
+ * Without (the bench's way) those triggers are off during the inserts and the tables are filled afterwards
+ * from the rows, one statement each, on two connections: 136-179 s under the same load. Putting the indexes
+ * back is then most of the time. test/bench-dataset.test.ts loads a small data set both ways and compares
+ * every table. Timings per scale: docs/benchmark.md.
  */
 export async function loadDataset(ds: DataSource, scale: Scale, log: (line: string) => void, options: LoadOptions = {}): Promise<void> {
   const started = Date.now();
@@ -136,7 +138,10 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
     log(`  VACUUM ANALYZE (${seconds(t)} s)`);
     await one.query(`CREATE TABLE ${MARKER} AS SELECT $1::jsonb AS scale, now() AS loaded_at`, [JSON.stringify(scale)]);
   } finally {
-    for (const lane of lanes) await lane.release();
+    for (const lane of lanes) {
+      await lane.query('RESET maintenance_work_mem').catch(() => undefined);
+      await lane.release();
+    }
   }
   log(`  loaded in ${seconds(started)} s`);
 }
