@@ -90,6 +90,10 @@ const { values: opts } = parseArgs({
     'growth-requests': { type: 'string', default: '30' },
     /** A growth JSON of another scale (--json of an earlier --growth run), shown side by side with the ratio. */
     'growth-compare': { type: 'string' },
+    /** Loads the data set (or finds it with --reuse-db) and stops: the loader's steps, timed, and nothing else. */
+    'load-only': { type: 'boolean', default: false },
+    /** Loads with every trigger on (the derived tables kept row by row, as writes keep them): the slow reference of the loader. */
+    'load-with-triggers': { type: 'boolean', default: false },
   },
 });
 
@@ -188,7 +192,7 @@ async function prepareDatabase(scale: Scale): Promise<{
   } else {
     await ds.runMigrations({ transaction: 'each' });
     log(`loading the data set into ${label}`);
-    await loadDataset(ds, scale, log);
+    await loadDataset(ds, scale, log, { triggers: opts['load-with-triggers'] });
   }
   const admin = reuse ? `bench-admin-${Date.now()}` : 'bench-admin';
   const { key } = await createApiKey(ds.manager, { address: addressOf(admin), role: ApiKeyRole.ADMIN, label: 'bench' });
@@ -817,6 +821,7 @@ async function main(): Promise<void> {
   try {
     if (!chainOnly) {
       const { env, adminKey, sweepKeys, label, url, writers } = await prepareDatabase(scale);
+      if (opts['load-only']) return;
       settings = `${label}; ${scale.collections} collections x ${scale.assetsPerCollection} assets, ${scale.offers} offers, ${scale.orders} orders; ${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s after ${opts.warmup} s warm-up; pool ${opts.pool}; node ${process.version}`;
       if (opts.growth) {
         await growth(env, scale, writers!);

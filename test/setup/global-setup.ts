@@ -34,6 +34,12 @@ export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; 
     url = embedded.url;
     drop = embedded.stop;
   }
+  await migrateFresh(url);
+  return { url, drop };
+}
+
+/** Runs the migrations on the empty database at `url` and adds the test chains (see freshDatabase). */
+export async function migrateFresh(url: string): Promise<void> {
   const ds = createDataSource({ url, poolSize: 2, queryTimeoutMs: 30000, logMigrations: false });
   await ds.initialize();
   await ds.runMigrations({ transaction: 'each' });
@@ -43,7 +49,6 @@ export async function freshDatabase(prefix = 'gw_test'): Promise<{ url: string; 
   // Every chain has its native currency (docs/market.md "Currencies"), as the migrations give the seeded ones.
   await ds.query(`INSERT INTO currencies (chain_id, address, symbol, decimals) SELECT id, '0x${'0'.repeat(40)}', 'ETH', 18 FROM unnest($1::text[]) AS id`, [TEST_CHAIN_IDS]);
   await ds.destroy();
-  return { url, drop };
 }
 
 /**
