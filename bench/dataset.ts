@@ -34,6 +34,8 @@ export const DERIVED = [
   'collection_holdings',
   'collection_sales_hourly',
   'collection_sales_bounds',
+  'collection_sales_lows',
+  'collection_counts',
   'collection_asset_counts',
   'asset_counts',
   'listed_asset_counts',
@@ -202,6 +204,7 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
     log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   };
   await inLanes(lanes, [
+    timed('collection_counts', `INSERT INTO collection_counts (chain_id, collections) SELECT chain_id, count(*) FROM collections GROUP BY 1`),
     timed(
       'collection_holdings',
       `INSERT INTO collection_holdings (collection_id, owner, assets) SELECT collection_id, owner, count(*) FROM assets GROUP BY 1, 2`,
@@ -260,6 +263,17 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
        LEFT JOIN (SELECT r.collection_id, w.period, sum(r.volume) AS volume, sum(r.sales) AS sales
                   FROM collection_sales_hourly r JOIN collection_sales_bound_windows w ON r.hour >= w.since
                   GROUP BY 1, 2) x ON x.collection_id = c.id AND x.period = w.period`,
+    ),
+    timed(
+      'collection_sales_lows',
+      `INSERT INTO collection_sales_lows (collection_id, period, chain_id, volume_low, sales_low)
+       SELECT c.id, w.period, c.chain_id, COALESCE(x.volume, 0), COALESCE(x.sales, 0)
+       FROM collections c CROSS JOIN collection_sales_bound_windows w
+       LEFT JOIN (SELECT r.collection_id, w.period, sum(r.volume) AS volume, sum(r.sales) AS sales
+                  FROM collection_sales_hourly r JOIN collection_sales_bound_windows w
+                    ON r.hour >= w.since + interval '2 hours' AND r.hour < w.since + make_interval(secs => w.seconds) - interval '1 hour'
+                  GROUP BY 1, 2) x ON x.collection_id = c.id AND x.period = w.period
+       WHERE w.seconds >= 6 * 3600`,
     ),
   ]);
   await timed(
