@@ -1,4 +1,4 @@
-import { freshDatabase } from './setup/global-setup';
+import { ownDatabase } from './setup/own-database';
 import { startServer, TestServer } from './setup/server';
 
 /**
@@ -13,11 +13,12 @@ import { startServer, TestServer } from './setup/server';
 let server: TestServer;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 beforeAll(async () => {
-  // On PostgreSQL, a database of its own: the planner's choice between two near-equal plans of the 6,000
-  // collections must not hang on the rows other files leave in the shared one (a CI run of the whole suite
-  // once saw the chain's dearest-first walk priced whole). The embedded database is one per run.
-  database = process.env.DATABASE_URL ? await freshDatabase('gw_stat_plans') : undefined;
-  server = await startServer({}, database ? { url: database.url } : undefined);
+  // A database of its own: the planner's choice between two near-equal plans of the 6,000 collections must
+  // not hang on the rows other files leave in the shared one (a CI run of the whole suite once saw the
+  // chain's dearest-first walk priced whole); and the embedded run database serves one transaction at a
+  // time, so the minute this file's market stays in its rolled-back transaction would stall every other file.
+  database = await ownDatabase('gw_stat_plans');
+  server = await startServer({}, { url: database.url });
 }, 120_000);
 afterAll(async () => {
   await server?.close();
