@@ -170,7 +170,7 @@ describe('event data is the resource as the API shows it', () => {
       await live.stop();
       await receiver.close();
     }
-  });
+  }, 180_000); // beside the import of 100,000 rows (rest/import), the embedded database's one transaction at a time can hold it over a minute
 
   test('when an offer names no traits, then its events show `traits: []` as the offer does', async () => {
     const owner = await server.key();
