@@ -1,4 +1,5 @@
 import http from 'node:http';
+import vm from 'node:vm';
 import { AddressInfo } from 'node:net';
 import { MetadataSettings } from '../src/config';
 import { MetadataWorker } from '../src/modules/metadata/metadata.worker';
@@ -398,6 +399,35 @@ describe('many outcomes at once', () => {
     );
     expect(events).toEqual(Array(good.length).fill({ n: 1 }));
   }, 90_000);
+});
+
+describe('many fetches from one host at once', () => {
+  beforeAll(async () => {
+    await worker.stop();
+    worker = new MetadataWorker(server.ds, settings(host, { concurrency: 16, hostConcurrency: 16 }));
+  });
+  afterAll(async () => {
+    await worker.stop();
+    worker = new MetadataWorker(server.ds, settings(host));
+  });
+
+  it('when 16 documents are in flight together, then the process warns of no listener leak (each fetch listens for the stop)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    // Node's own warnings are emitted on the process of the main context (jest's global `process` is a copy).
+    const realProcess = vm.runInThisContext('process') as NodeJS.Process;
+    realProcess.on('warning', onWarning);
+    try {
+      const own = (await server.rest('POST', '/v1/collections', { contract_address: randomAddress(), chain_id: '1' }, owner.key)).body;
+      // Each answers after 3 s, past the 400 ms limit: all 16 wait together, then fail.
+      const slow = await Promise.all(Array.from({ length: 16 }, () => createWithUri(`${host.url}/slow`, {}, own)));
+      await Promise.all(slow.map((a) => settled(a.token_id, own)));
+    } finally {
+      realProcess.off('warning', onWarning);
+    }
+    expect(host.hitsOf('/slow')).toBeGreaterThanOrEqual(16);
+    expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
+  }, 60_000);
 });
 
 describe('outcomes recorded in batches', () => {

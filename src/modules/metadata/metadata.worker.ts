@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { DataSource } from 'typeorm';
 import type { MetadataSettings } from '../../config';
 import { logger } from '../../common/logger';
@@ -46,6 +47,8 @@ export class MetadataWorker {
     private readonly options: MetadataSettings,
   ) {
     this.leaseMs = options.timeoutMs * (Math.ceil(options.concurrency / options.hostConcurrency) + 2) + 30_000;
+    // Each fetch in flight listens for the stop (up to `concurrency` at once): not a leak, so no warning past 10.
+    setMaxListeners(options.concurrency + 1, this.stopping.signal);
     this.unsubscribe = onQueued(() => this.wake?.());
     this.loop = this.run();
   }
