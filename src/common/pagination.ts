@@ -299,6 +299,8 @@ export interface ListQuery {
   sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
   columns: string;
+  /** A column the list is filtered to one value of, leading an index ahead of the sort: a later page's keyset compares it first (ReadSort.ledBy). */
+  keysetLead?: KeysetLead;
   /** Primary key expression used to break ties, e.g. `t.id`. */
   idExpression: string;
   /** Type of that key: uuid (default), text (categories, tags) or bigint (event positions). */
@@ -342,6 +344,23 @@ export interface ListQuery {
   countFrom?: (position: { after?: { value: unknown; id: string }; direction: SortDirection; kept: boolean }) => string | undefined;
 }
 
+/** A column `expression` equal to `value` on every row of a list (ListQuery.keysetLead). */
+export interface KeysetLead {
+  expression: string;
+  value: unknown;
+  cast?: string;
+}
+
+/**
+ * `(sort, id) op (value, id)` of a keyset, led by the list's keysetLead when it has one (on a sort without
+ * nulls): `(lead, sort, id) op (its value, value, id)`, which the lead's own index serves as a range.
+ */
+function keysetTuple(q: Directed, op: string, value: string, id: string): string {
+  const lead = q.keysetLead && !q.sort.nullable ? q.keysetLead : undefined;
+  if (!lead) return `(${q.sort.expression}, ${q.idExpression}) ${op} (${value}, ${id})`;
+  return `(${lead.expression}, ${q.sort.expression}, ${q.idExpression}) ${op} (${q.params.add(lead.value)}${lead.cast ? `::${lead.cast}` : ''}, ${value}, ${id})`;
+}
+
 function keysetCondition(q: Directed, after: NonNullable<Position['after']>): string {
   const op = q.args.direction === SortDirection.ASC ? '>' : '<';
   // Sorted by the key itself (event positions): one comparison, which an index on (parent, key) serves.
@@ -352,8 +371,7 @@ function keysetCondition(q: Directed, after: NonNullable<Position['after']>): st
     // Nulls sort last: after a null, only later nulls remain.
     return `(${expression} IS NULL AND ${q.idExpression} ${op} ${id}::${q.idType ?? 'uuid'})`;
   }
-  const value = q.params.add(after.value);
-  const tuple = `(${expression}, ${q.idExpression}) ${op} (${value}::${sqlType}, ${id}::${q.idType ?? 'uuid'})`;
+  const tuple = keysetTuple(q, op, `${q.params.add(after.value)}::${sqlType}`, `${id}::${q.idType ?? 'uuid'}`);
   return nullable ? `(${tuple} OR ${expression} IS NULL)` : tuple;
 }
 
@@ -362,7 +380,7 @@ function upToCursor(q: Directed, after: NonNullable<Position['after']>): string 
   const op = q.args.direction === SortDirection.ASC ? '<=' : '>=';
   const id = `${q.params.add(after.id)}::${q.idType ?? 'uuid'}`;
   if (q.sort.expression === q.idExpression) return `${q.idExpression} ${op} ${id}`;
-  return `(${q.sort.expression}, ${q.idExpression}) ${op} (${q.params.add(after.value)}::${q.sort.sqlType}, ${id})`;
+  return keysetTuple(q, op, `${q.params.add(after.value)}::${q.sort.sqlType}`, id);
 }
 
 /** A list's ORDER BY: the sort key, then the id to break ties, both in the page's direction. */

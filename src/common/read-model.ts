@@ -1,7 +1,7 @@
 import { clock } from './clock';
 import { compareDecimals } from './decimal';
 import { FieldProblem, Problems } from './errors';
-import type { ListQuery, PageArgs, SortKey } from './pagination';
+import type { KeysetLead, ListQuery, PageArgs, SortKey } from './pagination';
 import { Params, PLANNED_PER_CALL, unionOfRanges } from './sql';
 import { KeyedType, nodeIdSql } from './graphql/node';
 
@@ -83,6 +83,8 @@ export interface ReadFilter {
    */
   names?: { table: string; keyType: string; key: (value: unknown) => string | undefined };
   check?: (value: any, args: Record<string, any>) => string | undefined;
+  /** The condition is `row.column = value` (of SQL type `cast`, if given): a sort's keyset may lead with it (ReadSort.ledBy). */
+  equals?: { column: string; cast?: string };
   /** The rows of the model's `joins` its condition reads (as `s.joined[name]`); plans step aside for it. */
   joins?: readonly string[];
   /**
@@ -110,6 +112,14 @@ export const boundsRows = (filters: readonly ReadFilter[], args: object): boolea
 export interface ReadSort extends Omit<SortKey, 'expression'> {
   expression: string | ((row: string, s: SqlScope) => string);
   joins?: readonly string[];
+  /**
+   * Filters (`equals`, few rows whatever the market: one token, one contract, one taker, one collection) whose
+   * column leads an index ahead of this sort, `(column, sort, id)`: given one, a later page's keyset compares
+   * `(column, sort, id)`, which only that index serves (keysetLead). Else the planner may walk the sort's own
+   * index, filtering by the column, wherever it guesses the cursor's side nearly empty: rows made in one
+   * transaction share `created_at`, and a page after one of them walked 2,500,000 offers (a 503 at 10M).
+   */
+  ledBy?: readonly string[];
 }
 
 /** A row joined to the noun's row `row` (a LEFT JOIN LATERAL clause) as `alias`, read by some filters and sorts. */
@@ -415,7 +425,18 @@ export const equalsFilter = (arg: string, type: string, column: string, cast = '
   note,
   plan: 'sql',
   where: (s, row, value) => `${row}.${column} = ${s.p.add(value)}${cast && `::${cast}`}`,
+  equals: { column, cast: cast || undefined },
 });
+
+/** The first filter of `sort.ledBy` given in `args`, as the lead of a keyset over `row` (ListQuery.keysetLead). */
+export function keysetLead(filters: readonly ReadFilter[], sort: ReadSort, row: string, args: object): KeysetLead | undefined {
+  for (const arg of sort.ledBy ?? []) {
+    const value = (args as Record<string, unknown>)[arg];
+    const equals = filters.find((f) => f.arg === arg)?.equals;
+    if (value != null && equals) return { expression: `${row}.${equals.column}`, value, cast: equals.cast };
+  }
+  return undefined;
+}
 
 const atLeastZero = (price: string) => (compareDecimals(price, '0') < 0 ? `must be a price of at least 0, got ${price}` : undefined);
 

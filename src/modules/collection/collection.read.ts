@@ -15,6 +15,7 @@ export const collectionIdFilter = (note?: string): ReadFilter => ({
   note,
   plan: 'sql',
   where: (s, row, id: string) => `${row}.collection_id = ${s.p.add(id)}`,
+  equals: { column: 'collection_id' },
   names: { table: 'collections', keyType: 'uuid', key: (value) => (typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : undefined) },
 });
 

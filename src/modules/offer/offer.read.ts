@@ -83,9 +83,10 @@ export const OFFER_READ: ReadModel = {
     collectionIdFilter(),
   ],
   sorts: {
-    [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz' },
-    [OfferOrderBy.PRICE]: { expression: 'o.price', sqlType: 'numeric' },
-    [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz' },
+    // ledBy: the indexes ix_offers_{token_address,collection,taker,token_id}_{created,price,end_time} (column, sort, id).
+    [OfferOrderBy.CREATED_AT]: { expression: 'o.created_at', sqlType: 'timestamptz', ledBy: ['tokenAddress', 'collectionId', 'ownerId', 'tokenId'] },
+    [OfferOrderBy.PRICE]: { expression: 'o.price', sqlType: 'numeric', ledBy: ['collectionId', 'tokenId'] },
+    [OfferOrderBy.END_TIME]: { expression: 'o.end_time', sqlType: 'timestamptz', ledBy: ['collectionId', 'tokenId'] },
   },
   relations: {
     // An item offer's asset (null for collection and trait offers, whose asset_id is null).

@@ -23,7 +23,7 @@ import { completeSales, selfTrade } from '../order/sale';
 import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offersByIds } from './offer.sql';
 import { OFFER_READ } from './offer.read';
-import { checkFilters, filterConditions, keptCountSql, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, keysetLead, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o`. */
@@ -64,7 +64,8 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
-  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), count });
+  const keyset = keysetLead([...OFFER_READ.rootFilters, ...OFFER_READ.filters], OFFER_READ.sorts[args.orderBy], 'o', { ...args, collectionId });
+  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), count, keysetLead: keyset });
 }
 
 export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {

@@ -61,8 +61,9 @@ export const ORDER_READ: ReadModel = {
     },
   ],
   sorts: {
-    [OrderOrderBy.CREATED_AT]: { expression: 'r.created_at', sqlType: 'timestamptz' },
-    [OrderOrderBy.PRICE]: { expression: 'r.price', sqlType: 'numeric' },
+    // ledBy: the indexes ix_orders_{token_address,collection,token_id}_created(_id) and ix_orders_collection_price (column, sort, id).
+    [OrderOrderBy.CREATED_AT]: { expression: 'r.created_at', sqlType: 'timestamptz', ledBy: ['tokenAddress', 'collectionId', 'tokenId'] },
+    [OrderOrderBy.PRICE]: { expression: 'r.price', sqlType: 'numeric', ledBy: ['collectionId'] },
   },
   relations: {
     asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },

@@ -4,7 +4,7 @@ import { keyOf } from '../../common/graphql/node';
 import type { Context } from '../../common/request/context';
 import { NotFoundError } from '../../common/errors';
 import { fetchPage, ListQuery, Page, SortKey } from '../../common/pagination';
-import { checkFilters, filterConditions, keptCountSql, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, keysetLead, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
 import { uuidOf } from '../../common/validate';
 import { chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { NestedOrderArgs, Order, OrderListArgs, OrderOrderBy } from './order.types';
@@ -42,7 +42,8 @@ export async function listOrders(ctx: Context, args: OrderListArgs): Promise<Pag
   // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(ORDER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
-  return fetchPage<Order>(ctx.ds, { ...orderListQuery(args, s, where, root), count });
+  const keyset = keysetLead([...ORDER_READ.rootFilters, ...ORDER_READ.filters], ORDER_READ.sorts[args.orderBy], 'r', { ...args, collectionId });
+  return fetchPage<Order>(ctx.ds, { ...orderListQuery(args, s, where, root), count, keysetLead: keyset });
 }
 
 export async function getOrder(ctx: Context, id: string): Promise<Order> {
