@@ -22,6 +22,7 @@ import { ContextOptions, createContext } from './context';
 import { createApollo } from './entry/apollo';
 import { leanDoor } from './entry/door';
 import { COMPRESSION_THRESHOLD, compressionOf, createExpressApp } from './entry/express';
+import { entryRules } from './entry/paths';
 import type { AppOptions } from './entry/options';
 import { memoryQueryCache, persistedQueryText, redisQueryCache } from './graphql/apq-cache';
 import { answerByApollo } from './graphql/by-apollo';
@@ -31,6 +32,7 @@ import { planOperation } from './graphql/sql-plan';
 import { serveSubscriptions, SubscriptionServer } from './graphql/subscriptions';
 import { TrustedDocuments } from './graphql/trusted/trusted-documents';
 import { endStalledBodies } from './http/body-stall';
+import { corsOf } from './http/cors';
 import type { ObserveOptions } from './http/observe';
 import { createRateLimit } from './http/rate-limit';
 import { restRouter } from './rest/v1/router';
@@ -99,7 +101,7 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
   const rest = restRouter(schema, ds, inFlight, largeQueries, contextOptions, production, plans);
   const observe: ObserveOptions = { metrics: options.metrics ?? true, slowRequestMs: options.slowRequestMs ?? 1000 };
   const compress = compressionOf(options);
-  const app = createExpressApp({ ds, schema, options, production, contextOptions, steps: { observe, rateLimit }, known, trust, persistedText, apollo, inFlight, restRouter: rest.router, compress });
+  const app = createExpressApp({ ds, schema, options, production, contextOptions, metrics: observe.metrics, known, trust, persistedText, apollo, inFlight, restRouter: rest.router, compress });
   const door = leanDoor(
     {
       graphql: {
@@ -111,7 +113,8 @@ export async function createApp(ds: DataSource, options: AppOptions = {}): Promi
       rateLimit,
       observe,
       compression: compress && { middleware: compress as never, threshold: COMPRESSION_THRESHOLD },
-      trustedOrigins: new Set(options.corsOrigins ?? []),
+      cors: corsOf(options.corsOrigins ?? []),
+      rules: entryRules({ metrics: observe.metrics, explorer: !production }),
     },
     (req, res) => void app(req, res),
   );

@@ -9,9 +9,10 @@ import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { internalMessage } from '../graphql/format-error';
 import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from '../graphql/http-request';
 import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
-import { WITHOUT_ORIGIN_HEADERS } from '../http/cors';
+import type { CorsHeaders } from '../http/cors';
 import { admit, baseHeaders, handOn, openExchange, openScope, refusalAnswer, type EntrySteps, type Exchange } from '../http/exchange';
 import { errorBodyOf, sendErrorAndClose, type HttpAnswer } from '../http/respond';
+import type { EntryRule } from './paths';
 
 /** A GraphQL request over HTTP as Apollo reads it: method, headers, the URL's search and the parsed body. */
 export interface GraphqlHttp {
@@ -50,8 +51,10 @@ export interface LeanDoorDeps extends EntrySteps {
    * size or more, and answers a smaller one as it would (a `Vary: Accept-Encoding` header, nothing compressed).
    */
   compression?: { middleware: (req: IncomingMessage, res: ServerResponse, next: () => void) => void; threshold: number };
-  /** The browser origins that may send an API key (CORS_ORIGINS): their requests get their own CORS headers, from express. */
-  trustedOrigins: ReadonlySet<string>;
+  /** The CORS headers of a request's Origin (http/cors.ts corsOf). */
+  cors: (origin: string | undefined) => CorsHeaders;
+  /** What the entry does with a request by its method and path (entry/paths.ts entryRules). */
+  rules: (method: string | undefined, url: string) => EntryRule;
 }
 
 /** A response body this large is written after its head, not joined to it (see respond). */
@@ -93,14 +96,16 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
     // default, identity), which the door sets itself below: the middleware wraps the response's methods
     // and looks at the headers on their way out, 7% of W2's CPU, to add just this.
     const mayCompress = deps.compression !== undefined && length >= deps.compression.threshold && req.headers['accept-encoding'] !== undefined;
+    // Vary: a trusted origin's answers vary by Origin, and compression's by Accept-Encoding (one header).
+    const cors = deps.cors(req.headers.origin);
+    const joinVary = deps.compression !== undefined && !mayCompress;
     // The headers express's middlewares and res.send write, with their names' case: the request id, nosniff, the
-    // rate limit, CORS (the door answers requests without an Origin), then res.send's type, statement
-    // count, weak ETag of the body and its length. A string body is written as it is: a
+    // rate limit, CORS, then res.send's type, statement count, weak ETag of the body and its length. A string body is written as it is: a
     // Buffer copy of a large one, made per request, is external memory whose growth makes V8 collect the
     // whole heap far more often (the pieces of a streamed plan come as Buffers already, see chunked-text.ts).
     const head = baseHeaders(req, taken.requestId);
     for (const part of taken.rateHeaders) head.push(part);
-    for (const part of WITHOUT_ORIGIN_HEADERS) head.push(part);
+    for (const part of joinVary ? cors.answerVaryingByEncoding : cors.answer) head.push(part);
     for (const part of answer.headers) head.push(part);
     head.push('Content-Type', answer.type ?? taken.responseType);
     if (scope && !answer.uncounted) head.push('x-sql-statements', String(scope.sqlStatements));
@@ -116,7 +121,7 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
       return void res.end(bytesOf(text, length));
     }
     // What the compression middleware does when it cannot compress (see above).
-    if (deps.compression) head.push('Vary', 'Accept-Encoding');
+    if (joinVary && !cors.varies) head.push('Vary', 'Accept-Encoding');
     // In one call: setHeader per header stores each as its own pair under a lower-cased name first.
     res.writeHead(answer.status, head);
     // Node writes the head and a string body in one write by joining them into a new string, which for
@@ -134,8 +139,10 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
    * operation that ran is never handed on to be run again. The request leaves the in-flight count once
    * its answer is written.
    */
-  const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> => {
-    const scope = openScope(taken, req);
+  const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> | void => {
+    const refused = openScope(taken, req);
+    const scope = taken.scope!;
+    if (refused) return respond(req, res, taken, scope, refused);
     scope.entry = 'lean';
     deps.inFlight.enter();
     const finish = (answered: HttpAnswer) => {
@@ -164,10 +171,15 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
    * token; a refused one is answered here (429). `go` runs when the request may go on; at once when the
    * limiter answers at once (its buckets are in memory).
    */
-  const open = (req: IncomingMessage, res: ServerResponse, responseType: string, go: (taken: Taken) => Promise<void>): void => {
+  const open = (req: IncomingMessage, res: ServerResponse, responseType: string, go: (taken: Taken) => Promise<void> | void): void => {
     const taken = openExchange(req, res, deps.observe) as Taken;
     taken.responseType = responseType;
     taken.rateHeaders = [];
+    take(req, res, taken, go);
+  };
+
+  /** The rate limit's step of an opened request: `go` when it may go on, its 429 when not. */
+  const take = (req: IncomingMessage, res: ServerResponse, taken: Taken, go: (taken: Taken) => Promise<void> | void): void => {
     const admitted = admit(
       deps,
       req,
@@ -184,17 +196,43 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
     });
   };
 
-  /** Any other request: opened here, then handed to express's routes (entry/express.ts), which answer it. */
+  /**
+   * Any other request: opened here, with the steps its path calls for (entry/paths.ts): a preflight is
+   * answered here; a request of a door takes its rate-limit token and opens its scope (their refusals are
+   * answered here too). What goes on is handed to express's routes (entry/express.ts), which answer it,
+   * with the headers of those steps set on its response.
+   */
   const pass = (req: IncomingMessage, res: ServerResponse): void => {
-    handOn(req, res, openExchange(req, res, deps.observe));
-    routes(req, res);
+    const exchange = openExchange(req, res, deps.observe);
+    const rule = deps.rules(req.method, req.url ?? '');
+    const cors = deps.cors(req.headers.origin);
+    if (rule.preflight) return preflight(req, res, exchange.requestId, cors);
+    if (!rule.door) {
+      handOn(req, res, exchange, rule.cors ? cors.answer : []);
+      return routes(req, res);
+    }
+    const taken = exchange as Taken;
+    taken.responseType = APPLICATION_JSON;
+    taken.rateHeaders = [];
+    take(req, res, taken, () => {
+      const refused = openScope(taken, req);
+      if (refused) return respond(req, res, taken, taken.scope, refused);
+      handOn(req, res, taken, cors.answer, taken.rateHeaders);
+      routes(req, res);
+    });
+  };
+
+  /** CORS's preflight (any OPTIONS request): 204 with what the origin may send, and nothing else runs. */
+  const preflight = (req: IncomingMessage, res: ServerResponse, requestId: string, cors: CorsHeaders): void => {
+    const head = baseHeaders(req, requestId);
+    for (const part of cors.preflight) head.push(part);
+    head.push('Content-Length', '0');
+    res.writeHead(204, head);
+    res.end();
   };
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     const h = req.headers;
-    // An Origin that is not trusted gets the headers a request without one gets (CORS: any origin reads);
-    // a trusted one (CORS_ORIGINS) gets its own, from express.
-    if (h.origin !== undefined && deps.trustedOrigins.has(h.origin)) return pass(req, res);
     if (h['idempotency-key'] !== undefined || h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
     const url = req.url ?? '';
     const q = url.indexOf('?');

@@ -9,7 +9,6 @@ import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import type { DataSource } from 'typeorm';
 import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../../common/errors';
 import type { InFlight } from '../../common/in-flight';
-import { parseLsn } from '../../common/lsn';
 import { metricsRegistry } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
@@ -23,11 +22,10 @@ import { graphqlHttpErrors, uploadErrorsAreClientErrors } from '../graphql/http-
 import { answerCompiled, type KnownDeps } from '../graphql/known';
 import { trustedDocumentsGate } from '../graphql/trusted/gate';
 import type { TrustedDocuments } from '../graphql/trusted/trusted-documents';
-import { corsMiddleware } from '../http/cors';
 import { explorerRouter } from '../http/explorer';
 import { home } from '../http/home';
-import { admit, exchangeOf, openScope, type EntrySteps } from '../http/exchange';
-import { sendMiddlewareError, type HttpAnswer } from '../http/respond';
+import { exchangeOf } from '../http/exchange';
+import { sendMiddlewareError } from '../http/respond';
 import { keyBeforeUpload } from '../http/upload-key';
 import { sendRestError } from '../rest/errors';
 import { apiDocsRouter } from '../rest/v1/docs';
@@ -58,18 +56,13 @@ export function compressionOf(options: AppOptions): RequestHandler | undefined {
 }
 
 /**
- * Opens the request scope (request id, SQL statement counter) once the body has been read; the request's
- * context hands it to every statement the request causes (see scopedDataSource).
+ * The scope the entry opened for a request of /graphql or /v1 (http/exchange.ts openScope), given to the
+ * routes once the body has been read: the request's context hands it to every statement the request causes
+ * (see scopedDataSource), and an error answered before that (a body that cannot be read) carries no
+ * statement count.
  */
-function scopeOf(req: Request, _res: Response, next: NextFunction): void {
-  req.scope = openScope(exchangeOf(req), req);
-  // A write's consistency token, sent back: with read replicas, this request reads only where that write is.
-  const token = req.headers['x-min-lsn'];
-  if (typeof token === 'string' && token !== '') {
-    const lsn = parseLsn(token);
-    if (lsn === undefined) return next(new BadRequestError(`x-min-lsn must be a WAL position such as 0/16B3748 (from a write's x-min-lsn header), got "${token.slice(0, 40)}"`));
-    req.scope.minLsn = lsn;
-  }
+function bodyRead(req: Request, _res: Response, next: NextFunction): void {
+  req.scope = exchangeOf(req).scope!;
   next();
 }
 
@@ -87,8 +80,8 @@ export interface ExpressParts {
   options: AppOptions;
   production: boolean;
   contextOptions: ContextOptions;
-  /** The entry's steps (http/exchange.ts): express takes a rate-limit token where its routes say one is due. */
-  steps: EntrySteps;
+  /** GET /metrics is served (METRICS). */
+  metrics: boolean;
   /** The known queries and how they run (graphql/known.ts). */
   known: KnownDeps;
   trust?: TrustedDocuments;
@@ -103,9 +96,10 @@ export interface ExpressParts {
 
 /**
  * express, for what the lean door leaves to it (entry/door.ts): the server's own paths, uploads, bodies
- * over 64 KB, writes of /v1, an Idempotency-Key or x-min-lsn, a trusted browser Origin. The entry has
- * opened each request it is given (its id, the headers every answer carries, its log line and metrics:
- * http/exchange.ts); express reads, rate-limits (the entry's step, where its routes say) and answers it.
+ * over 64 KB, writes of /v1, an Idempotency-Key or x-min-lsn. The entry has done each step of a request it
+ * is given that does not read the body (its id, the headers every answer carries, CORS and its preflights,
+ * the rate limit, the scope, its log line and metrics: http/exchange.ts, entry/paths.ts); express routes
+ * it, reads its body and answers it.
  */
 export function createExpressApp(parts: ExpressParts): express.Express {
   const { ds, schema, options, production } = parts;
@@ -120,21 +114,19 @@ export function createExpressApp(parts: ExpressParts): express.Express {
     next();
   });
   if (parts.compress) app.use(parts.compress);
-  if (parts.steps.observe.metrics) app.get('/metrics', metricsPage(options.metricsToken));
-  app.use(corsMiddleware(options.corsOrigins ?? []));
+  if (parts.metrics) app.get('/metrics', metricsPage(options.metricsToken));
   serveOwnPaths(app, ds, options);
-  // The description of /v1 and its reference page: static documents, outside the rate limit.
+  // The description of /v1 and its reference page: static documents.
   app.use(apiDocsRouter(schema));
   // GraphiQL, where Sandbox cannot load (http/explorer.ts); like Sandbox, not in production.
   if (!production) app.use(explorerRouter());
-  if (parts.steps.rateLimit) app.use(['/graphql', '/v1'], admitted(parts.steps));
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);
   app.use('/graphql', ...graphqlChain(parts, idempotency));
   app.use(requireBodyType(schema, routes));
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
-  app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), scopeOf, idempotency);
+  app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), bodyRead, idempotency);
   app.use(parts.restRouter);
   app.use(methodNotAllowed(schema, routes));
   app.use((req, res) => {
@@ -142,31 +134,6 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   });
   app.use(errorHandler(schema, production));
   return app;
-}
-
-/** The rate limit's step (http/exchange.ts admit) where express's routes put it: its headers, or its 429. */
-function admitted(steps: EntrySteps): RequestHandler {
-  return (req, res, next) => {
-    void admit(
-      steps,
-      req,
-      req.originalUrl,
-      req.requestId,
-      (ticket) => {
-        if (ticket) for (let i = 0; i < ticket.headers.length; i += 2) res.setHeader(ticket.headers[i], ticket.headers[i + 1]);
-        next();
-      },
-      (refusal) => sendAnswer(res, refusal),
-    );
-  };
-}
-
-/** Writes an answer built whole (http/respond.ts HttpAnswer) through express's response. */
-function sendAnswer(res: Response, answer: HttpAnswer): void {
-  res.status(answer.status);
-  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
-  if (answer.type) res.setHeader('Content-Type', answer.type);
-  res.send(answer.body);
 }
 
 /** GET /metrics, behind METRICS_TOKEN when one is set. */
@@ -209,7 +176,7 @@ function graphqlChain(parts: ExpressParts, idempotency: RequestHandler): Request
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
     uploadErrorsAreClientErrors(graphqlUploadExpress({ maxFileSize: MAX_IMPORT_BYTES + 1, maxFiles: 1 })),
     express.json({ limit: parts.options.jsonBodyLimit ?? '1mb' }),
-    scopeOf,
+    bodyRead,
     // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
     ...(parts.trust ? [trustedDocumentsGate(parts.trust, parts.persistedText)] : []),
     idempotency,

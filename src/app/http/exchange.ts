@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
-import { httpStatusOf } from '../../common/errors';
+import { BadRequestError, httpStatusOf } from '../../common/errors';
+import { parseLsn } from '../../common/lsn';
 import { processCounters, type RequestScope } from '../../common/request/scope';
 import { requestSpanOf } from '../../common/tracing';
 import { observeRequest, type ObserveOptions } from './observe';
@@ -46,14 +47,29 @@ export function openExchange(req: IncomingMessage, res: ServerResponse, observe:
 }
 
 /**
- * Opens the request's scope once it is known to run (its body read): the statement counter every statement
- * the request causes adds to, under the request's trace span; the log line and metrics read it.
+ * Opens the request's scope, at the entry, for every request of the two doors (entry/paths.ts): the
+ * statement counter every statement the request causes adds to, under the request's trace span; the log
+ * line and metrics read it (`exchange.scope`). A write's consistency token (`x-min-lsn`), sent back, is read
+ * here: with read replicas, the request reads only where that write is. Returns the 400 that refuses a
+ * malformed token, the answer its door has always given (REST's counts the request's statements, 0;
+ * GraphQL's, a refusal, does not); undefined when the request may go on.
  */
-export function openScope(exchange: Exchange, req: IncomingMessage): RequestScope {
+export function openScope(exchange: Exchange, req: IncomingMessage): HttpAnswer | undefined {
   processCounters.requests += 1;
   const scope: RequestScope = { requestId: exchange.requestId, sqlStatements: 0, span: requestSpanOf(req) };
   exchange.scope = scope;
-  return scope;
+  const token = req.headers['x-min-lsn'];
+  if (typeof token !== 'string' || token === '') return undefined;
+  const lsn = parseLsn(token);
+  if (lsn !== undefined) {
+    scope.minLsn = lsn;
+    return undefined;
+  }
+  const path = req.url ?? '';
+  const refused = new BadRequestError(`x-min-lsn must be a WAL position such as 0/16B3748 (from a write's x-min-lsn header), got "${token.slice(0, 40)}"`);
+  const answer = refusalAnswer(path, exchange.requestId, refused, [], false);
+  if (!path.startsWith('/graphql')) answer.uncounted = false;
+  return answer;
 }
 
 /** The exchange the entry opened for a request it handed to express (see handedOn). */
@@ -63,10 +79,14 @@ export function exchangeOf(req: IncomingMessage): Exchange {
   return exchange;
 }
 
-/** Hands an opened request to express's routes: the headers every answer carries are set on its response. */
-export function handOn(req: IncomingMessage, res: ServerResponse, exchange: Exchange): void {
+/**
+ * Hands an opened request to express's routes: the headers every answer carries, then the entry's steps'
+ * (CORS, the rate limit's), as name, value pairs, are set on its response.
+ */
+export function handOn(req: IncomingMessage, res: ServerResponse, exchange: Exchange, ...steps: (readonly string[])[]): void {
   handedOn.set(req, exchange);
   const head = baseHeaders(req, exchange.requestId);
+  for (const headers of steps) for (const part of headers) head.push(part);
   for (let i = 0; i < head.length; i += 2) res.setHeader(head[i], head[i + 1]);
 }
 

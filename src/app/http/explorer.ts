@@ -24,6 +24,9 @@ const ASSETS: Record<string, [pkg: string, file: string]> = {
   'graphiql.css': ['graphiql', 'graphiql.min.css'],
 };
 
+/** The pages explorerRouter answers to GET (and HEAD): outside the rate limit where it is mounted (entry/paths.ts). */
+export const EXPLORER_PAGES: readonly string[] = [EXPLORER_PATH, `${EXPLORER_PATH}/start.js`, FALLBACK_SCRIPT, ...Object.keys(ASSETS).map((name) => `${EXPLORER_PATH}/assets/${name}`)];
+
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>
