@@ -5,7 +5,7 @@ import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { Collection } from './collection.entity';
 import { NestedCollectionArgs } from './collection.inputs';
-import { fixedSort, pagesOfParent } from '../../common/read-model';
+import { fixedSort, pagesOfParent } from '../../common/read-model-sql';
 import { COLLECTION_READ, collectionColumns } from './collection.read';
 import { collectionConditions } from './collection.service';
 

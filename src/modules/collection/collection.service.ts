@@ -1,7 +1,8 @@
 import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
-import { filterConditions, fixedSort, selectList, selectsEveryField, sqlScope } from '../../common/read-model';
+import { sqlScope } from '../../common/read-model';
+import { filterConditions, fixedSort, selectList, selectsEveryField } from '../../common/read-model-sql';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';

@@ -1,5 +1,6 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
-import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, relatedModel, rootRows, withJoins } from '../../../common/read-model';
+import { ReadFilter, ReadModel, ReadRelation, relatedModel } from '../../../common/read-model';
+import { filterProblems, fixedSort, rootRows, withJoins } from '../../../common/read-model-sql';
 import { isPlainFirstPage, SortKey } from '../../../common/pagination';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';

@@ -1,7 +1,8 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import { isPlainFirstPage } from '../../../common/pagination';
-import { boundsRows, keepsCount, keptCountSql, ReadModel } from '../../../common/read-model';
+import { ReadModel } from '../../../common/read-model';
+import { boundsRows, keepsCount, keptCountSql } from '../../../common/read-model-sql';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, readsEveryArgument, Render, rowOf, scopeOf, Shape, STEP_ASIDE } from './parts';
