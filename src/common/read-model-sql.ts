@@ -2,7 +2,7 @@ import { FieldProblem, Problems } from './errors';
 import type { ListQuery, PageArgs, SortKey } from './pagination';
 import { unionOfRanges } from './sql';
 import { nodeIdSql } from './graphql/node';
-import { ReadField, ReadFilter, ReadModel, ReadSort, SqlScope, sqlScope } from './read-model';
+import { PageOf, ReadField, ReadFilter, ReadModel, ReadSort, SqlScope, sqlScope } from './read-model';
 
 /**
  * How the readers of a read model (common/read-model.ts) write their statements from it: its services and
@@ -14,8 +14,25 @@ import { ReadField, ReadFilter, ReadModel, ReadSort, SqlScope, sqlScope } from '
 export const boundsRows = (filters: readonly ReadFilter[], args: object): boolean =>
   filters.some((f) => f.bounds && (args as Record<string, unknown>)[f.arg] != null);
 
-/** A loader's parents (fetchPagesByParent's `belongs`) of a model's pages nested in `at`: its rows, as `alias`, of the parent row `p`. */
-export const pagesOfParent = (model: ReadModel, at: string) => ({ belongs: (p: string) => model.pagesOf[at](model.alias, p) });
+/**
+ * How the rows `row` of a model's page nested in `at` belong to the parent's row `parent` (ReadModel.pagesOf),
+ * for the field's arguments `args`; undefined for a value of its argument that it does not declare.
+ */
+export function belongsTo(model: ReadModel, at: string, row: string, parent: string, args: Record<string, unknown>): string | readonly string[] | undefined {
+  const of = model.pagesOf[at];
+  if (typeof of === 'function') return of(row, parent);
+  const value = args[of.arg];
+  return typeof value === 'string' && Object.hasOwn(of.by, value) ? of.by[value](row, parent) : undefined;
+}
+
+/** The arguments of a nested page's field that say which rows are the parent's (PageOf's `arg`), besides its filters. */
+export const belongingArgs = (of: PageOf): string[] => (typeof of === 'function' ? [] : [of.arg]);
+
+/** A loader's parents (fetchPagesByParent's `belongs`) of a model's pages nested in `at`, for `args`: its rows, as `alias`, of the parent row `p`. */
+export const pagesOfParent = (model: ReadModel, at: string, args: object = {}) => ({
+  belongs: (p: string) => belongsTo(model, at, model.alias, p, args as Record<string, unknown>)!,
+  row: model.alias,
+});
 
 /** Whether a model's root list keeps a count for the filters given in `args` (see ReadModel.count). */
 export function keepsCount(model: ReadModel, args: object): boolean {
@@ -75,9 +92,15 @@ export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
   return { ...key, expression: typeof expression === 'string' ? expression : expression(row, s) };
 }
 
-/** A sort plans read as it is (a fixed expression over the model's alias, joining nothing), or undefined. */
-export const fixedSort = (sort: ReadSort | undefined): SortKey | undefined =>
-  sort && typeof sort.expression === 'string' && !sort.joins?.length ? (sort as SortKey) : undefined;
+/**
+ * The sort `orderBy` names when it is a fixed expression over the model's alias that joins nothing (plans
+ * read no other), written over `row`; undefined otherwise.
+ */
+export function fixedSort(model: ReadModel, orderBy: unknown, row = model.alias): SortKey | undefined {
+  const sort = typeof orderBy === 'string' && Object.hasOwn(model.sorts, orderBy) ? model.sorts[orderBy] : undefined;
+  if (!sort || typeof sort.expression !== 'string' || sort.joins?.length) return undefined;
+  return { ...(sort as SortKey), expression: row === model.alias ? sort.expression : sort.expression.replace(new RegExp(`\\b${model.alias}\\.`, 'g'), `${row}.`) };
+}
 
 /** The JOIN clauses of a model's `with` rows to its row `row`, each under the alias `aliases` gives its name. */
 export const withJoins = (model: ReadModel, row: string, aliases: Record<string, string>): string =>
@@ -150,6 +173,38 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
   }
   return where;
 }
+
+/**
+ * How a SQL plan reads the given filters of `filters` (values in `args`) over rows `a` (ReadFilter's `plan`
+ * and `names`), or undefined when the resolvers must answer: a value with a problem (their error), a filter
+ * read `aside` or joining a row, a row named otherwise than by its key. `rootTable`: a root list's table, read
+ * as rootRows says (`table`: the union of a filter's ranges, that filter then no condition). Given a row's
+ * key, an empty page must be checked (`checkEmpty`, `exists`): the resolvers answer an unknown row with an
+ * error; `id` adds the key's parameter when it is used.
+ */
+export function plannedFilters(filters: readonly ReadFilter[], s: SqlScope, a: string, args: Record<string, unknown>, rootTable?: string) {
+  if (filterProblems(filters, args).length) return undefined;
+  const given = filters.filter((filter) => args[filter.arg] != null);
+  if (given.some((filter) => filter.plan === 'aside' || filter.joins?.length)) return undefined;
+  const values = { ...args };
+  let named: { table: string; keyType: string; key: string } | undefined;
+  for (const filter of given) {
+    if (!filter.names) continue;
+    const key = filter.names.key(args[filter.arg]);
+    if (key === undefined) return undefined;
+    named = { ...filter.names, key };
+    values[filter.arg] = key;
+  }
+  const root = rootTable === undefined ? undefined : rootRows(rootTable, filters, s, a, values);
+  const where = filterConditions(root ? given.filter(root.written) : given, s, a, values);
+  const row = named;
+  const id = () => `${s.p.add(row!.key)}::${row!.keyType}`;
+  const exists = row && (() => `EXISTS (SELECT 1 FROM ${row.table} x WHERE x.id = ${id()})`);
+  return { table: root?.table, where, given, checkEmpty: row !== undefined, id, exists };
+}
+
+/** A list's planned filters (plannedFilters). */
+export type PlannedFilters = NonNullable<ReturnType<typeof plannedFilters>>;
 
 /**
  * A page's query (common/pagination.ts fetchPage) of all of a model's rows as its service reads them, in the

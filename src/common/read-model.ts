@@ -136,6 +136,19 @@ export type ReadRelation =
   | { kind: 'rows'; type: string; from: (x: string, row: string, s: SqlScope) => string; fields: Record<string, ReadField>; joinedAs?: string };
 
 /**
+ * How a row `row` of a nested page belongs to the parent's row `parent`, whose key is its `id` (an account's:
+ * its address): a condition, or disjoint ones, each a range of an index, whose union the page reads (an
+ * account's orders: its sales, then its purchases of others; common/sql.ts unionOfRanges).
+ */
+export type Belongs = (row: string, parent: string) => string | readonly string[];
+
+/**
+ * A nested page's rows of its parent: Belongs, or one Belongs per value of the field's argument `arg` (an
+ * account's part in its offers and orders: `role`), which plans then read too.
+ */
+export type PageOf = Belongs | { arg: string; by: Record<string, Belongs> };
+
+/**
  * One entry of a REST shape (ReadModel.rest): a field or relation of the model by its GraphQL name, shown
  * under `as` (by default its snake_case name) in the form its declaration gives it (app/rest/v1/shapes.ts):
  * a field as it is, a decimal as a JSON number and its exact `_decimal` twin, a relation as its type's REST
@@ -187,11 +200,11 @@ export interface ReadModel {
   counts?: { pagesOf?: Record<string, (parent: string) => string>; byFilter?: Record<string, (value: string) => string> };
   relations: Record<string, ReadRelation>;
   /**
-   * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
-   * row `parent`, whose key is its `id` (an account's: its address). Plans read these pages' first page
-   * inside the parent's row, with `filters`; the loaders read every parent's page at once (pagesOfParent).
+   * Its pages nested in a parent, by `Parent.field` (Asset.offers): how its rows belong to the parent's row
+   * (PageOf). Plans read these pages' first page inside the parent's row, with `filters`; the loaders read
+   * every parent's page at once (read-model-sql.ts pagesOfParent).
    */
-  pagesOf: Record<string, (row: string, parent: string) => string>;
+  pagesOf: Record<string, PageOf>;
   /**
    * A boolean argument of its roots (list, search, one row) that, when false, answers the rows' `field`
    * with null (a collection's `assets` with includeAssets: false). Plans read it; null is the resolvers' error.

@@ -29,7 +29,7 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
         idExpression: 't.id',
         where: collectionConditions(p, args),
         params: p,
-        sort: fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
+        sort: fixedSort(COLLECTION_READ, args.orderBy)!,
         orderBy: args.orderBy,
         args,
       },

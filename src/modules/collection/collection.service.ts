@@ -80,7 +80,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     idExpression: 't.id',
     where,
     params: p,
-    sort: search?.sort ?? fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
+    sort: search?.sort ?? fixedSort(COLLECTION_READ, args.orderBy)!,
     orderBy: search ? RELEVANCE : args.orderBy,
     countAllRead: search !== undefined,
     args,
