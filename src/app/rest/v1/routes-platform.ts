@@ -3,6 +3,7 @@ import type { RouteSpec } from './route-spec';
 
 /** The /v1 routes of chains, the change feed, webhooks, statistics and the caller (in routes.ts's order). */
 export const PLATFORM_ROUTES: RouteSpec[] = [
+  {
     method: 'get',
     path: '/v1/chains',
     summary: 'The supported chains (chain_id is the EIP-155 id), by name; not paged: the whole list',
@@ -94,3 +95,4 @@ export const PLATFORM_ROUTES: RouteSpec[] = [
     operation: `query { me { address role key_label: keyLabel } }`,
     needsKey: true,
   },
+];
