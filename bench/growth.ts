@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { FieldNode, Kind, OperationDefinitionNode, parse, print, VariableDefinitionNode } from 'graphql';
-import { routes, RouteSpec } from '../src/app/rest/v1/routes';
+import { routes } from '../src/app/rest/v1/routes';
+import type { RouteSpec } from '../src/app/rest/v1/route-spec';
 
 /**
  * The growth section (issue #38): every documented list, REST and GraphQL (page envelope on /v1, the

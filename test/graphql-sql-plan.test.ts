@@ -401,6 +401,35 @@ describe("a frontend's pages as Apollo Client writes them (fragments, __typename
     expect([sale.priceDecimal, sale.buyer, sale.asset.id, sale.asset.collection.id]).toEqual(['3', market.taker.address, market.sold.asset.id, market.sold.collection.id]);
   });
 
+  test("when an account's offers and orders are read by its part in them (role), then the planned answer is the same bytes in one statement", async () => {
+    const query = `query ($a: Address!) {
+      account(address: $a) {
+        made: offers(orderBy: PRICE, direction: DESC) { cursor remaining result { ...OfferRow } }
+        received: offers(role: RECEIVED, limit: 1) { cursor remaining result { ...OfferRow asset { id } } }
+        bought: orders(role: BOUGHT) { remaining result { ...SaleRow } }
+        sold: orders(role: SOLD, orderBy: PRICE) { remaining result { id } }
+        any: orders(limit: 1, direction: ASC) { cursor remaining result { id price } }
+      }
+    }
+    ${OFFER} ${SALE} ${HEADER}`;
+    const answers: Record<string, { remaining: number; result: unknown[] }>[] = [];
+    for (const a of [market.taker.address, market.owned.owner.address]) {
+      // A document of its own per account: its first answer is the resolvers'.
+      const { first, third } = await firstAndThird(`${query}\n# ${a}`, { a });
+      expect(first.status).toBe(200);
+      expect(first.sql).toBeGreaterThan(1);
+      expect(third.sql).toBe(1);
+      expect(third.text).toBe(first.text);
+      answers.push(JSON.parse(third.text).data.account);
+    }
+    const count = (page: { remaining: number; result: unknown[] }) => page.remaining + page.result.length;
+    const [taker, owner] = answers;
+    // The taker made two offers (one accepted: it bought the sibling) and received none (its own offer is not received).
+    expect([count(taker.made), count(taker.received), count(taker.bought), count(taker.sold), count(taker.any)]).toEqual([2, 0, 1, 0, 1]);
+    // The owner received the taker's and the bidder's offers on the asset it still owns, and sold the sibling.
+    expect([count(owner.made), count(owner.received), count(owner.bought), count(owner.sold), count(owner.any)]).toEqual([0, 2, 0, 1, 1]);
+  });
+
   test('when offers are filtered by status, kind and collection, or the collection is unknown, then every use answers as the resolvers do', async () => {
     const query = `query ($c: String, $status: OfferStatus, $kind: OfferKind) { offers(collectionId: $c, status: $status, kind: $kind, orderBy: PRICE, direction: ASC, limit: 1) { cursor remaining result { id price status } } }`;
     const cases: Record<string, unknown>[] = [

@@ -4,7 +4,7 @@ import { startServer, TestServer } from './setup/server';
 
 /**
  * Issue #38: an account's orders are read as two index ranges, its sales and its purchases (read-model.ts
- * `ranges`, pagination.ts fetchPagesByParent's columns), and counts within a price range from the kept counts
+ * `ranges`; nested in the account, order.read.ts `pagesOf`, by role), and counts within a price range from the kept counts
  * less the rows out of the range, or the rows within it (trade/list-counts.ts priceRangeCount); expired
  * offers (two ranges too, still walked as one) are held to the same answers. The answers are what they were:
  * every page of every sort, both ways, through both doors (and the planned first page) is the rows a

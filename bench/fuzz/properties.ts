@@ -12,7 +12,8 @@ import {
   typeFromAST,
 } from 'graphql';
 import { openApiDocument, openApiPath } from '../../src/app/rest/v1/openapi';
-import { RouteSpec, routes } from '../../src/app/rest/v1/routes';
+import type { RouteSpec } from '../../src/app/rest/v1/route-spec';
+import { routes } from '../../src/app/rest/v1/routes';
 import { camelToSnake } from '../../src/common/names';
 import { forgedCursorQuery, hostileString, internalWebhookTarget } from './hostile';
 import { graphqlUploadCase, restUploadCase } from './multipart';

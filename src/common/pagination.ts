@@ -586,21 +586,18 @@ export async function fetchPage<T>(ds: DataSource, query: ListQuery): Promise<Pa
   return toPage<T>(rows, position, q);
 }
 
-type Parent = { column: string | readonly string[] } | { belongs: (p: string) => string };
+export type PageParent = { column: string } | { belongs: (p: string) => string | readonly string[]; row: string };
 
 /**
  * What the pages of fetchPagesByParent read for the parent `p`: `from` (the list's, of the row `row`) and how
- * a row belongs to `p`; held by one of several columns (an order by its seller or its buyer), the union of a
- * range per column (common/sql.ts unionOfRanges), each row once: the later columns' ranges leave out the rows
- * an earlier column holds. An OR of the columns was one walk of the list's index (ix_orders_created) filtered by them.
+ * a row belongs to `p`; by disjoint ranges (an order held by its seller, then by its buyer, the later ranges
+ * leaving out the rows an earlier one holds), their union (common/sql.ts unionOfRanges), each row once. An OR
+ * of the columns was one walk of the list's index (ix_orders_created) filtered by them.
  */
-function ofParent(parent: Parent, from: string): { from: string; condition?: string } {
-  if ('belongs' in parent) return { from, condition: parent.belongs('p') };
-  if (typeof parent.column === 'string') return { from, condition: `${parent.column} = p.id` };
-  const columns = parent.column;
-  const row = columns[0].split('.')[0];
-  const ranges = columns.map((column, i) => [`${column} = p.id`, ...columns.slice(0, i).map((earlier) => `${earlier} <> p.id`)].join(' AND '));
-  return { from: `${unionOfRanges(from, row, ranges)} ${row}` };
+function ofParent(parent: PageParent, from: string): { from: string; condition?: string } {
+  if ('column' in parent) return { from, condition: `${parent.column} = p.id` };
+  const held = parent.belongs('p');
+  return typeof held === 'string' ? { from, condition: held } : { from: `${unionOfRanges(from, parent.row, held)} ${parent.row}` };
 }
 
 /**
@@ -608,14 +605,14 @@ function ofParent(parent: Parent, from: string): { from: string; condition?: str
  * statement: a LATERAL subquery per parent id, so each parent gets its own limit, order and count. The
  * counts are made first, once per parent, in a materialized CTE: a count in a lateral join of its own
  * could be planned again per row of the pages, as fetchPage's could. `parent.column`: the column that
- * holds the parent's id; several (columns of `from`'s one row, none null): a row belongs to every parent
- * any of them holds (an order to its seller and its buyer). Or `parent.belongs`: how a row belongs to the
- * parent's row `p`, whose key is `p.id` (a read model's `pagesOf`).
+ * holds the parent's id. Or `parent.belongs`: how a row `row` belongs to the parent's row `p`, whose key is
+ * `p.id` (a read model's `pagesOf`: a condition, or disjoint ranges, as an order belongs to its seller and
+ * its buyer).
  */
 export async function fetchPagesByParent<T>(
   ds: DataSource,
   query: ListQuery,
-  parent: Parent & { ids: readonly string[]; sqlType: 'uuid' | 'text' },
+  parent: PageParent & { ids: readonly string[]; sqlType: 'uuid' | 'text' },
 ): Promise<Map<string, Page<T>>> {
   const directedQuery = directed(query);
   const belonging = ofParent(parent, directedQuery.from);

@@ -1,15 +1,14 @@
 import { clock } from './clock';
 import { compareDecimals } from './decimal';
-import { FieldProblem, Problems } from './errors';
-import type { KeysetLead, ListQuery, PageArgs, SortKey } from './pagination';
-import { Params, PLANNED_PER_CALL, unionOfRanges } from './sql';
-import { KeyedType, nodeIdSql } from './graphql/node';
+import type { SortKey } from './pagination';
+import { Params, PLANNED_PER_CALL } from './sql';
+import type { KeyedType } from './graphql/node';
 
 /**
  * A noun's read model, declared once in its module (modules/<noun>/<noun>.read.ts) and read by two
  * readers: its service and loaders, which build their statements from it, and the SQL plans
  * (app/graphql/sql-plan), which compile a selection to one statement. A rule stated here is stated for
- * both; there is no second copy to keep equal.
+ * both; there is no second copy to keep equal. How the readers write SQL from it: common/read-model-sql.ts.
  */
 
 /**
@@ -100,10 +99,6 @@ export interface ReadFilter {
   ranges?: (s: SqlScope, row: string, value: any) => string[] | undefined;
 }
 
-/** Whether a given filter of `filters` leaves few rows (ReadFilter.bounds). */
-export const boundsRows = (filters: readonly ReadFilter[], args: object): boolean =>
-  filters.some((f) => f.bounds && (args as Record<string, unknown>)[f.arg] != null);
-
 /**
  * A sort (`orderBy` value): a SortKey whose expression is over the model's `alias`, or, when it depends on
  * the statement (its moment, a joined row), written for it; `joins` names the rows of the model's `joins`
@@ -149,6 +144,19 @@ export type ReadRelation =
    * `x`) for this row `row`, their fields over `x`, which reads `row` joined as `joinedAs`.
    */
   | { kind: 'rows'; type: string; from: (x: string, row: string, s: SqlScope) => string; fields: Record<string, ReadField>; joinedAs?: string };
+
+/**
+ * How a row `row` of a nested page belongs to the parent's row `parent`, whose key is its `id` (an account's:
+ * its address): a condition, or disjoint ones, each a range of an index, whose union the page reads (an
+ * account's orders: its sales, then its purchases of others; common/sql.ts unionOfRanges).
+ */
+export type Belongs = (row: string, parent: string) => string | readonly string[];
+
+/**
+ * A nested page's rows of its parent: Belongs, or one Belongs per value of the field's argument `arg` (an
+ * account's part in its offers and orders: `role`), which plans then read too.
+ */
+export type PageOf = Belongs | { arg: string; by: Record<string, Belongs> };
 
 /**
  * One entry of a REST shape (ReadModel.rest): a field or relation of the model by its GraphQL name, shown
@@ -202,11 +210,11 @@ export interface ReadModel {
   counts?: { pagesOf?: Record<string, (parent: string) => string>; byFilter?: Record<string, (value: string) => string> };
   relations: Record<string, ReadRelation>;
   /**
-   * Its pages nested in a parent, by `Parent.field` (Asset.offers): how a row `row` belongs to the parent's
-   * row `parent`, whose key is its `id` (an account's: its address). Plans read these pages' first page
-   * inside the parent's row, with `filters`; the loaders read every parent's page at once (pagesOfParent).
+   * Its pages nested in a parent, by `Parent.field` (Asset.offers): how its rows belong to the parent's row
+   * (PageOf). Plans read these pages' first page inside the parent's row, with `filters`; the loaders read
+   * every parent's page at once (read-model-sql.ts pagesOfParent).
    */
-  pagesOf: Record<string, (row: string, parent: string) => string>;
+  pagesOf: Record<string, PageOf>;
   /**
    * A boolean argument of its roots (list, search, one row) that, when false, answers the rows' `field`
    * with null (a collection's `assets` with includeAssets: false). Plans read it; null is the resolvers' error.
@@ -231,143 +239,6 @@ export interface ReadModel {
    * filters given are all among `filters`: `sql` for the filter values `args` (a chain as its EIP-155 id).
    */
   count?: { filters: readonly string[]; sql: (s: SqlScope, args: Record<string, unknown>) => string };
-}
-
-/** A loader's parents (fetchPagesByParent's `belongs`) of a model's pages nested in `at`: its rows, as `alias`, of the parent row `p`. */
-export const pagesOfParent = (model: ReadModel, at: string) => ({ belongs: (p: string) => model.pagesOf[at](model.alias, p) });
-
-/** Whether a model's root list keeps a count for the filters given in `args` (see ReadModel.count). */
-export function keepsCount(model: ReadModel, args: object): boolean {
-  const given = args as Record<string, unknown>;
-  const filters = model.count?.filters;
-  return filters !== undefined && [...model.filters, ...model.rootFilters].every((f) => given[f.arg] == null || filters.includes(f.arg));
-}
-
-/** The kept count of a model's root list for `args`; undefined when it keeps none for the filters given. */
-export function keptCountSql(model: ReadModel, s: SqlScope, args: object): string | undefined {
-  return keepsCount(model, args) ? model.count!.sql(s, args as Record<string, unknown>) : undefined;
-}
-
-/** A field's SQL expression over `row`, as the service reads it. */
-export const fieldSql = (field: ReadField, row: string, s: SqlScope): string =>
-  typeof field.sql === 'string' ? `${field.on ? s.joined![field.on] : row}.${field.sql}` : field.sql(row, s);
-
-/** A field's SQL expression over `row` as GraphQL answers it, which plans write: a key as its Node id (ReadField.node). */
-export const planSql = (field: ReadField, row: string, s: SqlScope): string => (field.node ? nodeIdSql(field.node, fieldSql(field, row, s)) : fieldSql(field, row, s));
-
-/**
- * The service's select list: every field of the model as the row property of its name (`only`: those named
- * there, and `always`).
- */
-export function selectList(model: ReadModel, s: SqlScope, row = model.alias, only?: ReadonlySet<string>, always: readonly string[] = []): string {
-  return Object.entries(model.fields)
-    .filter(([name]) => !only || only.has(name) || always.includes(name))
-    .map(([name, field]) => {
-      const sql = fieldSql(field, row, s);
-      const value = field.kind === 'text' || field.kind === 'decimal' ? `${sql}::text` : field.kind === 'float' ? `${sql}::float8` : sql;
-      return `${value} AS "${name}"`;
-    })
-    .join(', ');
-}
-
-const wholeRows = new WeakMap<ReadModel, Map<string, string>>();
-
-/**
- * Every field of a model over `row` (selectList), as the service reads a whole row, written once: for models
- * whose fields are columns and expressions that add no parameter (an asset, a collection, a currency).
- */
-export function modelColumns(model: ReadModel, row = model.alias): string {
-  let byRow = wholeRows.get(model);
-  if (!byRow) wholeRows.set(model, (byRow = new Map()));
-  let list = byRow.get(row);
-  if (list === undefined) byRow.set(row, (list = selectList(model, sqlScope(), row)));
-  return list;
-}
-
-/** Whether selectList's `only` and `always` name every field of the model (the rows are whole). */
-export const selectsEveryField = (model: ReadModel, only?: ReadonlySet<string>, always: readonly string[] = []): boolean =>
-  !only || Object.keys(model.fields).every((name) => only.has(name) || always.includes(name));
-
-/** A sort as the statement writes it, over `row`. */
-export function sortKey(sort: ReadSort, s: SqlScope, row: string): SortKey {
-  const { joins: _joins, expression, ...key } = sort;
-  return { ...key, expression: typeof expression === 'string' ? expression : expression(row, s) };
-}
-
-/** A sort plans read as it is (a fixed expression over the model's alias, joining nothing), or undefined. */
-export const fixedSort = (sort: ReadSort | undefined): SortKey | undefined =>
-  sort && typeof sort.expression === 'string' && !sort.joins?.length ? (sort as SortKey) : undefined;
-
-/** The JOIN clauses of a model's `with` rows to its row `row`, each under the alias `aliases` gives its name. */
-export const withJoins = (model: ReadModel, row: string, aliases: Record<string, string>): string =>
-  Object.entries(model.with ?? {})
-    .map(([name, { table, key }]) => ` JOIN ${table} ${aliases[name]} ON ${aliases[name]}.id = ${row}.${key}`)
-    .join('');
-
-/** The aliases of a model's joins, as its scope names them (`joined`). */
-export const joinAliases = (model: ReadModel): Record<string, string> =>
-  Object.fromEntries(Object.entries(model.joins ?? {}).map(([name, join]) => [name, join.alias]));
-
-/**
- * FROM the model's table as `row`, with the joins that the given filters (of `filters`, values in `args`)
- * and the sort read, under the aliases of `s.joined`.
- */
-export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filters: readonly ReadFilter[], args: object, sort?: ReadSort): string {
-  const needed = new Set(sort?.joins ?? []);
-  for (const filter of filters) if ((args as Record<string, unknown>)[filter.arg] != null) for (const name of filter.joins ?? []) needed.add(name);
-  const joins = Object.entries(model.joins ?? {}).filter(([name]) => needed.has(name));
-  return [`${model.table!} ${row}`, ...joins.map(([name, join]) => join.sql(row, s.joined![name], s))].join(' ');
-}
-
-export interface RootRows {
-  table: string;
-  written: (filter: ReadFilter) => boolean;
-}
-
-/**
- * What a root list reads as its row `row` for the given filters of `filters` (values in `args`): `table`, or,
- * given a filter with `ranges` for its value (the first), the union of the table's rows in each range
- * (common/sql.ts unionOfRanges), to be written before `row` as a table's name is; and whether a given filter
- * is written as a condition (the ranged one is not: the union holds its rows alone).
- */
-export function rootRows(table: string, filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): RootRows {
-  const given = args as Record<string, unknown>;
-  for (const filter of filters) {
-    const ranges = filter.ranges && given[filter.arg] != null ? filter.ranges(s, row, given[filter.arg]) : undefined;
-    if (ranges) return { table: unionOfRanges(`${table} ${row}`, row, ranges), written: (f) => f !== filter };
-  }
-  return { table, written: () => true };
-}
-
-/** The REST query parameter of a filter. */
-export const restName = (filter: ReadFilter): string => filter.rest ?? filter.arg.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** The problems of the given filter values, by argument name. */
-export function filterProblems(filters: readonly ReadFilter[], args: object): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  for (const filter of filters) {
-    const value = (args as Record<string, unknown>)[filter.arg];
-    const message = value == null || !filter.check ? undefined : filter.check(value, args as Record<string, unknown>);
-    if (message) problems.push({ field: filter.arg, message });
-  }
-  return problems;
-}
-
-/** Throws a 400 naming every filter whose value has a problem. */
-export function checkFilters(filters: readonly ReadFilter[], args: object): void {
-  const problems = new Problems();
-  for (const problem of filterProblems(filters, args)) problems.add(problem.field, problem.message);
-  problems.throwIfAnyMalformed();
-}
-
-/** The conditions of the given filters that have one, for the values given (null or absent: no condition). */
-export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): string[] {
-  const where: string[] = [];
-  for (const filter of filters) {
-    const value = (args as Record<string, unknown>)[filter.arg];
-    if (value != null && filter.where) where.push(filter.where(s, row, value));
-  }
-  return where;
 }
 
 /**
@@ -402,22 +273,6 @@ export const relatedModel = (
   rest,
 });
 
-/**
- * A page's query (common/pagination.ts fetchPage) of all of a model's rows as its service reads them, in the
- * sort `args.orderBy` names (a catalog's list).
- */
-export const modelListQuery = (model: ReadModel, s: SqlScope, args: PageArgs & { orderBy: string }, idType: ListQuery['idType']): ListQuery => ({
-  from: `${model.table!} ${model.alias}`,
-  columns: selectList(model, s),
-  idExpression: `${model.alias}.id`,
-  idType,
-  where: [],
-  params: s.p,
-  sort: sortKey(model.sorts[args.orderBy], s, model.alias),
-  orderBy: args.orderBy,
-  args,
-});
-
 /** A filter on a column equal to the value (`cast`: the SQL type the parameter is read as). */
 export const equalsFilter = (arg: string, type: string, column: string, cast = '', note?: string): ReadFilter => ({
   arg,
@@ -427,16 +282,6 @@ export const equalsFilter = (arg: string, type: string, column: string, cast = '
   where: (s, row, value) => `${row}.${column} = ${s.p.add(value)}${cast && `::${cast}`}`,
   equals: { column, cast: cast || undefined },
 });
-
-/** The first filter of `sort.ledBy` given in `args`, as the lead of a keyset over `row` (ListQuery.keysetLead). */
-export function keysetLead(filters: readonly ReadFilter[], sort: ReadSort, row: string, args: object): KeysetLead | undefined {
-  for (const arg of sort.ledBy ?? []) {
-    const value = (args as Record<string, unknown>)[arg];
-    const equals = filters.find((f) => f.arg === arg)?.equals;
-    if (value != null && equals) return { expression: `${row}.${equals.column}`, value, cast: equals.cast };
-  }
-  return undefined;
-}
 
 const atLeastZero = (price: string) => (compareDecimals(price, '0') < 0 ? `must be a price of at least 0, got ${price}` : undefined);
 

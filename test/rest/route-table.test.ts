@@ -1,4 +1,5 @@
-import { routes, RouteSpec } from '../../src/app/rest/v1/routes';
+import { routes } from '../../src/app/rest/v1/routes';
+import type { RouteSpec } from '../../src/app/rest/v1/route-spec';
 import { HttpResult, startServer, TestServer } from '../setup/server';
 
 /**

@@ -11,7 +11,7 @@ import { AssetPage } from '../asset/asset.types';
 import { NestedCollectionArgs } from '../collection/collection.inputs';
 import { CollectionPage } from '../collection/collection.resolver';
 import { ListingListArgs, ListingPage } from '../listing/listing.types';
-import { OfferPage, OfferRole } from '../offer/offer.types';
+import { OfferPage } from '../offer/offer.types';
 import { OrderPage } from '../order/order.types';
 import { Account, AccountAssetArgs, AccountOfferArgs, AccountOrderArgs } from './account.types';
 
@@ -49,10 +49,9 @@ export class AccountResolver {
       'MADE (default): the offers it made, as taker, of every kind. RECEIVED: the item offers of others on the assets it owns now; ' +
       'collection and trait offers are made to a collection, not to an account: find them in its assets\' offers or their collections\' offers',
   })
-  async offers(@Parent() account: Account, @Args() { role, ...args }: AccountOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+  async offers(@Parent() account: Account, @Args() args: AccountOfferArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     await checkCurrencyFilter(ctx, args.currency);
-    const loader = role === OfferRole.RECEIVED ? ctx.loaders.offerPagesByAssetOwner : ctx.loaders.offerPagesByTaker;
-    return loader.load({ parentId: account.address, args: nestedPageArgs(args, info) });
+    return ctx.loaders.offerPagesByAccount.load({ parentId: account.address, args: nestedPageArgs(args, info) });
   }
 
   @FieldResolver(() => OrderPage, { description: 'Its orders: BOUGHT as buyer, SOLD as seller, ANY (default) either' })

@@ -1,4 +1,5 @@
-import { equalsFilter, keptCountSql, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
+import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
+import { keptCountSql } from '../../common/read-model-sql';
 import { SortDirection } from '../../common/pagination';
 import { currencyFilterSql } from '../currency/currency.service';
 import { listedCountSql } from '../listing/listed-counts';

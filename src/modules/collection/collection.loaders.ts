@@ -5,7 +5,7 @@ import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { Collection } from './collection.entity';
 import { NestedCollectionArgs } from './collection.inputs';
-import { fixedSort, pagesOfParent } from '../../common/read-model';
+import { fixedSort, pagesOfParent } from '../../common/read-model-sql';
 import { COLLECTION_READ, collectionColumns } from './collection.read';
 import { collectionConditions } from './collection.service';
 
@@ -29,7 +29,7 @@ function collectionPagesByOwner(ds: DataSource, collectionById: PeekLoader<strin
         idExpression: 't.id',
         where: collectionConditions(p, args),
         params: p,
-        sort: fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
+        sort: fixedSort(COLLECTION_READ, args.orderBy)!,
         orderBy: args.orderBy,
         args,
       },

@@ -1,6 +1,7 @@
 import { keyOf } from '../../common/graphql/node';
 import { SortDirection } from '../../common/pagination';
-import { equalsFilter, modelColumns, ReadFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, ReadFilter, ReadModel } from '../../common/read-model';
+import { modelColumns } from '../../common/read-model-sql';
 import { ADDRESS, UUID } from '../../common/validate';
 import { CollectionOrderBy } from './collection.inputs';
 import { feesRelation } from './fee.type';

@@ -1,7 +1,8 @@
 import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
-import { filterConditions, fixedSort, selectList, selectsEveryField, sqlScope } from '../../common/read-model';
+import { sqlScope } from '../../common/read-model';
+import { filterConditions, fixedSort, selectList, selectsEveryField } from '../../common/read-model-sql';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
@@ -79,7 +80,7 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     idExpression: 't.id',
     where,
     params: p,
-    sort: search?.sort ?? fixedSort(COLLECTION_READ.sorts[args.orderBy])!,
+    sort: search?.sort ?? fixedSort(COLLECTION_READ, args.orderBy)!,
     orderBy: search ? RELEVANCE : args.orderBy,
     countAllRead: search !== undefined,
     args,

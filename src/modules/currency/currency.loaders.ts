@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { observed, PeekLoader } from '../../common/batch';
 import { Params } from '../../common/sql';
-import { modelColumns } from '../../common/read-model';
+import { modelColumns } from '../../common/read-model-sql';
 import { Currency, NATIVE_CURRENCY } from './currency.entity';
 import { CURRENCY_READ } from './currency.read';
 

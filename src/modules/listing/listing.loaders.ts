@@ -5,7 +5,7 @@ import { clock } from '../../common/clock';
 import { fetchPagesByParent, Page } from '../../common/pagination';
 import { Params } from '../../common/sql';
 import { floorListingSql } from './listing.sql';
-import { pagesOfParent } from '../../common/read-model';
+import { pagesOfParent } from '../../common/read-model-sql';
 import { activeListingsByAssets, LISTING_READ, listingColumns, listingsByIds } from './listing.read';
 import { listingListQuery } from './listing.service';
 import { Listing, ListingListArgs } from './listing.types';

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { equalsFilter, ReadModel, selectList, withJoins } from '../../common/read-model';
+import { equalsFilter, ReadModel } from '../../common/read-model';
+import { selectList, withJoins } from '../../common/read-model-sql';
 import { Params } from '../../common/sql';
 import { feesRelation } from '../collection/fee.type';
 import { currencyFilterSql } from '../currency/currency.service';

@@ -2,13 +2,17 @@ import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { byKey, observed, pagesByParent } from '../../common/batch';
 import { clock } from '../../common/clock';
-import { fetchPagesByParent, Page } from '../../common/pagination';
+import { fetchPagesByParent, Page, PageParent } from '../../common/pagination';
 import { offersByIds } from './offer.sql';
 import { assetOffersSql, OFFER_READ, offerStatusIsSql } from './offer.read';
-import { selectList, sqlScope } from '../../common/read-model';
+import { sqlScope } from '../../common/read-model';
+import { pagesOfParent, selectList } from '../../common/read-model-sql';
 import { offerListQuery, OfferSource } from './offer.service';
-import { NestedOfferArgs, Offer, OfferPageArgs, OfferStatus } from './offer.types';
+import { NestedOfferArgs, Offer, OfferPageArgs, OfferRole, OfferStatus } from './offer.types';
 import { isNativeSql } from '../currency/currency.entity';
+
+/** The arguments of an account's offers: its part in them besides the list's own. */
+export type AccountOfferPageArgs = NestedOfferArgs & { role: OfferRole };
 
 type OfferPages<A> = DataLoader<{ parentId: string; args: A }, Page<Offer>, string>;
 
@@ -18,10 +22,8 @@ declare module '../../common/request/context' {
     /** Asset.offers: its item offers and its collection's collection offers. */
     offerPagesByAsset: OfferPages<NestedOfferArgs>;
     offerPagesByCollection: OfferPages<NestedOfferArgs>;
-    /** Account.offers(role: MADE). */
-    offerPagesByTaker: OfferPages<NestedOfferArgs>;
-    /** Account.offers(role: RECEIVED): item offers on the assets the account owns now, made by others. */
-    offerPagesByAssetOwner: OfferPages<NestedOfferArgs>;
+    /** Account.offers, by the account's address and its part in them (offer.read.ts `pagesOf`). */
+    offerPagesByAccount: OfferPages<AccountOfferPageArgs>;
     /** Listing.offers: the bids of an english auction. */
     bidPagesByListing: OfferPages<OfferPageArgs>;
     /** Collection.topOffer. */
@@ -46,8 +48,8 @@ const BIDS: OfferSource = {
 };
 
 /** Pages of offers of many parents, one statement per batch (offerListQuery over `source`). */
-function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, source: OfferSource, parent: { column: string; sqlType: 'uuid' | 'text' }) {
-  return pagesByParent<A, Page<Offer>>(name, (args, ids) => fetchPagesByParent<Offer>(ds, offerListQuery(args, sqlScope(), source), { ...parent, ids }));
+function offerPages<A extends OfferPageArgs>(ds: DataSource, name: string, source: OfferSource, parent: (args: A) => PageParent & { sqlType: 'uuid' | 'text' }) {
+  return pagesByParent<A, Page<Offer>>(name, (args, ids) => fetchPagesByParent<Offer>(ds, offerListQuery(args, sqlScope(), source), { ...parent(args), ids }));
 }
 
 /**
@@ -98,18 +100,15 @@ export function createOfferLoaders(ds: DataSource) {
     offerPagesByAsset: offerPages<NestedOfferArgs>(
       ds,
       'offerPagesByAsset',
-      { from: `offers o JOIN assets pa ON ${OFFER_READ.pagesOf['Asset.offers']('o', 'pa')}`, where: [] },
-      { column: 'pa.id', sqlType: 'uuid' },
+      { from: `offers o JOIN assets pa ON ${assetOffersSql('o', 'pa')}`, where: [] },
+      () => ({ column: 'pa.id', sqlType: 'uuid' }),
     ),
-    offerPagesByCollection: offerPages<NestedOfferArgs>(ds, 'offerPagesByCollection', offers, { column: 'o.collection_id', sqlType: 'uuid' }),
-    offerPagesByTaker: offerPages<NestedOfferArgs>(ds, 'offerPagesByTaker', offers, { column: 'o.taker', sqlType: 'text' }),
-    offerPagesByAssetOwner: offerPages<NestedOfferArgs>(
-      ds,
-      'offerPagesByAssetOwner',
-      { from: 'offers o JOIN assets oa ON oa.id = o.asset_id', where: ['o.taker <> oa.owner'] },
-      { column: 'oa.owner', sqlType: 'text' },
-    ),
-    bidPagesByListing: offerPages<OfferPageArgs>(ds, 'bidPagesByListing', BIDS, { column: 'bl.id', sqlType: 'uuid' }),
+    offerPagesByCollection: offerPages<NestedOfferArgs>(ds, 'offerPagesByCollection', offers, () => ({ column: 'o.collection_id', sqlType: 'uuid' })),
+    offerPagesByAccount: offerPages<AccountOfferPageArgs>(ds, 'offerPagesByAccount', offers, (args) => ({
+      ...pagesOfParent(OFFER_READ, 'Account.offers', args),
+      sqlType: 'text',
+    })),
+    bidPagesByListing: offerPages<OfferPageArgs>(ds, 'bidPagesByListing', BIDS, () => ({ column: 'bl.id', sqlType: 'uuid' })),
     topOfferByCollection: new DataLoader<string, Offer | null>(
       observed('topOfferByCollection', async (ids) => byKey(ids, await topCollectionOffers(ds, ids), (o) => o.collectionId)),
     ),

@@ -3,7 +3,7 @@ import { countedSum, groupConditions, priceRangeCount } from '../trade/list-coun
 import { currencyFilterSql } from '../currency/currency.service';
 import { currencyRelation } from '../currency/currency.read';
 import { collectionIdFilter } from '../collection/collection.read';
-import { OfferOrderBy, OfferStatus } from './offer.types';
+import { OfferOrderBy, OfferRole, OfferStatus } from './offer.types';
 
 /** An offer's status at `now`: `expired` once its end has passed. */
 export function offerStatusSql(o: string, now: string): string {
@@ -122,6 +122,14 @@ export const OFFER_READ: ReadModel = {
   pagesOf: {
     // The offers that can buy the asset: its item offers and its collection's collection offers.
     'Asset.offers': assetOffersSql,
+    // An account's, by its part in them: those it made as taker; those of others on the assets it owns now (item offers).
+    'Account.offers': {
+      arg: 'role',
+      by: {
+        [OfferRole.MADE]: (o, account) => `${o}.taker = ${account}.id`,
+        [OfferRole.RECEIVED]: (o, account) => `${o}.asset_id IN (SELECT x.id FROM assets x WHERE x.owner = ${account}.id) AND ${o}.taker <> ${account}.id`,
+      },
+    },
   },
   count: {
     filters: ['status', 'kind', 'chainId', 'currency', 'minPrice', 'maxPrice'],

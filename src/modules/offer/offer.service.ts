@@ -23,7 +23,8 @@ import { completeSales, selfTrade } from '../order/sale';
 import { checkCurrencyFilter, checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
 import { offersByIds } from './offer.sql';
 import { OFFER_READ } from './offer.read';
-import { checkFilters, filterConditions, keptCountSql, keysetLead, rootRows, RootRows, selectList, sqlScope } from '../../common/read-model';
+import { sqlScope } from '../../common/read-model';
+import { checkFilters, filterConditions, keptCountSql, keysetLead, rootRows, RootRows, selectList } from '../../common/read-model-sql';
 import { CreateOfferInput, Offer, OfferKind, OfferListArgs, OfferOrderBy, OfferPageArgs } from './offer.types';
 
 /** The sorts of offers over their row `o`. */

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { selectList, sqlScope } from '../../common/read-model';
+import { sqlScope } from '../../common/read-model';
+import { selectList } from '../../common/read-model-sql';
 import { OFFER_READ } from './offer.read';
 import { Offer } from './offer.types';
 

@@ -1,8 +1,10 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { byKey, observed, pagesByParent } from '../../common/batch';
-import { fetchPagesByParent, Page } from '../../common/pagination';
+import { fetchPagesByParent, Page, PageParent } from '../../common/pagination';
+import { pagesOfParent } from '../../common/read-model-sql';
 import { orderListQuery, ordersByIds } from './order.service';
+import { ORDER_READ } from './order.read';
 import { NestedOrderArgs, Order, OrderRole } from './order.types';
 
 /** The arguments of an account's orders: its part in them besides the list's own. */
@@ -15,20 +17,13 @@ declare module '../../common/request/context' {
     orderById: DataLoader<string, Order | null>;
     orderPagesByAsset: OrderPages<NestedOrderArgs>;
     orderPagesByCollection: OrderPages<NestedOrderArgs>;
-    /** Account.orders, by the account's address. */
+    /** Account.orders, by the account's address (order.read.ts `pagesOf`). */
     orderPagesByAccount: OrderPages<AccountOrderPageArgs>;
   }
 }
 
-/** The columns that name an account in its role: an order belongs to its seller and to its buyer. */
-const PARTY: Record<OrderRole, string[]> = {
-  [OrderRole.BOUGHT]: ['r.buyer'],
-  [OrderRole.SOLD]: ['r.seller'],
-  [OrderRole.ANY]: ['r.seller', 'r.buyer'],
-};
-
 /** Pages of orders of many parents, one statement per batch (orderListQuery). */
-function orderPages<A extends NestedOrderArgs>(ds: DataSource, name: string, parent: (args: A) => { column: string | string[]; sqlType: 'uuid' | 'text' }) {
+function orderPages<A extends NestedOrderArgs>(ds: DataSource, name: string, parent: (args: A) => PageParent & { sqlType: 'uuid' | 'text' }) {
   return pagesByParent<A, Page<Order>>(name, (args, ids) => fetchPagesByParent<Order>(ds, orderListQuery(args), { ...parent(args), ids }));
 }
 
@@ -37,6 +32,6 @@ export function createOrderLoaders(ds: DataSource) {
     orderById: new DataLoader<string, Order | null>(observed('orderById', async (ids) => byKey(ids, await ordersByIds(ds, ids), (o) => o.id))),
     orderPagesByAsset: orderPages<NestedOrderArgs>(ds, 'orderPagesByAsset', () => ({ column: 'r.asset_id', sqlType: 'uuid' })),
     orderPagesByCollection: orderPages<NestedOrderArgs>(ds, 'orderPagesByCollection', () => ({ column: 'r.collection_id', sqlType: 'uuid' })),
-    orderPagesByAccount: orderPages<AccountOrderPageArgs>(ds, 'orderPagesByAccount', (args) => ({ column: PARTY[args.role], sqlType: 'text' })),
+    orderPagesByAccount: orderPages<AccountOrderPageArgs>(ds, 'orderPagesByAccount', (args) => ({ ...pagesOfParent(ORDER_READ, 'Account.orders', args), sqlType: 'text' })),
   };
 }

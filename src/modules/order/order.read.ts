@@ -3,7 +3,7 @@ import { countedSum, groupConditions, priceRangeCount } from '../trade/list-coun
 import { currencyFilterSql } from '../currency/currency.service';
 import { currencyRelation } from '../currency/currency.read';
 import { collectionIdFilter } from '../collection/collection.read';
-import { OrderOrderBy } from './order.types';
+import { OrderOrderBy, OrderRole } from './order.types';
 
 /** How orders are read: by order.service.ts and its loaders, and by the SQL plans. */
 export const ORDER_READ: ReadModel = {
@@ -69,7 +69,18 @@ export const ORDER_READ: ReadModel = {
     asset: { kind: 'byId', type: 'Asset', table: 'assets', key: 'asset_id' },
     currency: currencyRelation((r) => `${r}.chain_id`),
   },
-  pagesOf: {},
+  pagesOf: {
+    // An account's, by its part in them: as buyer, as seller, or either: its sales, then its purchases of others,
+    // each a range of an index by seller or buyer (migration 1765760000300), as the root list's ownerId.
+    'Account.orders': {
+      arg: 'role',
+      by: {
+        [OrderRole.BOUGHT]: (r, account) => `${r}.buyer = ${account}.id`,
+        [OrderRole.SOLD]: (r, account) => `${r}.seller = ${account}.id`,
+        [OrderRole.ANY]: (r, account) => [`${r}.seller = ${account}.id`, `${r}.buyer = ${account}.id AND ${r}.seller <> ${account}.id`],
+      },
+    },
+  },
   // With its offer (Order.offer).
   rest: {
     shape: [

@@ -23,11 +23,7 @@ import type { StreamRow } from './page';
  * aside at run time, before any byte is sent, whenever the resolvers would answer an error or need another
  * statement to decide (a row not found or found twice, an empty page of a row that may not exist, a limit
  * out of range, a later page, a filter read `aside`). `test/differential.test.ts` holds the two answers
- * equal byte for byte over generated documents and /v1 GETs.
- *
- * The parts: parts.ts (shapes, parts, renders), leaves.ts (declared fields), page.ts (a list's first page),
- * objects.ts (a row and the relations followed inside the statement), roots.ts (the operation's roots),
- * this file (the statement of a request, and running it).
+ * equal byte for byte over generated documents and /v1 GETs. What each file holds: the table there.
  */
 export interface SqlPlan {
   /** The operation's `data`, or undefined when the resolvers must answer (nothing was sent). */

@@ -1,5 +1,6 @@
 import { getNamedType, GraphQLField, isEnumType } from 'graphql';
-import { planSql, ReadField } from '../../../common/read-model';
+import { ReadField } from '../../../common/read-model';
+import { planSql } from '../../../common/read-model-sql';
 import { isoSql, jsFloatSql } from '../../../common/sql';
 import { enumPart, Part, plain, Render, scopeOf, serialized, VALUE } from './parts';
 

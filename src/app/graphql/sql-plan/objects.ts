@@ -1,9 +1,11 @@
 import { FieldNode, getNamedType, GraphQLField, GraphQLObjectType, GraphQLSchema, isEnumType, Kind, SelectionSetNode } from 'graphql';
-import { filterProblems, fixedSort, ReadFilter, ReadModel, ReadRelation, relatedModel, rootRows, withJoins } from '../../../common/read-model';
-import { isPlainFirstPage, SortKey } from '../../../common/pagination';
+import { ReadModel, ReadRelation, relatedModel } from '../../../common/read-model';
+import { belongingArgs, belongsTo, fixedSort, plannedFilters, withJoins } from '../../../common/read-model-sql';
+import { unionOfRanges } from '../../../common/sql';
+import { isPlainFirstPage } from '../../../common/pagination';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
-import { Build, constant, MAX_FIELDS, nextAlias, objectPart, PAGE_ARGUMENTS, Part, readsEveryArgument, realias, Render, rowOf, scopeOf, sharedValue, VALUE, withinRow, wrapped } from './parts';
+import { Build, constant, MAX_FIELDS, nextAlias, objectPart, PAGE_ARGUMENTS, Part, readsEveryArgument, Render, rowOf, scopeOf, sharedValue, VALUE, withinRow, wrapped } from './parts';
 import { declaredField, readFieldPart } from './leaves';
 import { PagePlan, PageRows, planPage, Selected } from './page';
 
@@ -180,32 +182,35 @@ export class ObjectPlanner {
 
   /**
    * A read model's page nested in its parent (`at`, e.g. Asset.offers), planned when the planner reads every
-   * argument the field takes: the first page, in the parent's own row, of the rows its `pagesOf` joins to it,
-   * filtered by its `filters` as its service filters them; without filters, counted by the count it keeps of
-   * the parent's rows (`counts.pagesOf`), if any. Read with its parent's `omits` argument false
+   * argument the field takes: the first page, in the parent's own row, of the rows its `pagesOf` joins to it
+   * (for the argument it names, if any; disjoint ranges: their union), filtered by its `filters` as its
+   * service filters them; without filters, counted by the count it keeps of the parent's rows
+   * (`counts.pagesOf`), if any. Read with its parent's `omits` argument false
    * (includeAssets: false), it answers null.
    */
   private modelPage(model: ReadModel, at: string, field: GraphQLField<unknown, unknown>, node: FieldNode): Part | undefined {
-    if (!readsEveryArgument(field, [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg)])) return undefined;
+    if (!readsEveryArgument(field, [...PAGE_ARGUMENTS, ...model.filters.map((f) => f.arg), ...belongingArgs(model.pagesOf[at])])) return undefined;
     const page = this.page(`${model.type}Page`, model.type, node);
     if (!page) return undefined;
     const [parentType] = at.split('.');
     const kept = model.counts?.pagesOf?.[at];
-    const sorts = plannedSorts(model);
     const argumentsOf = argumentReader(field, node);
     const rowsOf = (b: Build, row: string): PageRows | undefined => {
       const args = argumentsOf(b.variables);
-      const sort = sorts.get(args.orderBy as string);
-      if (!sort || !isPlainFirstPage(args)) return undefined;
       const o = nextAlias(b);
-      const filtered = plannedFilters(b, model.filters, args, o);
+      const sort = fixedSort(model, args.orderBy, o);
+      const belongs = belongsTo(model, at, o, row, args);
+      if (!sort || belongs === undefined || !isPlainFirstPage(args)) return undefined;
+      const filtered = plannedFilters(model.filters, scopeOf(b), o, args);
       if (!filtered || filtered.checkEmpty) return undefined;
       rowOf(b, o).parent = { type: parentType, row };
       const count = kept && !filtered.where.length ? () => kept(row) : undefined;
       const joined = Object.fromEntries(Object.keys(model.with ?? {}).map((name) => [name, nextAlias(b)]));
       if (model.with) rowOf(b, o).joined = joined;
-      const where = [model.pagesOf[at](o, row), ...filtered.where];
-      return { table: model.table!, alias: o, joins: withJoins(model, o, joined), where, sort, args, count };
+      const ranges = typeof belongs === 'string' ? undefined : belongs;
+      const table = ranges ? unionOfRanges(`${model.table} ${o}`, o, ranges) : model.table!;
+      const where = [...(typeof belongs === 'string' ? [belongs] : []), ...filtered.where];
+      return { table, alias: o, joins: withJoins(model, o, joined), where, sort, args, count };
     };
     const within =
       (json: PagePlan['render'] | undefined): Render | undefined =>
@@ -224,44 +229,3 @@ export class ObjectPlanner {
     return fields && planPage(pageType, fields, (child) => this.object(itemType, child.selectionSet), asRows);
   }
 }
-
-/**
- * The conditions of a read model's `filters` for the request's arguments over rows `a`, or undefined when
- * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a row named
- * otherwise than by its key (ReadFilter.names). Given a row's key, an empty page must be checked
- * (`checkEmpty`, `exists`): the resolvers answer an unknown row with an error. `id` adds its parameter when it is used.
- * `rootTable`: a root list's table, read as rootRows says (`table`: the union of a filter's ranges, that filter then no condition).
- */
-export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string, rootTable?: string) {
-  if (filterProblems(filters, args).length) return undefined;
-  const s = scopeOf(b);
-  const given: ReadFilter[] = [];
-  const values = new Map<ReadFilter, unknown>();
-  let named: { table: string; keyType: string; key: string } | undefined;
-  for (const filter of filters) {
-    let value = args[filter.arg];
-    if (value == null) continue;
-    if (filter.plan === 'aside' || filter.joins?.length) return undefined;
-    given.push(filter);
-    if (filter.names) {
-      const key = filter.names.key(value);
-      if (key === undefined) return undefined;
-      named = { ...filter.names, key };
-      value = key;
-    }
-    values.set(filter, value);
-  }
-  const root = rootTable === undefined ? undefined : rootRows(rootTable, filters, s, a, args);
-  const where = given.filter((filter) => !root || root.written(filter)).map((filter) => filter.where!(s, a, values.get(filter)));
-  if (named === undefined) return { table: root?.table, where, given, checkEmpty: false, id: () => '', exists: undefined };
-  const { table, keyType, key } = named;
-  const id = () => `${b.p.add(key)}::${keyType}`;
-  return { table: root?.table, where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
-}
-
-/** The sorts of a model that plans read (fixedSort), by `orderBy` value, over the row `t` as page.ts reads them. */
-export const plannedSorts = (model: ReadModel): Map<string, SortKey> =>
-  new Map(Object.entries(model.sorts).flatMap(([name, sort]) => (fixedSort(sort) ? [[name, realias(fixedSort(sort)!, 't', model.alias)] as const] : [])));
-
-/** A list's planned filters (plannedFilters). */
-export type Filtered = NonNullable<ReturnType<typeof plannedFilters>>;

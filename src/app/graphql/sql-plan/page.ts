@@ -1,6 +1,6 @@
 import type { FieldNode } from 'graphql';
 import { CursorParts, cursorSql, cursorValueSql, directionOf, encodeCursor, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
-import { Build, columnKey, CURSOR, literal, nextAlias, objectShape, Part, realias, Render, rowJson, Shape, VALUE } from './parts';
+import { Build, columnKey, CURSOR, literal, nextAlias, objectShape, Part, Render, rowJson, Shape, VALUE } from './parts';
 
 /**
  * A list's first page in SQL plans: `{ cursor remaining result }` (and `__typename`), in the three forms a
@@ -13,7 +13,7 @@ export interface Selected {
   node: FieldNode;
 }
 
-/** The rows of a first page: FROM `table` `alias` `joins` WHERE `where`, in the order of `sort`; `args` are the list's (see directed). */
+/** The rows of a first page: FROM `table` `alias` `joins` WHERE `where`, in the order of `sort` (over `alias`); `args` are the list's (see directed). */
 export interface PageRows {
   table: string;
   alias: string;
@@ -125,12 +125,11 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     return `(SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${(r.args.limit as number) + 1}) ${nextAlias(b)})`;
   };
 
-  /** The rows with their direction resolved, their sort over their alias, FROM and WHERE, ORDER BY, LIMIT. */
+  /** The rows with their direction resolved, their sort, FROM and WHERE, ORDER BY, LIMIT. */
   const prepared = (given: PageRows) => {
     const r = directed(given);
-    const sort = realias(r.sort, r.alias);
-    const order = orderBySql(sort, `${r.alias}.id`, r.args.direction as SortDirection);
-    return { r, sort, from: fromOf(r), order, limit: r.args.limit as number };
+    const order = orderBySql(r.sort, `${r.alias}.id`, r.args.direction as SortDirection);
+    return { r, sort: r.sort, from: fromOf(r), order, limit: r.args.limit as number };
   };
 
   /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */

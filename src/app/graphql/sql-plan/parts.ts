@@ -1,5 +1,5 @@
 import { getNamedType, GraphQLEnumType, GraphQLField, isLeafType } from 'graphql';
-import { CursorParts, encodeCursor, SortKey } from '../../../common/pagination';
+import { CursorParts, encodeCursor } from '../../../common/pagination';
 import { Params } from '../../../common/sql';
 import type { SqlScope } from '../../../common/read-model';
 
@@ -205,16 +205,6 @@ export const STEP_ASIDE = Symbol('stepAside');
 export const MAX_FIELDS = 100;
 
 export const nextAlias = (b: Build) => `j${(b.aliases += 1)}`;
-
-const TABLE_T = /\bt\./g;
-/**
- * The sort expressions name the list's table `t` (or `from`: orders' `r`, offers' `o`, renamed once per
- * plan); a plan names each table of its own.
- */
-export const realias = (sort: SortKey, alias: string, from?: string): SortKey => ({
-  ...sort,
-  expression: sort.expression.replace(from ? new RegExp(`\\b${from}\\.`, 'g') : TABLE_T, `${alias}.`),
-});
 
 /**
  * A part of a stored enum: by its GraphQL name in the response, by its value in REST's text (REST spells

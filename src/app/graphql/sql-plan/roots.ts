@@ -1,11 +1,12 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import { isPlainFirstPage } from '../../../common/pagination';
-import { boundsRows, keepsCount, keptCountSql, ReadModel } from '../../../common/read-model';
+import type { ReadModel } from '../../../common/read-model';
+import { boundsRows, fixedSort, keepsCount, keptCountSql, plannedFilters, PlannedFilters } from '../../../common/read-model-sql';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, readsEveryArgument, Render, rowOf, scopeOf, Shape, STEP_ASIDE } from './parts';
-import { Filtered, ObjectPlanner, plannedFilters, plannedSorts } from './objects';
+import { ObjectPlanner } from './objects';
 import type { PageRows, RowsForm, StreamRow } from './page';
 
 /**
@@ -130,17 +131,16 @@ export class Planner extends ObjectPlanner {
     // A search's page is read as rows: its count is a window over the candidates the ranking reads (page.ts).
     const page = this.page(`${model.type}Page`, model.type, node, search);
     if (!page) return undefined;
-    const sorts = plannedSorts(model);
     const filters = [...model.filters, ...model.rootFilters];
     const argumentsOf = argumentReader(field, node);
     /** The page's rows for the request's arguments, or undefined when the resolver must answer. */
     const rows = (b: Build) => {
       const args = argumentsOf(b.variables);
-      const sort = search ? undefined : sorts.get(args.orderBy as string);
-      if (!isPlainFirstPage(args) || (search ? !isSearchQuery(args.query) : !sort)) return undefined;
       const a = nextAlias(b);
+      const sort = search ? undefined : fixedSort(model, args.orderBy, a);
+      if (!isPlainFirstPage(args) || (search ? !isSearchQuery(args.query) : !sort)) return undefined;
       // A root list reads a filter declared as ranges (ReadFilter.ranges) from their union (rootRows); a search ranks the table's rows.
-      const filtered = readsOmits(b, model, args, a) ? plannedFilters(b, filters, args, a, search ? undefined : model.table) : undefined;
+      const filtered = readsOmits(b, model, args, a) ? plannedFilters(filters, scopeOf(b), a, args, search ? undefined : model.table) : undefined;
       if (!filtered) return undefined;
       const at: Omit<PageRows, 'sort' | 'args'> = { table: filtered.table ?? model.table!, alias: a, where: filtered.where };
       if (search) {
@@ -155,7 +155,7 @@ export class Planner extends ObjectPlanner {
     };
     /** A form of the page (page.ts), `checked` for what an empty page may mean. */
     const form =
-      <F, R>(make: ((b: Build, rows: PageRows) => F | undefined) | undefined, checked: (made: F, filtered: Filtered) => R | undefined) =>
+      <F, R>(make: ((b: Build, rows: PageRows) => F | undefined) | undefined, checked: (made: F, filtered: PlannedFilters) => R | undefined) =>
       make &&
       ((b: Build): R | undefined => {
         const found = rows(b);

@@ -3,7 +3,7 @@ import { GraphQLSchema } from 'graphql';
 import { MethodNotAllowedError, UnsupportedMediaTypeError } from '../../../common/errors';
 import { gotType, hasBody, mediaType } from '../../http/body-type';
 import { sendRestError } from '../errors';
-import { RouteSpec } from './routes';
+import { RouteSpec } from './route-spec';
 
 /** The media types a route's body may have: JSON, and for the import also its form and multipart uploads. */
 export function acceptedTypes(spec: RouteSpec): string[] {

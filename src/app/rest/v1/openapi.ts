@@ -23,7 +23,7 @@ import {
 } from 'graphql';
 import { camelToSnake } from '../../../common/names';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../common/pagination';
-import { RouteSpec, variablePlaces } from './routes';
+import { RouteSpec, variablePlaces } from './route-spec';
 import { restNamesOf } from './words';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */

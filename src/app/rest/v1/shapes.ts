@@ -1,5 +1,6 @@
 import { camelToSnake } from '../../../common/names';
-import { ReadModel, relatedModel, RestEntry, restName } from '../../../common/read-model';
+import { ReadModel, relatedModel, RestEntry } from '../../../common/read-model';
+import { restName } from '../../../common/read-model-sql';
 import { READ_MODELS } from '../../../modules/read-models';
 import { ASSET_READ } from '../../../modules/asset/asset.read';
 import { CATEGORY_READ, TAG_READ } from '../../../modules/catalog/catalog.read';
