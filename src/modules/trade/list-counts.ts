@@ -75,25 +75,24 @@ export function priceBucket(price: string): { start: string; end: string; startU
 export function priceRangeCount(s: SqlScope, list: CountedList, kept: (span: KeptSpan) => string, conditions: (row: string) => string[], args: Record<string, unknown>): string {
   const [min, max] = [args.minPrice, args.maxPrice].map((end) => (end == null ? undefined : { given: end as string, bucket: priceBucket(end as string) }));
   if (!min && !max) return kept(EVERY_PRICE);
-  const price = (text: string) => `${s.p.add(text)}::numeric`;
+  // Each bound a parameter once, added when first used (the end of the maximum's bucket only by the edge and the expiry corrections).
+  const added = new Map<string, string>();
+  const price = (text: string) => added.get(text) ?? added.set(text, `${s.p.add(text)}::numeric`).get(text)!;
   const groups: string[] = [];
-  const bounds: { from?: string; before?: string } = {};
+  const rows: ((row: string) => string)[] = [];
   const edges: string[] = [];
   if (min) {
-    bounds.from = price(min.bucket.start);
-    groups.push(`k.bucket >= ${bounds.from}`);
-    if (min.bucket.units > min.bucket.startUnits) edges.push(`x.price >= ${bounds.from} AND x.price < ${price(min.given)}`);
+    const from = price(min.bucket.start);
+    groups.push(`k.bucket >= ${from}`);
+    rows.push((row) => `${row}.price >= ${from}`);
+    if (min.bucket.units > min.bucket.startUnits) edges.push(`x.price >= ${from} AND x.price < ${price(min.given)}`);
   }
   if (max) {
-    bounds.before = price(max.bucket.end);
     groups.push(`k.bucket <= ${price(max.bucket.start)}`);
-    if (max.bucket.endUnits - max.bucket.units > 1n) edges.push(`x.price > ${price(max.given)} AND x.price < ${bounds.before}`);
+    rows.push((row) => `${row}.price < ${price(max.bucket.end)}`);
+    if (max.bucket.endUnits - max.bucket.units > 1n) edges.push(`x.price > ${price(max.given)} AND x.price < ${price(max.bucket.end)}`);
   }
-  const span: KeptSpan = {
-    table: 'trade_price_counts',
-    groups,
-    rows: (row) => [...(bounds.from ? [`${row}.price >= ${bounds.from}`] : []), ...(bounds.before ? [`${row}.price < ${bounds.before}`] : [])],
-  };
+  const span: KeptSpan = { table: 'trade_price_counts', groups, rows: (row) => rows.map((r) => r(row)) };
   const outside = edges.map((edge) => ` - (SELECT count(*) FROM ${list} x WHERE ${[...conditions('x'), edge].join(' AND ')})`);
   return `(${kept(span)}${outside.join('')})`;
 }
