@@ -2,6 +2,7 @@ import { clock } from '../src/common/clock';
 import { fromUnits, toUnits } from '../src/common/decimal';
 import { compactTradeListCounts, priceBucket } from '../src/modules/trade/list-counts';
 import { ownDatabase } from './setup/own-database';
+import { Random } from './setup/request-generator';
 import { startServer, TestServer } from './setup/server';
 
 /**
@@ -25,19 +26,12 @@ let db: { url: string; drop: () => Promise<void> };
 let server: TestServer;
 const at = new Date(Math.floor(Date.now() / 1000) * 1000);
 
-/** A small seeded generator (mulberry32): the same market on every run and both databases. */
+/** The shared seeded generator (test/setup/request-generator.ts Random), and a price: a round one, or 1 to 7 significant digits from 10^-10 to 10^9. */
 function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (from: number, to: number) => from + Math.floor(next() * (to - from + 1));
-  const pick = <T>(of: readonly T[]): T => of[int(0, of.length - 1)];
-  // A price: a round one, or 1 to 7 significant digits from 10^-10 to 10^9.
+  const r = new Random(seed);
+  const next = () => r.next();
+  const int = (from: number, to: number) => r.int(from, to);
+  const pick = <T>(of: readonly T[]): T => r.pick(of);
   const price = () => (next() < 0.25 ? pick(ROUND_PRICES) : fromUnits(BigInt(int(1, 10 ** int(1, 7))) * 10n ** BigInt(int(8, 20))));
   return { next, int, pick, price };
 }
