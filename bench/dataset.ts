@@ -1,4 +1,5 @@
 import { DataSource, QueryRunner } from 'typeorm';
+import { fillTradePriceCounts } from '../src/db/migrations/1765830000000-trade-price-counts';
 
 export interface Scale {
   collections: number;
@@ -40,6 +41,7 @@ export const DERIVED = [
   'asset_counts',
   'listed_asset_counts',
   'trade_list_counts',
+  'trade_price_counts',
 ];
 export const TRIGGERED = ['collections', ...MARKET, 'collection_sales_hourly'];
 
@@ -237,6 +239,7 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
        UNION ALL
        SELECT 'orders', chain_id, currency, '', status, false, count(*) FROM orders GROUP BY 2, 3, 5`,
     ),
+    timed('trade_price_counts', fillTradePriceCounts()),
     // An english auction's bound is its best bid's (listing_bids_changed, on the offers' insert).
     timed(
       'english auctions\' best bids',

@@ -16,6 +16,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   event_sequence: 'one row: the last event position (written by event.log.ts in the same statement as the events)',
   collection_asset_counts: 'derived: kept by triggers on assets, read by aggregates',
   trade_list_counts: 'derived: deltas of the counts of offers and orders, appended by triggers on them, read by sums',
+  trade_price_counts: 'derived: deltas of the counts of offers and orders by price bucket, appended by triggers on them, read by sums',
   collection_sales_hourly: 'derived: kept by triggers on orders, read by aggregates',
   collection_figures: 'derived: holders, volume and sales kept by triggers on assets and collection_sales_hourly, read by statistics',
   collection_holdings: 'derived: assets per owner per collection, kept by triggers on assets',

@@ -33,6 +33,11 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  TradePriceCounts1765830000000: async () => {
+    expect(await tableExists('trade_price_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%_price_counts_%'`)).toEqual([]);
+    expect(await ds.query(`SELECT proname FROM pg_proc WHERE proname = 'price_bucket'`)).toEqual([]);
+  },
   CollectionCounts1765800000100: async () => {
     expect(await tableExists('collection_counts')).toBe(false);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'collections_counts_%'`)).toEqual([]);

@@ -4,8 +4,8 @@ import { startServer, TestServer } from './setup/server';
 
 /**
  * Issue #38: an account's orders are read as two index ranges, its sales and its purchases (read-model.ts
- * `ranges`; nested in the account, order.read.ts `pagesOf`, by role), and counts within a price range from the kept counts
- * less the rows out of the range, or the rows within it (trade/list-counts.ts priceRangeCount); expired
+ * `ranges`; nested in the account, order.read.ts `pagesOf`, by role), and counts within a price range from the counts kept
+ * by price bucket and the edge buckets' rows (trade/list-counts.ts priceRangeCount); expired
  * offers (two ranges too, still walked as one) are held to the same answers. The answers are what they were:
  * every page of every sort, both ways, through both doors (and the planned first page) is the rows a
  * condition on every row finds, sorted; `remaining` and `totalCount` are exact. The market is of a chain of

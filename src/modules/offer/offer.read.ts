@@ -1,5 +1,5 @@
 import { equalsFilter, priceRangeFilters, ReadModel, SqlScope } from '../../common/read-model';
-import { countedSum, groupConditions, priceRangeCount } from '../trade/list-counts';
+import { countedSum, groupConditions, KeptSpan, priceRangeCount } from '../trade/list-counts';
 import { currencyFilterSql } from '../currency/currency.service';
 import { currencyRelation } from '../currency/currency.read';
 import { collectionIdFilter } from '../collection/collection.read';
@@ -133,7 +133,7 @@ export const OFFER_READ: ReadModel = {
   },
   count: {
     filters: ['status', 'kind', 'chainId', 'currency', 'minPrice', 'maxPrice'],
-    sql: (s, args) => priceRangeCount(s, 'offers', offerCountSql(s, args), (row) => offerConditions(s, row, args), args),
+    sql: (s, args) => priceRangeCount(s, 'offers', (span) => offerCountSql(s, args, span), (row) => offerConditions(s, row, args), args),
   },
 };
 
@@ -143,20 +143,21 @@ function offerConditions(s: SqlScope, row: string, args: Record<string, unknown>
 }
 
 /**
- * The count of the offers of the root list for `args` (status, kind, chain, currency), from trade_list_counts. The groups know the stored status and the sweeper's mark; an offer
+ * The count of the offers of the root list for `args` (status, kind, chain, currency) whose price is within
+ * `span`, from its kept counts. The groups know the stored status and the sweeper's mark; an offer
  * stored active is counted expired from the moment it ends: the unmarked ones that ended by now (what the
  * sweeper has not reached yet, found by ix_offers_expiry_due) move from active to expired, and the marked
  * ones that end after now (none, unless the reader's clock is behind the sweeper's) move back.
  */
-function offerCountSql(s: SqlScope, args: Record<string, unknown>): string {
+function offerCountSql(s: SqlScope, args: Record<string, unknown>, span: KeptSpan): string {
   const groups = groupConditions(s, 'k', args);
   const now = `${s.now()}::timestamptz`;
-  const rows = (condition: string) => `(SELECT count(*) FROM offers oc WHERE ${[condition, ...groupConditions(s, 'oc', args)].join(' AND ')})`;
+  const rows = (condition: string) => `(SELECT count(*) FROM offers oc WHERE ${[condition, ...groupConditions(s, 'oc', args), ...span.rows('oc')].join(' AND ')})`;
   const status = args.status as string | null | undefined;
-  if (status !== OfferStatus.ACTIVE && status !== OfferStatus.EXPIRED) return countedSum('offers', status == null ? groups : [...groups, `k.status = ${s.p.add(status)}`]);
+  if (status !== OfferStatus.ACTIVE && status !== OfferStatus.EXPIRED) return countedSum('offers', status == null ? groups : [...groups, `k.status = ${s.p.add(status)}`], span);
   const endedUnmarked = rows(`oc.status = 'active' AND NOT oc.expiry_swept AND oc.end_time <= ${now}`);
   const markedOpen = rows(`oc.status = 'active' AND oc.expiry_swept AND oc.end_time > ${now}`);
   return status === OfferStatus.ACTIVE
-    ? `(${countedSum('offers', [...groups, `k.status = 'active'`, 'NOT k.swept'])} - ${endedUnmarked} + ${markedOpen})`
-    : `(${countedSum('offers', [...groups, `(k.status = 'expired' OR (k.status = 'active' AND k.swept))`])} + ${endedUnmarked} - ${markedOpen})`;
+    ? `(${countedSum('offers', [...groups, `k.status = 'active'`, 'NOT k.swept'], span)} - ${endedUnmarked} + ${markedOpen})`
+    : `(${countedSum('offers', [...groups, `(k.status = 'expired' OR (k.status = 'active' AND k.swept))`], span)} + ${endedUnmarked} - ${markedOpen})`;
 }

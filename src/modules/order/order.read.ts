@@ -102,12 +102,12 @@ export const ORDER_READ: ReadModel = {
     ],
     omits: ['offerId', 'collectionId', 'chainId', 'tokenAddress', 'tokenId'],
   },
-  // From trade_list_counts; within a price range, less the orders out of it (priceRangeCount).
+  // From trade_list_counts; within a price range, from trade_price_counts and the edges' orders (priceRangeCount).
   count: {
     filters: ['status', 'chainId', 'currency', 'minPrice', 'maxPrice'],
     sql: (s, args) => {
       const of = (row: string) => [...groupConditions(s, row, args), ...(args.status == null ? [] : [`${row}.status = ${s.p.add(args.status)}`])];
-      return priceRangeCount(s, 'orders', countedSum('orders', of('k')), of, args);
+      return priceRangeCount(s, 'orders', (span) => countedSum('orders', of('k'), span), of, args);
     },
   },
 };
