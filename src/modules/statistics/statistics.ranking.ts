@@ -41,8 +41,8 @@ import { Period, PERIODS, StatisticsOrderBy } from './statistics.types';
  * collections as they go (statistics.sales-walk.ts): most collections are not trending.
  *
  * `count`: how many collections the list holds, without reading them: the kept count of collections
- * (migration 1765800000100); by trend, the trending ones are counted among those with a rollup in the trend
- * window's hours (bounded by the trades of the window), and the others are the rest.
+ * (migration 1765800000100); by trend, the trending ones are counted from the sales of the trend window and
+ * the one before (bounded by the trades of the windows, not by the market), and the others are the rest.
  */
 export interface Ranking {
   /** The page's rows (unless `pageFrom`) and its counts (unless `countFrom`). */
@@ -84,7 +84,13 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
   const trend = filtered ? `, ${trendingColumns('tv')}` : '';
   const fields = (more: string[]) => [...more, ...(filtered ? TREND_FIELDS : [])];
   const collections = () => `(SELECT COALESCE(sum(k.collections), 0) FROM collection_counts k${args.chain ? ` WHERE ${args.chain('k.chain_id')}` : ''})`;
-  const trendingCount = () => `(SELECT count(*) FROM ${figuresOf(p, trendHours(period, now))}${trendOf()}${where([trendingSql('tv')])})`;
+  // The trending collections: the sales of the trend windows summed in one pass over their hours (a figure
+  // computed per collection that sold, each from its own rollups and edge-hour orders, took 0.5-1.2 s for the
+  // 2,900 of a day at 1,000,000 assets).
+  const trendingCount = () =>
+    `(SELECT count(*) FROM ${salesTable(p, trendPeriod(period), now, null)} tv${
+      args.chain ? ' CROSS JOIN LATERAL (SELECT f.chain_id FROM collection_figures f WHERE f.collection_id = tv.collection_id OFFSET 0) f' : ''
+    }${where([trendingSql('tv')])})`;
   const count = () => (isTrending == null ? collections() : isTrending === 1 ? trendingCount() : `(${collections()} - ${trendingCount()})`);
 
   if (orderBy === StatisticsOrderBy.FLOOR_PRICE) {
