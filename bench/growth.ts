@@ -152,6 +152,8 @@ function variants(list: ListRoute, samples: Record<string, string>): Record<stri
   if (path === '/v1/statistics') {
     out.push({ period: '7d', order_by: 'floor_price' });
     out.push({ period: '30d', order_by: 'total_holders' });
+    // Not trending (most collections): each sort walks as unfiltered and drops the trending ones.
+    out.push({ is_trending: '0' }, { period: '7d', is_trending: '0', direction: 'asc' }, { period: '30d', order_by: 'total_holders', is_trending: '0' });
   }
   return out;
 }

@@ -111,6 +111,20 @@ const requests = [
   { name: 'TOTAL_HOLDERS D7 not trending', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0 } },
   { name: 'VOLUME ALL trending', variables: { orderBy: 'VOLUME', period: 'ALL', isTrending: 1 } },
   { name: 'VOLUME D30 not trending', variables: { orderBy: 'VOLUME', period: 'D30', isTrending: 0 } },
+  // Not trending (most collections): each sort walks as unfiltered and drops the trending ones as it goes.
+  ...['DESC', 'ASC'].flatMap((direction) =>
+    ['TOTAL_HOLDERS', 'VOLUME', 'TOTAL_TRANSACTIONS'].flatMap((orderBy) =>
+      ['D7', 'H24', 'ALL'].map((period) => ({ name: `${orderBy} ${period} ${direction} not trending`, variables: { orderBy, period, direction, isTrending: 0 } })),
+    ),
+  ),
+  { name: 'VOLUME D7 DESC not trending page 10', variables: { orderBy: 'VOLUME', period: 'D7', isTrending: 0, page: '10' } },
+  { name: 'TOTAL_TRANSACTIONS D30 ASC not trending page 10', variables: { orderBy: 'TOTAL_TRANSACTIONS', period: 'D30', direction: 'ASC', isTrending: 0, page: '10' } },
+  { name: 'TOTAL_HOLDERS D7 DESC not trending page 10', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0, page: '10' } },
+  { name: 'VOLUME ALL DESC not trending page 10', variables: { orderBy: 'VOLUME', period: 'ALL', isTrending: 0, page: '10' } },
+  { name: 'VOLUME D7 DESC not trending counted', variables: { orderBy: 'VOLUME', period: 'D7', isTrending: 0 }, counted: true },
+  { name: 'VOLUME D7 DESC not trending counted after a cursor', variables: { orderBy: 'VOLUME', period: 'D7', isTrending: 0, page: VOLUME_CURSOR }, counted: true },
+  { name: 'TOTAL_HOLDERS D7 DESC not trending counted', variables: { orderBy: 'TOTAL_HOLDERS', period: 'D7', isTrending: 0 }, counted: true },
+  { name: 'VOLUME D7 DESC trending counted', variables: { orderBy: 'VOLUME', period: 'D7', isTrending: 1 }, counted: true },
   // Highest first by a sliding period's volume or sales: the bounds walked.
   { name: 'VOLUME H24 DESC page 10', variables: { orderBy: 'VOLUME', period: 'H24', page: '10' } },
   { name: 'TOTAL_TRANSACTIONS D7 DESC chain 137 page 10', variables: { orderBy: 'TOTAL_TRANSACTIONS', period: 'D7', chainId: '137', page: '10' } },
@@ -138,6 +152,7 @@ const requests = [
       floor('chain 137 page 10', { chainId: '137', page: '10' }),
       floor('trending', { isTrending: 1 }),
       floor('not trending', { isTrending: 0 }),
+      floor('not trending page 10', { isTrending: 0, page: '10' }),
       floor('after a cursor', { page: cursor }),
       // Counted: the count reads every collection's row of collection_figures, but prices (reads listings of)
       // only the collections up to the cursor whose bounds do not tell.
@@ -201,7 +216,7 @@ test('when statistics are sorted by holders, volume, sales or the floor (both wa
        FROM generate_series(1, $1::int) c CROSS JOIN generate_series(1, 720, 240) h`,
       [SELLING],
     );
-    await runner.query('ANALYZE collections, collection_figures, collection_sales_hourly, assets, listings');
+    await runner.query('ANALYZE collections, collection_figures, collection_sales_hourly, collection_sales_bounds, collection_sales_lows, assets, listings');
     for (const { name, sql, parameters } of statements) {
       const [{ 'QUERY PLAN': [explained] }] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters);
       const read = nodesOf(explained.Plan)
@@ -221,6 +236,15 @@ test('when statistics are sorted by holders, volume, sales or the floor (both wa
         const summed = rollups.reduce((sum, node) => sum + Number(node['Actual Rows']) * Number(node['Actual Loops']), 0);
         const collections = Math.max(0, ...rollups.map((node) => Number(node['Actual Loops'])));
         expect({ name, summed: summed <= SUMMED_BOUND, collections: collections <= 2 * 21 + 10 }).toEqual({ name, summed: true, collections: true });
+      }
+      if (name.includes('not trending')) {
+        // Each collection walked has its trend figures computed (its rollups, one index range per collection):
+        // about twice the rows up to the page's end, and the trending collections the walk passes (every one
+        // that sold, here, in 30 days: none sold in the 30 before), and the count's, among those that sold.
+        const rollups = nodesOf(explained.Plan).filter((node) => node['Relation Name'] === 'collection_sales_hourly');
+        const collections = Math.max(0, ...rollups.map((node) => Number(node['Actual Loops'])));
+        const walked = 2 * (name.includes('page 10') ? 201 : 21) + 60 + SELLING;
+        expect({ name, collections, walked: collections <= walked }).toEqual({ name, collections, walked: true });
       }
     }
   } finally {

@@ -1,6 +1,6 @@
 import type { ListQuery } from '../../common/pagination';
 import { Params } from '../../common/sql';
-import { periodSalesSql, windows } from './statistics.sql';
+import { periodSalesSql, salesTable, trendingColumns, trendingSql, windows } from './statistics.sql';
 import type { Period } from './statistics.types';
 
 /** What salesWalk needs: the period and moment, the figure sorted by, the chain filter and the path without bounds. */
@@ -13,14 +13,22 @@ export interface SalesWalkArgs {
   /** Conditions on `collection_sales_bounds b` (the chain filter). */
   conditions: string[];
   /**
+   * Only the trending collections (1) or only the others (0), the list's filter (`t."isTrending"`): each walked
+   * collection's trend figures are computed with its sales (the period is its own trend window) and the walk
+   * keeps only those the filter keeps; the rows have the trend columns (statistics.sql.ts trendingColumns).
+   */
+  trending?: 0 | 1;
+  /**
    * The rows as they are read without bounds (FROM items aliased `t` with `id`, `volume`, `"totalTransactions"`
-   * and `volume_sort`): read instead when the period's bounds do not hold at `now` (a clock behind the sweeper's).
+   * and `volume_sort`, and the trend columns with `trending`): read instead when the period's bounds do not
+   * hold at `now` (a clock behind the sweeper's).
    */
   unbounded: string[];
 }
 
 /** The record's fields a page by a period's volume or sales keeps as its ranking read them. */
-const COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
+const SALES_COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
+const TREND_COLUMNS = 't."trendVolume", t."previousVolume", t."isTrending", t."trendingScore"';
 
 /**
  * Statistics sorted by a sliding period's volume or sales, highest first (issue #38): the page's rows are read
@@ -43,9 +51,13 @@ const COLUMNS = 't.id, t.volume, t."totalTransactions", t.volume_sort';
  *   an index range past the walk. A bound of 0 is exact: past the sellers the walk reads the others by id,
  *   as the page orders them.
  *
+ * Filtered by trend (`trending`), the walk reads on past the collections the filter drops: the rows it keeps
+ * are walked as above, and the others are in no page. Walking the others costs a figure each: cheap when the
+ * filter keeps most collections (not trending), not when it keeps few.
+ *
  * `countFrom`: every collection's bound row (an index) for the counts; after a cursor (V, I), a collection
  * whose (bound, id) is below (V, I) is after it too, so only the others (those up to the cursor) are summed.
- * With the kept count of collections (a list not filtered by trend), the rows up to the cursor alone.
+ * With a kept count of the list's collections, the rows up to the cursor alone.
  */
 export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery, 'pageFrom' | 'countFrom'>> {
   const { start } = windows(x.period, x.now);
@@ -55,15 +67,28 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
   const periodP = p.add(x.period);
   const held = w.held(periodP, () => p.add(start), () => p.add(x.now));
   const ofPeriod = (conditions: string[]) => [`b.period = ${periodP}`, ...x.conditions, ...conditions].join(' AND ');
-  const summed = (conditions: string[]) =>
-    `(SELECT b.collection_id AS id, b.${bound} AS bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
-      FROM ${w.table} b CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v
-      WHERE ${ofPeriod(conditions)})`;
+  const trended = x.trending !== undefined;
+  const COLUMNS = trended ? `${SALES_COLUMNS}, ${TREND_COLUMNS}` : SALES_COLUMNS;
+  // The bound rows `b` matching `conditions` with their figures, exact at `now` (`v`): the period's sales
+  // alone, or with the trend windows' (`trended`). `tail`: the select's ORDER BY and LIMIT.
+  const summed = (conditions: string[], tail = '') =>
+    trended
+      ? `(SELECT b.collection_id AS id, b.${bound} AS bound, COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
+            COALESCE(v.volume, 0) AS volume_sort, ${trendingColumns('v')}
+          FROM ${w.table} b LEFT JOIN LATERAL ${salesTable(p, x.period, x.now, (column) => `${column} = b.collection_id`)} v ON true
+          WHERE ${ofPeriod(conditions)}${tail})`
+      : `(SELECT b.collection_id AS id, b.${bound} AS bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
+          FROM ${w.table} b CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v
+          WHERE ${ofPeriod(conditions)}${tail})`;
+  // The trend filter as the walk reads it, not `t."isTrending" = 0`: the planner guesses that an equality on a
+  // computed column keeps one row in 200, and would sum every collection rather than walk the bounds.
+  const keptByTrend = !trended ? [] : [x.trending === 1 ? trendingSql('v') : `NOT ${trendingSql('v')}`];
 
   const pageFrom: NonNullable<ListQuery['pageFrom']> = (filters, { after, rows: count }) => {
     // The walk reads rows in the order of their bounds, all of them after the cursor but those up to it:
-    // a filter on the figures would make it read on past the rows it drops.
-    if (filters.length) throw new Error('salesWalk: a list filtered by its chain alone');
+    // a filter on the figures (but the trend's, which the walk applies as it reads) would make it read on
+    // past the rows it drops.
+    if (filters.length && !trended) throw new Error('salesWalk: a list filtered by its chain alone');
     const rows = p.add(count);
     // Twice the rows: a few walked collections whose bound is far from their figure (sales that left the
     // period within the hour, or ahead of a clock set back) do not move the threshold.
@@ -71,14 +96,23 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
     const cursor = after ? `(${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid)` : undefined;
     // The bound rows walked, an index range each: every one up to the cursor (its figure says on which side
     // it is), then the first walkRows past it (past the cursor, as their figures are). Only these are summed.
-    const walked = [
-      `past AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b
-        WHERE ${ofPeriod([held, ...(cursor ? [`(b.${bound}, b.collection_id) ${w.past} ${cursor}`] : [])])}
-        ORDER BY b.${bound} ${w.order}, b.collection_id ${w.order} LIMIT ${walkRows}::int)`,
-      ...(cursor ? [`upto AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b WHERE ${ofPeriod([held, `(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`])})`] : []),
-      `w AS MATERIALIZED (SELECT t.id, t.bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
-        FROM (SELECT * FROM past${cursor ? ' UNION ALL SELECT * FROM upto' : ''}) t CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 't.id')} v)`,
-    ];
+    const pastCursor = cursor ? [`(b.${bound}, b.collection_id) ${w.past} ${cursor}`] : [];
+    const upToCursor = () => `(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`;
+    const ordered = ` ORDER BY b.${bound} ${w.order}, b.collection_id ${w.order} LIMIT ${walkRows}::int`;
+    // Filtered by trend, every walked row's figures are read as it is walked (to filter it), and `past` holds
+    // the first walkRows rows the filter keeps.
+    const walked = trended
+      ? [
+          `past AS MATERIALIZED ${summed([held, ...pastCursor, ...keptByTrend], ordered)}`,
+          ...(cursor ? [`upto AS MATERIALIZED ${summed([held, upToCursor(), ...keptByTrend])}`] : []),
+          `w AS MATERIALIZED (SELECT * FROM past${cursor ? ' UNION ALL SELECT * FROM upto' : ''})`,
+        ]
+      : [
+          `past AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b WHERE ${ofPeriod([held, ...pastCursor])}${ordered})`,
+          ...(cursor ? [`upto AS MATERIALIZED (SELECT b.collection_id AS id, b.${bound} AS bound FROM ${w.table} b WHERE ${ofPeriod([held, upToCursor()])})`] : []),
+          `w AS MATERIALIZED (SELECT t.id, t.bound, v.volume::text AS volume, v.transactions AS "totalTransactions", v.volume AS volume_sort
+            FROM (SELECT * FROM past${cursor ? ' UNION ALL SELECT * FROM upto' : ''}) t CROSS JOIN LATERAL ${periodSalesSql(p, x.period, x.now, 't.id')} v)`,
+        ];
     // Past the walk, when it did not read to the end: the collections whose (bound, id) is before the
     // rows-th walked row after the cursor in the page's order (P, I). The walk's rows past the cursor are
     // at least walkRows, so it has one.
@@ -91,15 +125,23 @@ export function salesWalk(p: Params, x: SalesWalkArgs): Required<Pick<ListQuery,
     ])} t WHERE (SELECT count(*) FROM past) >= ${walkRows}::int`;
     const unbounded = x.unbounded.map(
       (source) =>
-        `(SELECT ${COLUMNS} FROM ${source} WHERE ${[`NOT ${held}`, ...(cursor ? [`(t.${sort.column}, t.id) ${w.past} ${cursor}`] : [])].join(' AND ')}
+        `(SELECT ${COLUMNS} FROM ${source} WHERE ${[`NOT ${held}`, ...filters, ...(cursor ? [`(t.${sort.column}, t.id) ${w.past} ${cursor}`] : [])].join(' AND ')}
           ORDER BY t.${sort.column} ${w.order}, t.id ${w.order} LIMIT ${rows}::int)`,
     );
     return `(WITH ${walked.join(', ')} ${[`SELECT ${COLUMNS} FROM w t`, reach, ...unbounded].join(' UNION ALL ')}) t`;
   };
 
   const countFrom: NonNullable<ListQuery['countFrom']> = ({ after, kept }) => {
+    const cursorOf = () => after && `(${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid)`;
+    if (trended) {
+      // Every counted row's figures, its trend's with them: with a kept count, of the rows up to the cursor alone.
+      const cursor = kept ? cursorOf() : undefined;
+      const upTo = cursor ? [`(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`] : [];
+      const sources = [`${summed([held, ...upTo])} t`, ...x.unbounded.map((source) => `(SELECT ${COLUMNS} FROM ${source} WHERE NOT ${held}) t`)];
+      return `(${sources.map((source) => `SELECT ${COLUMNS} FROM ${source}`).join(' UNION ALL ')}) t`;
+    }
     const exact = () => `(SELECT v.${x.figure === 'volume' ? 'volume' : 'transactions'} FROM ${periodSalesSql(p, x.period, x.now, 'b.collection_id')} v)`;
-    const cursor = after && `(${p.add(after.value)}::${sort.type}, ${p.add(after.id)}::uuid)`;
+    const cursor = cursorOf();
     // With a kept count, the rows up to the cursor: only those whose bound is not past it can be, summed.
     const upTo = kept && cursor ? [`(b.${bound}, b.collection_id) ${w.upTo} ${cursor}`] : [];
     const value = upTo.length ? exact() : cursor ? `CASE WHEN (b.${bound}, b.collection_id) ${w.past} ${cursor} THEN b.${bound} ELSE ${exact()} END` : `b.${bound}`;

@@ -91,8 +91,11 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   const p = new Params();
   const chain = await chainParam(ctx, p, args.chainId);
   const now = clock.now();
-  const where = args.isTrending != null ? [`t."isTrending" = ${p.add(args.isTrending)}`] : [];
-  const { sources, fields, pageFrom, countFrom } = ranking(p, {
+  // `> 0` and `< 1` (isTrending is 0 or 1), not `= 1` and `= 0`: the planner guesses that an equality on a
+  // computed column keeps one row in 200, and would compute every collection's figures to sort them rather
+  // than walk an index and stop once the page is full.
+  const where = args.isTrending != null ? [args.isTrending === 1 ? 't."isTrending" > 0' : 't."isTrending" < 1'] : [];
+  const { sources, fields, pageFrom, countFrom, count } = ranking(p, {
     period,
     now,
     orderBy: args.orderBy,
@@ -100,8 +103,6 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     isTrending: args.isTrending,
     direction: directionOf(args.direction, SORT[args.orderBy]),
   });
-  // Every collection is a row of the list: its kept count (migration 1765800000100) counts them, but by trend.
-  const count = args.isTrending == null ? () => `(SELECT COALESCE(sum(k.collections), 0) FROM collection_counts k${chain ? ` WHERE ${chain('k.chain_id')}` : ''})` : undefined;
   const page = await fetchPage<StatisticsRecord>(ctx.ds, {
     from: '',
     sources,

@@ -123,8 +123,14 @@ export function trendingColumns(v: string): string {
   const trend = `COALESCE(${v}.trend, 0)`;
   const previous = `COALESCE(${v}.previous, 0)`;
   return `${trend}::text AS "trendVolume", ${previous}::text AS "previousVolume",
-      CASE WHEN ${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * ${previous} THEN 1 ELSE 0 END AS "isTrending",
+      CASE WHEN ${trendingSql(v)} THEN 1 ELSE 0 END AS "isTrending",
       CASE WHEN ${trend} + ${previous} > 0 THEN (${trend} / (${trend} + ${previous}))::float8 ELSE 0 END AS "trendingScore"`;
+}
+
+/** Whether the record of `v`, a row of salesTable (nulls: no sales), is trending: never null. */
+export function trendingSql(v: string): string {
+  const trend = `COALESCE(${v}.trend, 0)`;
+  return `(${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * COALESCE(${v}.previous, 0))`;
 }
 
 /** The trend figures of no sales at all. */
