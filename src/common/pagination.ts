@@ -292,9 +292,9 @@ export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
   /**
-   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
-   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
-   * of its own) before they are merged.
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased as
+   * the list's row (the alias of `idExpression`: `t.id`, `t`) with the same columns, each filtered, sorted and
+   * cut to the page on its own (so each can walk an index of its own) before they are merged.
    */
   sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
@@ -526,13 +526,15 @@ function pageLimit(q: ListQuery): string {
 }
 
 /**
- * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
- * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ * The list's rows matching `whereSql`, as a `FROM` item aliased as `from`'s row. From several sources
+ * (ListQuery.sources), each is cut to its first `cut` rows in the page's order when given: a page of the
+ * merge needs no more.
  */
 function rowsFrom(q: Directed, whereSql: string, cut?: string): string {
   if (!q.sources) return `${q.from}${whereSql}`;
+  const row = q.idExpression.split('.')[0];
   const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
-  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
+  return `(${q.sources.map((source) => `(SELECT ${row}.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) ${row}`;
 }
 
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');

@@ -96,6 +96,13 @@ export interface ReadFilter {
    * of its ranges (rootRows), each read by its index, instead of a walk of every row filtered by `where`.
    */
   ranges?: (s: SqlScope, row: string, value: any) => string[] | undefined;
+  /**
+   * Its rows as disjoint parts of the table, each a FROM item whose rows are aliased `row`, for a value whose
+   * rows grow with the market and lie in no one index in a list's order (undefined: `where` or `ranges`
+   * serve): a root list given it reads each part by its own index, filtered, ordered and cut to the page on
+   * its own, then merges them (ListQuery.sources; a union of ranges PostgreSQL 15 appends and sorts whole).
+   */
+  sources?: (s: SqlScope, row: string, value: any) => string[] | undefined;
 }
 
 /** Whether a given filter of `filters` leaves few rows (ReadFilter.bounds). */
@@ -311,19 +318,24 @@ export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filter
 
 export interface RootRows {
   table: string;
+  /** The list's rows as parts read apart (ReadFilter.sources), each a FROM item aliased as the row; `table` is then not read. */
+  sources?: string[];
   written: (filter: ReadFilter) => boolean;
 }
 
 /**
  * What a root list reads as its row `row` for the given filters of `filters` (values in `args`): `table`, or,
- * given a filter with `ranges` for its value (the first), the union of the table's rows in each range
- * (common/sql.ts unionOfRanges), to be written before `row` as a table's name is; and whether a given filter
- * is written as a condition (the ranged one is not: the union holds its rows alone).
+ * given a filter with `ranges` or `sources` for its value (the first), the union of the table's rows in each
+ * range (common/sql.ts unionOfRanges), to be written before `row` as a table's name is, or the sources to read
+ * apart; and whether a given filter is written as a condition (that one is not: its rows are those read).
  */
 export function rootRows(table: string, filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): RootRows {
   const given = args as Record<string, unknown>;
   for (const filter of filters) {
-    const ranges = filter.ranges && given[filter.arg] != null ? filter.ranges(s, row, given[filter.arg]) : undefined;
+    if (given[filter.arg] == null) continue;
+    const sources = filter.sources?.(s, row, given[filter.arg]);
+    if (sources) return { table, sources, written: (f) => f !== filter };
+    const ranges = filter.ranges?.(s, row, given[filter.arg]);
     if (ranges) return { table: unionOfRanges(`${table} ${row}`, row, ranges), written: (f) => f !== filter };
   }
   return { table, written: () => true };

@@ -230,7 +230,8 @@ export class ObjectPlanner {
  * the resolvers must answer: a value with a problem (their error), a filter read `aside`, a row named
  * otherwise than by its key (ReadFilter.names). Given a row's key, an empty page must be checked
  * (`checkEmpty`, `exists`): the resolvers answer an unknown row with an error. `id` adds its parameter when it is used.
- * `rootTable`: a root list's table, read as rootRows says (`table`: the union of a filter's ranges, that filter then no condition).
+ * `rootTable`: a root list's table, read as rootRows says (`table`: the union of a filter's ranges, or `sources`: its parts read
+ * apart, that filter then no condition).
  */
 export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: Record<string, unknown>, a: string, rootTable?: string) {
   if (filterProblems(filters, args).length) return undefined;
@@ -253,10 +254,11 @@ export function plannedFilters(b: Build, filters: readonly ReadFilter[], args: R
   }
   const root = rootTable === undefined ? undefined : rootRows(rootTable, filters, s, a, args);
   const where = given.filter((filter) => !root || root.written(filter)).map((filter) => filter.where!(s, a, values.get(filter)));
-  if (named === undefined) return { table: root?.table, where, given, checkEmpty: false, id: () => '', exists: undefined };
+  const rows = { table: root?.table, sources: root?.sources };
+  if (named === undefined) return { ...rows, where, given, checkEmpty: false, id: () => '', exists: undefined };
   const { table, keyType, key } = named;
   const id = () => `${b.p.add(key)}::${keyType}`;
-  return { table: root?.table, where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
+  return { ...rows, where, given, checkEmpty: true, id, exists: () => `EXISTS (SELECT 1 FROM ${table} x WHERE x.id = ${id()})` };
 }
 
 /** The sorts of a model that plans read (fixedSort), by `orderBy` value, over the row `t` as page.ts reads them. */
