@@ -64,7 +64,7 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   // The chain by its EIP-155 id, as its condition names it; written only when the request counts (PostgreSQL
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
-  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), count });
+  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), sources: rows.sources, count });
 }
 
 export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {
