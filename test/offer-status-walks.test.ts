@@ -1,6 +1,7 @@
 import { clock } from '../src/common/clock';
 import { saveChain } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
+import { connectionWalk, restWalk } from './setup/list-walks';
 
 /**
  * Issue #38: expired and active offers are read as parts, each by an index of its own (offer.read.ts
@@ -93,37 +94,6 @@ async function expected(status: string, orderBy: string, direction: string): Pro
   return rows.map((r) => r.id);
 }
 
-/** Every page of a REST list (`limit` 9) by its cursor: the ids in order, and whether each `remaining` was the rows after its page. */
-async function restWalk(path: string): Promise<{ ids: string[]; remainingExact: boolean }> {
-  const pages: { ids: string[]; remaining: number }[] = [];
-  let cursor: string | null = null;
-  do {
-    const res: { status: number; body: { result: { id: string }[]; remaining: number; cursor: string | null } } = await server.rest('GET', `${path}&limit=9${cursor ? `&page=${encodeURIComponent(cursor)}` : ''}`);
-    expect(res.status).toBe(200);
-    pages.push({ ids: res.body.result.map((r) => r.id), remaining: res.body.remaining });
-    cursor = res.body.cursor;
-  } while (cursor);
-  const ids = pages.flatMap((p) => p.ids);
-  let seen = 0;
-  return { ids, remainingExact: pages.every((p) => (seen += p.ids.length) + p.remaining === ids.length) };
-}
-
-/** Every page of the GraphQL connection (`first` 9) by its cursor: the ids in order, and each page's totalCount. */
-async function connectionWalk(variables: Record<string, unknown>): Promise<{ ids: string[]; totals: number[] }> {
-  const ids: string[] = [];
-  const totals: number[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const res = await server.gql(OFFERS_CONNECTION, { ...variables, after });
-    expect(res.body.errors).toBeUndefined();
-    const page = res.body.data.list;
-    ids.push(...page.edges.map((e: { node: { id: string } }) => e.node.id));
-    totals.push(page.totalCount);
-    if (!page.pageInfo.hasNextPage) return { ids, totals };
-    after = page.pageInfo.endCursor;
-  }
-}
-
 /** The first page asked three times (the third is the SQL plan's), and page 3 by its number. */
 async function pages(variables: Record<string, unknown>): Promise<{ ids: string[]; remaining: number }[]> {
   const answers = [];
@@ -158,7 +128,7 @@ describe('expired and active offers read by parts', () => {
           expect(ids.length).toBeGreaterThan(30);
           // By chain: the kept count (after a cursor, less the rows up to it); by contract: counted, and planned.
           for (const filter of [`chain_id=${CHAIN}`, `token_address=${CONTRACT}`])
-            expect({ request, filter, ...(await restWalk(`/v1/offers?status=${status}&order_by=${orderBy}&direction=${direction}&${filter}`)) }).toEqual({
+            expect({ request, filter, ...(await restWalk(server, `/v1/offers?status=${status}&order_by=${orderBy}&direction=${direction}&${filter}`, 9)) }).toEqual({
               request,
               filter,
               ids,
@@ -166,7 +136,7 @@ describe('expired and active offers read by parts', () => {
             });
           const variables = { status: status.toUpperCase(), orderBy: orderBy.toUpperCase(), direction: direction.toUpperCase() };
           for (const filter of [{ chainId: CHAIN }, { tokenAddress: CONTRACT }])
-            expect({ request, filter, ...(await connectionWalk({ ...variables, ...filter })) }).toEqual({
+            expect({ request, filter, ...(await connectionWalk(server, OFFERS_CONNECTION, { ...variables, ...filter })) }).toEqual({
               request,
               filter,
               ids,
