@@ -30,15 +30,14 @@ export function offerStatusIsSql(o: string, now: string, status: string): string
 }
 
 /**
- * The offers whose status at `now` is `status` (ACTIVE or EXPIRED, else undefined) as disjoint parts of the
+ * The offers whose status at `now` is `status` (EXPIRED, else undefined) as disjoint parts of the
  * table, each a FROM item of offers aliased `o` that an index serves in each of the lists' orders (ReadFilter.sources,
  * migration 1765810000000). The sweeper marks the ended offers stored active (`expiry_swept`) and leaves them
  * active, so each of the two sets of them lies nearly all on one side of now:
- * - expired: stored so (ix_offers_status_*), marked and ended (ix_offers_swept_*), and unmarked and ended:
- *   the few the sweeper has not reached;
- * - active: unmarked and live (ix_offers_live_*, ix_offers_expiry_due), and marked and live: none, unless the
- *   reader's clock is behind the sweeper's.
- * The few are found by their ids, read from their end's index alone (ix_offers_expiry_due, ix_offers_swept_end),
+ * expired is stored so (ix_offers_status_*), marked and ended (ix_offers_swept_*), and unmarked and ended:
+ * the few the sweeper has not reached. Active offers (unmarked and live, and marked and live: none unless the reader's clock is behind) stay one walk
+ * of ix_offers_active_* filtered by the end: read as parts, page 10 at --scale 10 took 1.3-3.7 s (not yet explained).
+ * The few are found by their ids, read from their end's index alone (ix_offers_expiry_due),
  * then sorted: an ordered walk of another index filtered by the end, which the planner may pick when it guesses
  * many of them (it knows nothing of how the mark and the end go together), would read every offer of that index.
  */
@@ -48,8 +47,6 @@ export function offerStatusSources(o: string, now: () => string, status: string)
   const part = (condition: string) => `(SELECT * FROM offers WHERE ${condition}) ${o}`;
   const few = (condition: string) => `(SELECT * FROM offers WHERE id = ANY(ARRAY(SELECT id FROM offers WHERE ${condition}))) ${o}`;
   switch (status) {
-    case OfferStatus.ACTIVE:
-      return [part(`status = 'active' AND NOT expiry_swept AND end_time > ${at()}`), few(`status = 'active' AND expiry_swept AND end_time > ${at()}`)];
     case OfferStatus.EXPIRED:
       return [
         part(`status = 'expired'`),
