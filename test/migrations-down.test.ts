@@ -38,6 +38,15 @@ const AFTER_DOWN: Record<string, () => Promise<void>> = {
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%_price_counts_%'`)).toEqual([]);
     expect(await ds.query(`SELECT proname FROM pg_proc WHERE proname = 'price_bucket'`)).toEqual([]);
   },
+  OfferExpiryWalks1765810000000: async () => {
+    const indexes: { indexname: string; indexdef: string }[] = await ds.query(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'ix_offers_swept%' OR indexname LIKE 'ix_offers_live%' OR indexname = 'ix_offers_expiry_due' ORDER BY 1`,
+    );
+    expect(indexes.map((i) => [i.indexname, /\(end_time\) WHERE/.test(i.indexdef)])).toEqual([
+      ['ix_offers_expiry_due', true],
+      ['ix_offers_swept_end', true],
+    ]);
+  },
   CollectionCounts1765800000100: async () => {
     expect(await tableExists('collection_counts')).toBe(false);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'collections_counts_%'`)).toEqual([]);

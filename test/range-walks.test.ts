@@ -1,12 +1,13 @@
 import { clock } from '../src/common/clock';
 import { saveChain } from './factories/marketplace';
 import { startServer, TestServer } from './setup/server';
+import { connectionWalk, restWalk } from './setup/list-walks';
 
 /**
  * Issue #38: an account's orders are read as two index ranges, its sales and its purchases (read-model.ts
  * `ranges`; nested in the account, order.read.ts `pagesOf`, by role), and counts within a price range from the counts kept
  * by price bucket and the edge buckets' rows (trade/list-counts.ts priceRangeCount); expired
- * offers (two ranges too, still walked as one) are held to the same answers. The answers are what they were:
+ * offers (read as parts: test/offer-status-walks.test.ts) are held to the same answers. The answers are what they were:
  * every page of every sort, both ways, through both doors (and the planned first page) is the rows a
  * condition on every row finds, sorted; `remaining` and `totalCount` are exact. The market is of a chain of
  * its own (its counts kept by chain are this file's), read at a moment of its own; a contract and an account
@@ -96,38 +97,6 @@ async function expected(list: 'offers' | 'orders', where: string, values: unknow
   return rows.map((r) => r.id);
 }
 
-/** Every page of a REST list (`limit` 7) by its cursor: the ids in order, and whether each `remaining` was the rows after its page. */
-async function restWalk(path: string): Promise<{ ids: string[]; remainingExact: boolean }> {
-  const pages: { ids: string[]; remaining: number }[] = [];
-  let cursor: string | null = null;
-  do {
-    const res: { status: number; body: { result: { id: string }[]; remaining: number; cursor: string | null } } = await server.rest('GET', `${path}&limit=7${cursor ? `&page=${encodeURIComponent(cursor)}` : ''}`);
-    expect(res.status).toBe(200);
-    pages.push({ ids: res.body.result.map((r) => r.id), remaining: res.body.remaining });
-    cursor = res.body.cursor;
-  } while (cursor);
-  const ids = pages.flatMap((p) => p.ids);
-  let seen = 0;
-  const remainingExact = pages.every((p) => (seen += p.ids.length) + p.remaining === ids.length);
-  return { ids, remainingExact };
-}
-
-/** Every page of a GraphQL connection (`first` 7) by its cursor: the ids in order, and each page's totalCount. */
-async function connectionWalk(query: string, variables: Record<string, unknown>): Promise<{ ids: string[]; totals: number[] }> {
-  const ids: string[] = [];
-  const totals: number[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const res = await server.gql(query, { ...variables, after });
-    expect(res.body.errors).toBeUndefined();
-    const page = res.body.data.list;
-    ids.push(...page.edges.map((e: { node: { id: string } }) => e.node.id));
-    totals.push(page.totalCount);
-    if (!page.pageInfo.hasNextPage) return { ids, totals };
-    after = page.pageInfo.endCursor;
-  }
-}
-
 /** A first page asked three times (the third is the SQL plan's when there is one): the answers, which must agree. */
 async function firstPages(query: string, variables: Record<string, unknown>): Promise<{ ids: string[]; remaining: number }[]> {
   const answers = [];
@@ -157,10 +126,10 @@ describe('expired offers', () => {
           const request = { filter, orderBy, direction };
           expect(ids.length).toBeGreaterThan(20);
 
-          expect({ request, ...(await restWalk(`/v1/offers?status=expired&order_by=${orderBy}&direction=${direction}${filter}`)) }).toEqual({ request, ids, remainingExact: true });
+          expect({ request, ...(await restWalk(server, `/v1/offers?status=expired&order_by=${orderBy}&direction=${direction}${filter}`, 7)) }).toEqual({ request, ids, remainingExact: true });
           const byContract = filter.includes('token_address');
           const variables = { orderBy: orderBy.toUpperCase(), direction: direction.toUpperCase(), tokenAddress: byContract ? CONTRACT : undefined, chainId: byContract ? undefined : CHAIN };
-          expect({ request, ...(await connectionWalk(OFFERS_CONNECTION, variables)) }).toEqual({ request, ids, totals: pagesOf(ids) });
+          expect({ request, ...(await connectionWalk(server, OFFERS_CONNECTION, variables)) }).toEqual({ request, ids, totals: pagesOf(ids) });
           const first = { ids: ids.slice(0, 7), remaining: ids.length - 7 };
           expect({ request, answers: await firstPages(OFFERS_PAGE, variables) }).toEqual({ request, answers: [first, first, first] });
         }
@@ -175,9 +144,9 @@ describe("an account's orders, its sales and its purchases", () => {
         const request = { orderBy, direction };
         expect(ids.length).toBeGreaterThan(20);
 
-        expect({ request, ...(await restWalk(`/v1/orders?owner_id=${ACCOUNT}&order_by=${orderBy}&direction=${direction}`)) }).toEqual({ request, ids, remainingExact: true });
+        expect({ request, ...(await restWalk(server, `/v1/orders?owner_id=${ACCOUNT}&order_by=${orderBy}&direction=${direction}`, 7)) }).toEqual({ request, ids, remainingExact: true });
         const variables = { orderBy: orderBy.toUpperCase(), direction: direction.toUpperCase(), ownerId: ACCOUNT };
-        expect({ request, ...(await connectionWalk(ORDERS_CONNECTION, variables)) }).toEqual({ request, ids, totals: pagesOf(ids) });
+        expect({ request, ...(await connectionWalk(server, ORDERS_CONNECTION, variables)) }).toEqual({ request, ids, totals: pagesOf(ids) });
         const first = { ids: ids.slice(0, 7), remaining: ids.length - 7 };
         expect({ request, answers: await firstPages(ORDERS_PAGE, variables) }).toEqual({ request, answers: [first, first, first] });
       }

@@ -292,9 +292,9 @@ export interface ListQuery {
   /** `FROM` clause with the main table aliased, e.g. `assets t`. */
   from: string;
   /**
-   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased `t`
-   * with the same columns, each filtered, sorted and cut to the page on its own (so each can walk an index
-   * of its own) before they are merged.
+   * Instead of `from` (fetchPage only): disjoint sources of the list's rows, each a `FROM` clause aliased as
+   * the list's row (the alias of `idExpression`: `t.id`, `t`) with the same columns, each filtered, sorted and
+   * cut to the page on its own (so each can walk an index of its own) before they are merged.
    */
   sources?: readonly string[];
   /** Select list of the item columns (see selectColumns). */
@@ -476,7 +476,7 @@ function walkedCount(walk: string, otherwise: string): string {
 }
 
 /**
- * The count of `rows` (a list's rows up to a cursor, a FROM item). By a walk of the list's index from the
+ * The count of the list's rows matching `whereSql` (its rows up to a cursor). By a walk of the list's index from the
  * cursor back to the list's start, for as far as COUNT_WALK rows: a plain count let the planner guess from
  * the cursor's sort value alone, and where many rows share it (a batch of offers made in one statement) it
  * guessed every one of them and counted them by a scan of the table (1-1.7 s at 5,000,000 offers for page 10
@@ -485,9 +485,11 @@ function walkedCount(walk: string, otherwise: string): string {
  * cursor's, through every row that shares it (65 ms for 500,000 offers made together). Past COUNT_WALK (a
  * cursor far down the list), all of them are counted.
  */
-function countUpTo(q: Directed, rows: string): string {
+function countUpTo(q: Directed, whereSql: string): string {
   const back = q.args.direction === SortDirection.ASC ? SortDirection.DESC : SortDirection.ASC;
-  return walkedCount(`SELECT 1 FROM ${rows} ORDER BY ${orderBySql(q.sort, q.idExpression, back)}`, `(SELECT count(*) FROM ${rows})`);
+  // From sources, each walked back from the cursor on its own (PostgreSQL appends a union and sorts it whole).
+  const walked = rowsFrom(q, whereSql, String(COUNT_WALK + 1), back);
+  return walkedCount(`SELECT 1 FROM ${walked} ORDER BY ${orderBySql(q.sort, q.idExpression, back)}`, `(SELECT count(*) FROM ${rowsFrom(q, whereSql)})`);
 }
 
 /**
@@ -501,7 +503,7 @@ function keptCount(q: Directed, position: Position, count = q.count): string | u
   const after = position.after;
   if (!after) return count;
   const from = q.countFrom?.({ after, direction: q.args.direction, kept: true });
-  if (from === undefined) return q.sort.nullable ? undefined : `(${count} - ${countUpTo(q, rowsFrom(q, whereClause([...q.where, upToCursor(q, after)])))})`;
+  if (from === undefined) return q.sort.nullable ? undefined : `(${count} - ${countUpTo(q, whereClause([...q.where, upToCursor(q, after)]))})`;
   // After a null, the later nulls, counted: at most the kept count, which is written for the request anyway
   // (PostgreSQL refuses a statement that leaves one of its parameters unused).
   return after.value === null
@@ -544,13 +546,15 @@ function pageLimit(q: ListQuery): string {
 }
 
 /**
- * The list's rows matching `whereSql`, as a `FROM` item aliased `t`. From several sources (ListQuery.sources),
- * each is cut to its first `cut` rows in the page's order when given: a page of the merge needs no more.
+ * The list's rows matching `whereSql`, as a `FROM` item aliased as `from`'s row. From several sources
+ * (ListQuery.sources), each is cut to its first `cut` rows in `direction` (the page's) when given: a page
+ * of the merge needs no more.
  */
-function rowsFrom(q: Directed, whereSql: string, cut?: string): string {
+function rowsFrom(q: Directed, whereSql: string, cut?: string, direction = q.args.direction): string {
   if (!q.sources) return `${q.from}${whereSql}`;
-  const order = cut ? ` ORDER BY ${orderClause(q)} LIMIT ${cut}` : '';
-  return `(${q.sources.map((source) => `(SELECT t.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) t`;
+  const row = q.idExpression.split('.')[0];
+  const order = cut ? ` ORDER BY ${orderBySql(q.sort, q.idExpression, direction)} LIMIT ${cut}` : '';
+  return `(${q.sources.map((source) => `(SELECT ${row}.* FROM ${source}${whereSql}${order})`).join(' UNION ALL ')}) ${row}`;
 }
 
 const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');

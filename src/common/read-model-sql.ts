@@ -125,19 +125,24 @@ export function fromWithJoins(model: ReadModel, s: SqlScope, row: string, filter
 
 export interface RootRows {
   table: string;
+  /** The list's rows as parts read apart (ReadFilter.sources), each a FROM item aliased as the row; `table` is then not read. */
+  sources?: string[];
   written: (filter: ReadFilter) => boolean;
 }
 
 /**
  * What a root list reads as its row `row` for the given filters of `filters` (values in `args`): `table`, or,
- * given a filter with `ranges` for its value (the first), the union of the table's rows in each range
- * (common/sql.ts unionOfRanges), to be written before `row` as a table's name is; and whether a given filter
- * is written as a condition (the ranged one is not: the union holds its rows alone).
+ * given a filter with `ranges` or `sources` for its value (the first), the union of the table's rows in each
+ * range (common/sql.ts unionOfRanges), to be written before `row` as a table's name is, or the sources to read
+ * apart; and whether a given filter is written as a condition (that one is not: its rows are those read).
  */
 export function rootRows(table: string, filters: readonly ReadFilter[], s: SqlScope, row: string, args: object): RootRows {
   const given = args as Record<string, unknown>;
   for (const filter of filters) {
-    const ranges = filter.ranges && given[filter.arg] != null ? filter.ranges(s, row, given[filter.arg]) : undefined;
+    if (given[filter.arg] == null) continue;
+    const sources = filter.sources?.(s, row, given[filter.arg]);
+    if (sources) return { table, sources, written: (f) => f !== filter };
+    const ranges = filter.ranges?.(s, row, given[filter.arg]);
     if (ranges) return { table: unionOfRanges(`${table} ${row}`, row, ranges), written: (f) => f !== filter };
   }
   return { table, written: () => true };
@@ -178,7 +183,8 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
  * How a SQL plan reads the given filters of `filters` (values in `args`) over rows `a` (ReadFilter's `plan`
  * and `names`), or undefined when the resolvers must answer: a value with a problem (their error), a filter
  * read `aside` or joining a row, a row named otherwise than by its key. `rootTable`: a root list's table, read
- * as rootRows says (`table`: the union of a filter's ranges, that filter then no condition). Given a row's
+ * as rootRows says (`table`: the union of a filter's ranges, or `sources`: its parts read apart, that filter then
+ * no condition). Given a row's
  * key, an empty page must be checked (`checkEmpty`, `exists`): the resolvers answer an unknown row with an
  * error; `id` adds the key's parameter when it is used.
  */
@@ -200,7 +206,7 @@ export function plannedFilters(filters: readonly ReadFilter[], s: SqlScope, a: s
   const row = named;
   const id = () => `${s.p.add(row!.key)}::${row!.keyType}`;
   const exists = row && (() => `EXISTS (SELECT 1 FROM ${row.table} x WHERE x.id = ${id()})`);
-  return { table: root?.table, where, given, checkEmpty: row !== undefined, id, exists };
+  return { table: root?.table, sources: root?.sources, where, given, checkEmpty: row !== undefined, id, exists };
 }
 
 /** A list's planned filters (plannedFilters). */

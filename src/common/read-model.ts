@@ -97,6 +97,13 @@ export interface ReadFilter {
    * of its ranges (rootRows), each read by its index, instead of a walk of every row filtered by `where`.
    */
   ranges?: (s: SqlScope, row: string, value: any) => string[] | undefined;
+  /**
+   * Its rows as disjoint parts of the table, each a FROM item whose rows are aliased `row`, for a value whose
+   * rows grow with the market and lie in no one index in a list's order (undefined: `where` or `ranges`
+   * serve): a root list given it reads each part by its own index, filtered, ordered and cut to the page on
+   * its own, then merges them (ListQuery.sources; a union of ranges PostgreSQL 15 appends and sorts whole).
+   */
+  sources?: (s: SqlScope, row: string, value: any) => string[] | undefined;
 }
 
 /**

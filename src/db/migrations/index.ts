@@ -41,6 +41,7 @@ import { CollectionSalesBounds1765760000000 } from './1765760000000-collection-s
 import { TradeRangeIndexes1765760000300 } from './1765760000300-trade-range-indexes';
 import { CollectionSalesLows1765800000000 } from './1765800000000-collection-sales-lows';
 import { CollectionCounts1765800000100 } from './1765800000100-collection-counts';
+import { OfferExpiryWalks1765810000000 } from './1765810000000-offer-expiry-walks';
 import { TradePriceCounts1765830000000 } from './1765830000000-trade-price-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
@@ -88,5 +89,6 @@ export const migrations = [
   TradeRangeIndexes1765760000300,
   CollectionSalesLows1765800000000,
   CollectionCounts1765800000100,
+  OfferExpiryWalks1765810000000,
   TradePriceCounts1765830000000,
 ];

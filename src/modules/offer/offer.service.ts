@@ -66,7 +66,7 @@ export async function listOffers(ctx: Context, args: OfferListArgs): Promise<Pag
   // refuses a statement with a parameter it does not use).
   const count = () => keptCountSql(OFFER_READ, s, { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   const keyset = keysetLead([...OFFER_READ.rootFilters, ...OFFER_READ.filters], OFFER_READ.sorts[args.orderBy], 'o', { ...args, collectionId });
-  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), count, keysetLead: keyset });
+  return fetchPage<Offer>(ctx.ds, { ...offerListQuery(args, s, { from: `${rows.table} o`, where, written: rows.written }), sources: rows.sources, count, keysetLead: keyset });
 }
 
 export async function getOffer(ctx: Context, id: string, field = 'id'): Promise<Offer> {

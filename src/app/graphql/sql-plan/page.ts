@@ -16,6 +16,11 @@ export interface Selected {
 /** The rows of a first page: FROM `table` `alias` `joins` WHERE `where`, in the order of `sort` (over `alias`); `args` are the list's (see directed). */
 export interface PageRows {
   table: string;
+  /**
+   * Instead of `table`: disjoint parts of the rows, each a FROM item aliased `alias`, each filtered, ordered and
+   * cut to the page on its own before they are merged (as pagination.ts's ListQuery.sources); its counts read them whole.
+   */
+  sources?: readonly string[];
   alias: string;
   /** JOIN clauses of rows read with each row (a listing's asset). */
   joins?: string;
@@ -53,8 +58,16 @@ export interface RowsForm {
 /** The rows with their direction resolved: the one given, else the sort's default (as pagination.ts's fetchPage). */
 const directed = (r: PageRows): PageRows => ({ ...r, args: { ...r.args, direction: directionOf(r.args.direction as SortDirection | null | undefined, r.sort) } });
 
-/** FROM and WHERE of a page's rows. */
-const fromOf = (r: PageRows) => `${r.table} ${r.alias}${r.joins ?? ''}${r.where.length ? ` WHERE ${r.where.join(' AND ')}` : ''}`;
+/**
+ * FROM and WHERE of a page's rows. From parts (PageRows.sources), each cut to `cut` (its ORDER BY and LIMIT)
+ * when given: the page needs no more of each; its counts read them whole.
+ */
+function fromOf(r: PageRows, cut?: string): string {
+  const where = r.where.length ? ` WHERE ${r.where.join(' AND ')}` : '';
+  if (!r.sources) return `${r.table} ${r.alias}${r.joins ?? ''}${where}`;
+  const parts = r.sources.map((source) => `(SELECT ${r.alias}.* FROM ${source}${r.joins ?? ''}${where}${cut ? ` ${cut}` : ''})`);
+  return `(${parts.join(' UNION ALL ')}) ${r.alias}`;
+}
 
 /** Whether a shape holds a list (an item with lists of its own). */
 export const hasList = (shape: Shape): boolean =>
@@ -125,16 +138,20 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
     return `(SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${(r.args.limit as number) + 1}) ${nextAlias(b)})`;
   };
 
-  /** The rows with their direction resolved, their sort, FROM and WHERE, ORDER BY, LIMIT. */
+  /**
+   * The rows with their direction resolved, their sort, FROM and WHERE of the page's rows (`pageFrom`) and of
+   * its counts (`from`), ORDER BY, LIMIT.
+   */
   const prepared = (given: PageRows) => {
     const r = directed(given);
     const order = orderBySql(r.sort, `${r.alias}.id`, r.args.direction as SortDirection);
-    return { r, sort: r.sort, from: fromOf(r), order, limit: r.args.limit as number };
+    const limit = r.args.limit as number;
+    return { r, sort: r.sort, from: fromOf(r), pageFrom: fromOf(r, `ORDER BY ${order} LIMIT ${limit}`), order, limit };
   };
 
   /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
   const values = (b: Build, given: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
-    const { r, sort, from, order, limit } = prepared(given);
+    const { r, sort, from, pageFrom, order, limit } = prepared(given);
     const n = counted ? nextAlias(b) : '';
     const out: string[] = [];
     for (const { node: child } of fields) {
@@ -144,7 +161,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
       } else if (name === 'result') {
         const sql = json!(b, r.alias);
         if (!sql) return undefined;
-        out.push(`array_to_json(ARRAY(SELECT ${sql} FROM ${from} ORDER BY ${order} LIMIT ${limit}))`);
+        out.push(`array_to_json(ARRAY(SELECT ${sql} FROM ${pageFrom} ORDER BY ${order} LIMIT ${limit}))`);
       } else if (name === 'remaining') {
         out.push(`GREATEST(0, ${n}.n - ${limit})`);
       } else {
@@ -155,7 +172,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         const cursor = cursorText
           ? cursorSql(position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)))
           : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
-        const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${from} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
+        const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${pageFrom} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
         out.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${cursor} FROM (${lastRow}) ${last}) END`);
       }
     }
@@ -171,7 +188,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
    * parts when rows remain (`value` reads a sort value as sent; an empty first page: nothing matched).
    */
   const itemRows = (b: Build, given: PageRows, json: Render, textual: boolean, value: (s: unknown) => unknown) => {
-    const { r, sort, from, order, limit } = prepared(given);
+    const { r, sort, from, pageFrom, order, limit } = prepared(given);
     const item = json(b, r.alias);
     if (!item) return undefined;
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
@@ -184,7 +201,7 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
       const cursor: CursorParts | null = total > limit ? [String(r.args.orderBy), String(r.args.direction), value(last.s), String(last.i)] : null;
       return { remaining: Math.max(0, total - limit), cursor };
     };
-    return { sql: `SELECT ${columns.join(', ')} FROM ${from} ORDER BY ${order} LIMIT ${limit}`, end };
+    return { sql: `SELECT ${columns.join(', ')} FROM ${pageFrom} ORDER BY ${order} LIMIT ${limit}`, end };
   };
 
   /** The page's values as `render` sends them (decode's input), from its rows. */

@@ -139,10 +139,10 @@ export class Planner extends ObjectPlanner {
       const a = nextAlias(b);
       const sort = search ? undefined : fixedSort(model, args.orderBy, a);
       if (!isPlainFirstPage(args) || (search ? !isSearchQuery(args.query) : !sort)) return undefined;
-      // A root list reads a filter declared as ranges (ReadFilter.ranges) from their union (rootRows); a search ranks the table's rows.
+      // A root list reads a filter declared as ranges (ReadFilter.ranges) from their union, or as sources from its parts (rootRows); a search ranks the table's rows.
       const filtered = readsOmits(b, model, args, a) ? plannedFilters(filters, scopeOf(b), a, args, search ? undefined : model.table) : undefined;
       if (!filtered) return undefined;
-      const at: Omit<PageRows, 'sort' | 'args'> = { table: filtered.table ?? model.table!, alias: a, where: filtered.where };
+      const at: Omit<PageRows, 'sort' | 'args'> = { table: filtered.table ?? model.table!, sources: filtered.sources, alias: a, where: filtered.where };
       if (search) {
         const ranked = nameSearch(b.p, a, args.query as string);
         const where = [...filtered.where, ranked.where(`${model.table} ${a}`, filtered.where, boundsRows(filtered.given, args))];
