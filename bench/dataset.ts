@@ -206,7 +206,7 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
     log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   };
   await inLanes(lanes, [
-    timed('collection_counts', `INSERT INTO collection_counts (chain_id, collections) SELECT chain_id, count(*) FROM collections GROUP BY 1`),
+    timed('collection_counts', `INSERT INTO collection_counts (chain_id, category_id, status, collections) SELECT chain_id, category_id, status, count(*) FROM collections GROUP BY 1, 2, 3`),
     timed(
       'collection_holdings',
       `INSERT INTO collection_holdings (collection_id, owner, assets) SELECT collection_id, owner, count(*) FROM assets GROUP BY 1, 2`,

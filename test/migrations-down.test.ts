@@ -33,6 +33,18 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionListCounts1765840000000: async () => {
+    // Back to one row per chain, kept by the chain trigger.
+    expect(await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'collection_counts' ORDER BY 1`)).toEqual([
+      { column_name: 'chain_id' },
+      { column_name: 'collections' },
+    ]);
+    expect((await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'collections_counts_%' ORDER BY 1`)).map((t: { tgname: string }) => t.tgname)).toEqual([
+      'collections_counts_chain',
+      'collections_counts_delete',
+      'collections_counts_insert',
+    ]);
+  },
   TradePriceCounts1765830000000: async () => {
     expect(await tableExists('trade_price_counts')).toBe(false);
     expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE '%_price_counts_%'`)).toEqual([]);

@@ -43,6 +43,7 @@ import { CollectionSalesLows1765800000000 } from './1765800000000-collection-sal
 import { CollectionCounts1765800000100 } from './1765800000100-collection-counts';
 import { OfferExpiryWalks1765810000000 } from './1765810000000-offer-expiry-walks';
 import { TradePriceCounts1765830000000 } from './1765830000000-trade-price-counts';
+import { CollectionListCounts1765840000000 } from './1765840000000-collection-list-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -91,4 +92,5 @@ export const migrations = [
   CollectionCounts1765800000100,
   OfferExpiryWalks1765810000000,
   TradePriceCounts1765830000000,
+  CollectionListCounts1765840000000,
 ];

@@ -1,6 +1,6 @@
 import { keyOf } from '../../common/graphql/node';
 import { SortDirection } from '../../common/pagination';
-import { equalsFilter, ReadFilter, ReadModel } from '../../common/read-model';
+import { equalsFilter, ReadFilter, ReadModel, SqlScope } from '../../common/read-model';
 import { modelColumns } from '../../common/read-model-sql';
 import { ADDRESS, UUID } from '../../common/validate';
 import { CollectionOrderBy } from './collection.inputs';
@@ -84,6 +84,8 @@ export const COLLECTION_READ: ReadModel = {
     // Royalty fees, stored as JSON.
     fees: feesRelation((c) => [`${c}.fees`]),
   },
+  // The kept counts by chain, category and status (migration 1765840000000): the list's `remaining` and `totalCount`.
+  count: { filters: ['chainId', 'categoryId', 'status'], sql: (s, args) => collectionCountSql(s, args) },
   pagesOf: {
     // The collections an account owns.
     'Account.collections': (t, account) => `${t}.owner = ${account}.id`,
@@ -145,3 +147,15 @@ export const COLLECTION_READ: ReadModel = {
 
 /** Every field of a collection over `row`, as the service reads a whole row (the columns of collection.entity.ts). */
 export const collectionColumns = (row = 't'): string => modelColumns(COLLECTION_READ, row);
+
+/**
+ * How many collections match `args` (chainId as its EIP-155 id, categoryId as the API gives it, status), from
+ * `collection_counts`: a few rows per chain whatever the number of collections.
+ */
+export function collectionCountSql(s: SqlScope, args: Record<string, unknown>): string {
+  const where: string[] = [];
+  if (args.chainId != null) where.push(`k.chain_id = ${s.p.add(args.chainId)}`);
+  if (args.categoryId != null) where.push(`k.category_id = ${s.p.add(keyOf('Category', args.categoryId as string))}`);
+  if (args.status != null) where.push(`k.status = ${s.p.add(args.status)}`);
+  return `(SELECT COALESCE(sum(k.collections), 0)::bigint FROM collection_counts k${where.length ? ` WHERE ${where.join(' AND ')}` : ''})`;
+}

@@ -2,7 +2,7 @@ import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
 import { fetchPage, Page } from '../../common/pagination';
 import { sqlScope } from '../../common/read-model';
-import { filterConditions, fixedSort, selectList, selectsEveryField } from '../../common/read-model-sql';
+import { filterConditions, fixedSort, keptCountSql, selectList, selectsEveryField } from '../../common/read-model-sql';
 import { nameSearch, RELEVANCE } from '../../common/name-search';
 import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
@@ -83,6 +83,8 @@ export async function listCollections(ctx: Context, args: CollectionListArgs, fi
     sort: search?.sort ?? fixedSort(COLLECTION_READ, args.orderBy)!,
     orderBy: search ? RELEVANCE : args.orderBy,
     countAllRead: search !== undefined,
+    // The kept count by chain, category and status (a search ranks its own rows; an owner's are counted).
+    count: search ? undefined : () => keptCountSql(COLLECTION_READ, sqlScope(p), { ...args, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) }),
     args,
   });
   if (joins.length) {
