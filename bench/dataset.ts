@@ -45,6 +45,15 @@ export const DERIVED = [
 ];
 export const TRIGGERED = ['collections', ...MARKET, 'collection_sales_hourly'];
 
+/**
+ * The BEFORE triggers of the loaded tables that the fast load turns off too, as it writes their columns itself: a
+ * listing's asset name (migration 1765870000000), which its trigger reads from the asset by the assets' key, set
+ * aside while the rows go in (a scan of the assets per listing). With every trigger on the key stays (KEPT_KEYS).
+ */
+export const WRITTEN_BY_LOADER = ['listings_asset_name'];
+/** The keys the load with every trigger on keeps while the rows go in: the triggers of WRITTEN_BY_LOADER read by them. */
+const KEPT_KEYS = ['assets_pkey'];
+
 export interface LoadOptions {
   /**
    * true: every trigger on, so the derived tables are kept row by row as the application's writes keep them
@@ -102,13 +111,13 @@ export async function loadDataset(ds: DataSource, scale: Scale, log: (line: stri
     const rows = inserts(at);
 
     await one.query(`DROP TABLE IF EXISTS ${MARKER}`);
-    const restore = await withoutIndexes(one, options.triggers ? MARKET : [...MARKET, ...DERIVED], log);
+    const restore = await withoutIndexes(one, options.triggers ? MARKET : [...MARKET, ...DERIVED], log, options.triggers ? KEPT_KEYS : []);
     const afterTriggers: { tab: string; name: string }[] = options.triggers
       ? []
       : await one.query(
           `SELECT t.tgrelid::regclass::text AS tab, t.tgname AS name FROM pg_trigger t
-           WHERE NOT t.tgisinternal AND t.tgrelid::regclass::text = ANY($1) AND t.tgtype & 2 = 0 ORDER BY 1, 2`,
-          [TRIGGERED],
+           WHERE NOT t.tgisinternal AND t.tgrelid::regclass::text = ANY($1) AND (t.tgtype & 2 = 0 OR t.tgname = ANY($2)) ORDER BY 1, 2`,
+          [TRIGGERED, WRITTEN_BY_LOADER],
         );
     for (const t of afterTriggers) await one.query(`ALTER TABLE ${quoteIdent(t.tab)} DISABLE TRIGGER ${quoteIdent(t.name)}`);
     try {
@@ -171,10 +180,10 @@ function inserts(at: string) {
            ${address(`'holder' || ((c.i * 31 + t) % ${HOLDERS})`)}, CASE WHEN t % 3 = 0 THEN 'listed' ELSE 'unlisted' END,
            ${now} - make_interval(secs => c.i * 100 + t), ${now}
          FROM generate_series($1::int, $2::int) c(i) CROSS JOIN generate_series(1, $3::int) t
-         RETURNING id, collection_id, owner, token_id)
-       INSERT INTO listings (id, asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, created_at, updated_at)
+         RETURNING id, collection_id, owner, token_id, name)
+       INSERT INTO listings (id, asset_id, collection_id, seller, order_type, start_price, accept_price, listing_time, created_at, updated_at, asset_name)
        SELECT md5('l' || a.id)::uuid, a.id, a.collection_id, a.owner, 'fixed_price', (a.token_id % 50 + 1) / 10.0, (a.token_id % 50 + 1) / 10.0,
-         ${now} - interval '1 day', ${now}, ${now}
+         ${now} - interval '1 day', ${now}, ${now}, a.name
        FROM inserted a WHERE a.token_id % 3 = 0`,
     offers: `INSERT INTO offers (id, asset_id, collection_id, chain_id, token_address, token_id, taker, price, start_time, end_time, status, created_at, updated_at)
        SELECT md5('o' || k)::uuid, md5('a' || x.c || '-' || x.t)::uuid, md5('c' || x.c)::uuid, ${chain('x.c')}, ${address("'contract' || x.c")}, x.t,
@@ -195,14 +204,16 @@ const NATIVE = `'0x0000000000000000000000000000000000000000'`;
 /**
  * The derived tables (DERIVED) from the rows of the market, as its triggers would have kept them: each the
  * statement of its trigger over the whole table instead of a statement's transition table (the counts as one
- * delta per group, as one statement's trigger appends them), the collections' floors by the triggers' own
+ * row per group, folded, as the sweeper's loop leaves them and the migrations write them: loaded as unfolded
+ * deltas, the first fold rewrote every collection's rows, whose dead versions and statistics of unfolded rows
+ * then stayed on a server without autovacuum), the collections' floors by the triggers' own
  * collection_floor_recount. Independent tables on both connections at once.
  */
 async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): Promise<void> {
   const t = Date.now();
-  const timed = (what: string, sql: string) => async (lane: QueryRunner) => {
+  const timed = (what: string, ...statements: string[]) => async (lane: QueryRunner) => {
     const started = Date.now();
-    await lane.query(sql);
+    for (const sql of statements) await lane.query(sql);
     log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   };
   await inLanes(lanes, [
@@ -221,12 +232,12 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
       'collection_asset_counts, asset_counts',
       `WITH g AS (SELECT collection_id, chain_id, count(*) AS n FROM assets GROUP BY 1, 2),
        c AS (INSERT INTO collection_asset_counts (collection_id, assets) SELECT collection_id, sum(n) FROM g GROUP BY 1)
-       INSERT INTO asset_counts (chain_id, n) SELECT chain_id, sum(n) FROM g GROUP BY 1`,
+       INSERT INTO asset_counts (chain_id, n, folded) SELECT chain_id, sum(n), true FROM g GROUP BY 1`,
     ),
     timed(
       'listed_asset_counts',
-      `INSERT INTO listed_asset_counts (collection_id, chain_id, currency, swept, n)
-       SELECT g.collection_id, c.chain_id, d.currency, d.swept, sum(d.n)
+      `INSERT INTO listed_asset_counts (collection_id, chain_id, currency, swept, n, folded)
+       SELECT g.collection_id, c.chain_id, d.currency, d.swept, sum(d.n), true
        FROM (SELECT collection_id, currency, expiry_swept, count(*) FROM listings WHERE status = 'active' GROUP BY 1, 2, 3) d(collection_id, currency, swept, n)
        JOIN collections c ON c.id = d.collection_id
        CROSS JOIN LATERAL (VALUES (d.collection_id), ('00000000-0000-0000-0000-000000000000'::uuid)) g(collection_id)
@@ -239,7 +250,7 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
        UNION ALL
        SELECT 'orders', chain_id, currency, '', status, false, count(*) FROM orders GROUP BY 2, 3, 5`,
     ),
-    timed('trade_price_counts', fillTradePriceCounts()),
+    timed('trade_price_counts', fillTradePriceCounts(), 'UPDATE trade_price_counts SET folded = true'),
     // An english auction's bound is its best bid's (listing_bids_changed, on the offers' insert).
     timed(
       'english auctions\' best bids',
@@ -269,12 +280,16 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
     ),
     timed(
       'collection_sales_lows',
-      `INSERT INTO collection_sales_lows (collection_id, period, chain_id, volume_low, sales_low)
-       SELECT c.id, w.period, c.chain_id, COALESCE(x.volume, 0), COALESCE(x.sales, 0)
+      `INSERT INTO collection_sales_lows (collection_id, period, chain_id, volume_low, sales_low, trend_volume, previous_volume)
+       SELECT c.id, w.period, c.chain_id, COALESCE(x.volume, 0), COALESCE(x.sales, 0), COALESCE(x.trend, 0), COALESCE(x.previous, 0)
        FROM collections c CROSS JOIN collection_sales_bound_windows w
-       LEFT JOIN (SELECT r.collection_id, w.period, sum(r.volume) AS volume, sum(r.sales) AS sales
+       LEFT JOIN (SELECT r.collection_id, w.period,
+                    sum(r.volume) FILTER (WHERE r.hour >= w.since + interval '2 hours' AND r.hour < w.since + make_interval(secs => w.seconds) - interval '1 hour') AS volume,
+                    sum(r.sales) FILTER (WHERE r.hour >= w.since + interval '2 hours' AND r.hour < w.since + make_interval(secs => w.seconds) - interval '1 hour') AS sales,
+                    sum(r.volume) FILTER (WHERE r.hour >= w.since + interval '1 hour' AND r.hour < w.since + make_interval(secs => w.seconds)) AS trend,
+                    sum(r.volume) FILTER (WHERE r.hour >= w.since + interval '1 hour' - make_interval(secs => w.seconds) AND r.hour < w.since) AS previous
                   FROM collection_sales_hourly r JOIN collection_sales_bound_windows w
-                    ON r.hour >= w.since + interval '2 hours' AND r.hour < w.since + make_interval(secs => w.seconds) - interval '1 hour'
+                    ON r.hour >= w.since + interval '1 hour' - make_interval(secs => w.seconds) AND r.hour < w.since + make_interval(secs => w.seconds)
                   GROUP BY 1, 2) x ON x.collection_id = c.id AND x.period = w.period
        WHERE w.seconds >= 6 * 3600`,
     ),
@@ -312,15 +327,16 @@ const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 /**
  * Drops the indexes, keys and foreign keys of `tables` (and the foreign keys that point at them) and
  * answers the function that puts them all back, as they were, on the lanes at once: keys first, then the
- * other indexes, then the foreign keys, each validated in one pass over the loaded rows.
+ * other indexes, then the foreign keys, each validated in one pass over the loaded rows. The keys named in
+ * `keep` stay (the foreign keys that point at them go all the same).
  */
-async function withoutIndexes(q: QueryRunner, tables: string[], log: (line: string) => void): Promise<(lanes: QueryRunner[]) => Promise<void>> {
+async function withoutIndexes(q: QueryRunner, tables: string[], log: (line: string) => void, keep: string[] = []): Promise<(lanes: QueryRunner[]) => Promise<void>> {
   const constraints: { tab: string; name: string; type: string; definition: string }[] = await q.query(
     `SELECT c.conrelid::regclass::text AS tab, c.conname AS name, c.contype AS type, pg_get_constraintdef(c.oid) AS definition
      FROM pg_constraint c
-     WHERE (c.conrelid::regclass::text = ANY($1) AND c.contype IN ('p', 'u', 'f'))
-        OR (c.confrelid::regclass::text = ANY($1) AND c.contype = 'f')`,
-    [tables],
+     WHERE ((c.conrelid::regclass::text = ANY($1) AND c.contype IN ('p', 'u', 'f'))
+        OR (c.confrelid::regclass::text = ANY($1) AND c.contype = 'f')) AND c.conname <> ALL($2)`,
+    [tables, keep],
   );
   const indexes: { name: string; definition: string }[] = await q.query(
     `SELECT i.indexname AS name, i.indexdef AS definition FROM pg_indexes i

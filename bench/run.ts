@@ -83,7 +83,7 @@ const { values: opts } = parseArgs({
     /** METADATA_CONCURRENCY and METADATA_HOST_CONCURRENCY of the worker (one host serves every document). */
     'metadata-concurrency': { type: 'string', default: '64' },
     // The cost of traces: the workloads (--only) against this build with traces off and on (exporting
-    // OTLP to a receiver in the bench) and the --baseline build, side by side in interleaved rounds.
+    // OTLP to a receiver in the bench) and the --baseline build off and on, side by side in interleaved rounds.
     tracing: { type: 'boolean', default: false },
     /** The growth section instead of the workloads: every documented list, sort and filter, pages 1 and 10, one at a time (bench/growth.ts). */
     growth: { type: 'boolean', default: false },
@@ -895,17 +895,17 @@ async function startTraceReceiver(): Promise<{ url: string; exports: () => numbe
 /**
  * --tracing (PostgreSQL): the workloads (--only) against this build with traces off (no OTEL_* variable)
  * and on (OTLP over HTTP, protobuf, to a receiver in the bench; every request sampled, and one in ten), and with
- * --baseline against that build too, all running at once and driven in interleaved rounds (the order
- * turning each round), so that a machine whose load changes weighs on each alike. A row: req/s (median
- * of the rounds) and the server's CPU ms per request (its utime + stime over the requests of all
- * rounds, less its idle CPU over the same time, measured while the others are driven), the figure least
- * moved by other load; the note compares both with traces off.
+ * --baseline against that build too, off and on (every request sampled), all running at once and driven
+ * in interleaved rounds (the order turning each round), so that a machine whose load changes weighs on
+ * each alike. A row: req/s (median of the rounds) and the server's CPU ms per request (its utime + stime
+ * over the requests of all rounds, less its idle CPU over the same time, measured while the others are
+ * driven), the figure least moved by other load; the note compares both with its own build's traces off.
  */
 async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
   if (!process.env.DATABASE_URL) throw new Error('--tracing runs its servers side by side: it needs DATABASE_URL (the embedded database is one process\'s)');
   log('measuring the CPU of tracing alone (bench/tracing-cost.ts)');
   const cost = await tracingCost();
-  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs (OTLP JSON ${cost.json.toFixed(1)} µs), one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU`;
+  const isolated = `tracing alone, per W2-shaped request (3 spans, 1 statement; bench/tracing-cost.ts): off ${cost.off.toFixed(1)} µs, on ${cost.on.toFixed(1)} µs (OTLP JSON ${cost.json.toFixed(1)} µs), one in ten sampled ${cost.sampled.toFixed(1)} µs of CPU; per GraphQL (REST)-shaped request (6 spans, 4 statements) on ${cost.resolvers.toFixed(1)} µs`;
   const receiver = await startTraceReceiver();
   const clean = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
   // The bench's own OTEL_* settings (a sampler, batch sizes) go to the server with traces on, and only to it.
@@ -917,8 +917,16 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
     { name: 'traces on', ...(await startServer({ ...env, ...own, ...traced }, pool)) },
     // Head sampling as an operator at volume would set it: one trace in ten.
     { name: 'traces on, 1 in 10', ...(await startServer({ ...env, ...own, ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, pool)) },
-    ...(opts.baseline ? [{ name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) }] : []),
+    // The baseline build off and on, so that each build's traced/untraced ratio comes from the same rounds.
+    ...(opts.baseline
+      ? [
+          { name: 'baseline', ...(await startServer({ ...env, ...clean }, pool, opts.baseline)) },
+          { name: 'baseline, traces on', ...(await startServer({ ...env, ...own, ...traced }, pool, opts.baseline)) },
+        ]
+      : []),
   ];
+  // What each server is compared with: its own build with traces off.
+  const untraced = servers.map((server) => (server.name.startsWith('baseline') ? servers.findIndex((s) => s.name === 'baseline') : 0));
   const only = opts.only ? new RegExp(opts.only, 'i') : undefined;
   const rows: Row[] = [];
   try {
@@ -963,7 +971,8 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
       const perSec = runs.map((r) => median(r.perSec));
       servers.forEach((server, i) => {
         const latency = runs[i].latency.sort((a, b) => a.p50 - b.p50)[Math.floor(runs[i].latency.length / 2)];
-        const against = i === 0 ? '' : `; against traces off: ${((perSec[i] / perSec[0] - 1) * 100).toFixed(1)}% req/s, ${((cpuPerRequest[i] / cpuPerRequest[0] - 1) * 100).toFixed(1)}% CPU/req`;
+        const o = untraced[i];
+        const against = i === o ? '' : `; against ${o === 0 ? 'traces off' : 'the baseline off'}: ${((perSec[i] / perSec[o] - 1) * 100).toFixed(1)}% req/s, ${((cpuPerRequest[i] / cpuPerRequest[o] - 1) * 100).toFixed(1)}% CPU/req`;
         rows.push({
           workload: w.name,
           door: `${w.door} [${server.name}]`,

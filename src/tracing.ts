@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK is loaded only when traces are configured, so off costs nothing */
 import type { Context, ContextManager } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { tracingConfigured, tracingStarted } from './common/tracing';
 
@@ -50,8 +50,7 @@ function startTracing(): void {
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const env = process.env;
   const named = Boolean(env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
-  const exporter = otlpHttpExporter(env);
-  const processor = exporter && batchProcessor(exporter, env);
+  const processor = otlpHttpProcessor(env);
   const sdk = new NodeSDK({
     // The operator's name when given (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), else the gateway's.
     serviceName: named ? undefined : 'nft-marketplace-gateway',
@@ -68,43 +67,35 @@ function startTracing(): void {
 }
 
 /**
- * For OTLP over HTTP (`http/protobuf`, the default, or `http/json`) as the only exporter: the SDK's
- * exporter (endpoint, headers, timeout, compression, retries from the same OTEL_EXPORTER_OTLP_*
- * variables) with the gateway's encoders (common/otlp.ts), which cost a fraction of the SDK's CPU.
+ * For OTLP over HTTP (`http/protobuf`, the default, or `http/json`) as the only exporter: the gateway's
+ * span processor (common/span-processor.ts), which encodes each span as it ends with the gateway's
+ * encoders (common/otlp.ts, otlp-protobuf.ts, otlp-json.ts) and batches as the SDK's BatchSpanProcessor does (OTEL_BSP_*), and the SDK's
+ * OTLP/HTTP transport (endpoint, headers, timeout, compression, retries from the same
+ * OTEL_EXPORTER_OTLP_* variables) to send the bytes.
  */
-function otlpHttpExporter(env: NodeJS.ProcessEnv): SpanExporter | undefined {
+function otlpHttpProcessor(env: NodeJS.ProcessEnv): SpanProcessor | undefined {
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   if (exporters.length > 1 || (exporters.length === 1 && exporters[0] !== 'otlp')) return undefined;
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/protobuf').toLowerCase();
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') return undefined;
-  const { OTLPExporterBase } = require('@opentelemetry/otlp-exporter-base') as typeof import('@opentelemetry/otlp-exporter-base');
   const { convertLegacyHttpOptions, createOtlpHttpExportDelegate } = require('@opentelemetry/otlp-exporter-base/node-http') as typeof import('@opentelemetry/otlp-exporter-base/node-http');
   const transformer = require('@opentelemetry/otlp-transformer') as typeof import('@opentelemetry/otlp-transformer');
-  const { encodeJson, encodeProtobuf } = require('./common/otlp') as typeof import('./common/otlp');
+  const { JsonBatch } = require('./common/otlp-json') as typeof import('./common/otlp-json');
+  const { ProtobufBatch } = require('./common/otlp-protobuf') as typeof import('./common/otlp-protobuf');
+  const { batchSettingsFromEnv, EncodingSpanProcessor } = require('./common/span-processor') as typeof import('./common/span-processor');
   const json = protocol === 'http/json';
+  type Request = { body: Uint8Array; spans: number };
   const serializer = {
-    serializeRequest: (spans: ReadableSpan[]) => (json ? encodeJson(spans) : encodeProtobuf(spans)),
+    serializeRequest: (request: Request) => request.body,
     // Partial successes as the SDK reads them.
     deserializeResponse: (json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer).deserializeResponse,
   };
   const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' });
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', transformer.TraceExporterMetricsHelper, undefined));
-}
-
-/** The SDK's batching span processor for `exporter`, configured as the SDK configures it (OTEL_BSP_*). */
-function batchProcessor(exporter: SpanExporter, env: NodeJS.ProcessEnv): SpanProcessor {
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-  const setting = (name: string) => {
-    const value = env[name]?.trim() ? Number(env[name]) : Number.NaN;
-    return Number.isFinite(value) && value >= 0 ? value : undefined;
-  };
-  return new BatchSpanProcessor({
-    exporter,
-    maxQueueSize: setting('OTEL_BSP_MAX_QUEUE_SIZE'),
-    scheduledDelayMillis: setting('OTEL_BSP_SCHEDULE_DELAY'),
-    exportTimeoutMillis: setting('OTEL_BSP_EXPORT_TIMEOUT'),
-    maxExportBatchSize: setting('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
-  });
+  const delegate = createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (request: Request) => request.spans }, undefined);
+  const send = (body: Uint8Array, spans: number) =>
+    new Promise<void>((resolve, reject) => delegate.export({ body, spans }, (result) => (result.code === 0 ? resolve() : reject(result.error ?? new Error('span export failed')))));
+  const processor = new EncodingSpanProcessor(() => (json ? new JsonBatch() : new ProtobufBatch()), send, batchSettingsFromEnv(env), () => delegate.shutdown());
+  return processor as unknown as SpanProcessor;
 }
 
 if (tracingConfigured()) startTracing();

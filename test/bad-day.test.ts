@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { freshDatabase } from './setup/global-setup';
+import { Logged, logStatements } from './setup/captured-statements';
 import { saveCollection } from './factories/marketplace';
 import { buildCsv, csvRecords, importFormUrlencoded } from './factories/csv';
 
@@ -76,6 +77,10 @@ describe('statement timeout', () => {
       const [setting] = await server.ds.query('SHOW statement_timeout');
       // PostgreSQL takes it from each connection's start-up message; PGlite ignores it there, unharmed.
       expect(setting.statement_timeout).toBe(onPostgres ? '5s' : '0');
+      // So are no JIT and no parallel workers (a page's statement costed high was compiled, or put under a Gather, for longer than it ran).
+      const [{ jit }] = await server.ds.query('SHOW jit');
+      const [{ max_parallel_workers_per_gather: workers }] = await server.ds.query('SHOW max_parallel_workers_per_gather');
+      if (onPostgres) expect({ jit, workers }).toEqual({ jit: 'off', workers: '0' });
       const { key } = await server.key();
       const address = randomAddress();
       const created = await server.rest('POST', '/v1/collections', { contract_address: address, chain_id: '1', name: `In time ${Date.now()}` }, key);
@@ -282,13 +287,8 @@ describe('statistics as a bulk import leaves them', () => {
     await insertAssets(known, 50);
     await server.ds.query('ANALYZE assets, listings');
     await insertAssets(collection, 10_000);
-    const statements: { sql: string; parameters: unknown[] }[] = [];
-    const logger = server.ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
-    const logQuery = logger.logQuery;
-    logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
-      if (/count\(\*\)/.test(sql) && sql.includes('FROM assets t')) statements.push({ sql, parameters: parameters ?? [] });
-      return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
-    };
+    const statements: Logged[] = [];
+    const restoreLog = logStatements(server.ds, (sql) => /count\(\*\)/.test(sql) && sql.includes('FROM assets t'), statements);
     try {
       const pages = (id: string) => [
         `/v1/assets?collection_id=${id}&limit=20&owner_id=${address}`,
@@ -314,7 +314,7 @@ describe('statistics as a bulk import leaves them', () => {
       expect(pagesOf).toEqual({ [known.id]: 30, [collection.id]: 9980, [empty.id]: 0 });
       expect(Date.now() - started).toBeLessThan(PAGE_MS);
     } finally {
-      logger.logQuery = logQuery;
+      restoreLog();
     }
     // The plans of those pages: whatever PostgreSQL chose, each count ran at most once per statement (per
     // parent for a nested page; not at all for an empty page). Joined to the page, it ran once per row. A

@@ -19,11 +19,11 @@ function limit(anonymousPoints: number): RateLimitSettings {
   return { keyedPoints: 100, anonymousPoints, durationS: 600, redisUrl: undefined, redisPrefix: `test:${randomUUID()}` };
 }
 
-/** GraphQL requests the lean door has answered (gateway_request_roads_total, entry="lean"). */
-async function leanRoads(server: TestServer): Promise<number> {
+/** Requests of a door the lean door has answered (gateway_request_roads_total, entry="lean"). */
+async function leanRoads(server: TestServer, door: 'graphql' | 'rest' = 'graphql'): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   let sum = 0;
-  for (const [, value] of text.matchAll(/^gateway_request_roads_total\{door="graphql",entry="lean",executor="[\w-]+"\} (\d+)/gm)) sum += Number(value);
+  for (const [, value] of text.matchAll(new RegExp(`^gateway_request_roads_total\\{door="${door}",entry="lean",executor="[\\w-]+"\\} (\\d+)`, 'gm'))) sum += Number(value);
   return sum;
 }
 
@@ -170,7 +170,7 @@ describe('x-min-lsn, read at the entry', () => {
     const requestId = res.headers.get('x-request-id');
 
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ errors: [{ message: MESSAGE, extensions: { code: 'BAD_REQUEST', requestId } }] });
+    expect(await res.json()).toEqual({ errors: [{ message: MESSAGE, extensions: { code: 'BAD_REQUEST', details: [], requestId } }] });
     expect(headersOf(res)).toEqual({
       'access-control-allow-origin': '*',
       'access-control-expose-headers': EXPOSED,
@@ -201,10 +201,59 @@ describe('x-min-lsn, read at the entry', () => {
     expect(answers[1].headers.get('cache-control')).toBe('no-store');
   });
 
-  test('when x-min-lsn is a WAL position, then the request is answered as without it', async () => {
-    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-min-lsn': '0/0' }, body: PING });
+  test('when x-min-lsn is a WAL position, then the request is answered as without it, by the lean door on both doors', async () => {
+    const post = (headers: Record<string, string>) => fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: PING });
+    for (let i = 0; i < 3; i += 1) await post({});
+    const before = await leanRoads(server, 'graphql');
+    const restBefore = await leanRoads(server, 'rest');
+
+    const res = await post({ 'x-min-lsn': '0/0' });
+    const rest = await fetch(`${server.url}/v1/chains`, { headers: { 'x-min-lsn': '0/0' } });
 
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { data: unknown }).data).toBeDefined();
+    expect(await res.text()).toBe(await (await post({})).text());
+    expect(rest.status).toBe(200);
+    expect(await rest.text()).toBe(await (await fetch(`${server.url}/v1/chains`)).text());
+    // The known query twice (with and without the header), the /v1 GET twice: all at the door.
+    expect((await leanRoads(server, 'graphql')) - before).toBe(2);
+    expect((await leanRoads(server, 'rest')) - restBefore).toBe(2);
+  });
+});
+
+describe('bodies that cannot be read, answered alike on both doors whichever road reads them', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ rateLimit: limit(1000) });
+  });
+  afterAll(() => server.close());
+
+  const JSON_TYPE = { 'content-type': 'application/json' };
+  /** Its error as one shape, whichever door's shape it came in. */
+  const errorOf = (body: { errors?: { message: string; extensions: Record<string, unknown> }[]; error?: Record<string, unknown> }) =>
+    body.errors
+      ? { message: body.errors[0].message, ...body.errors[0].extensions }
+      : { message: body.error!.message, code: body.error!.code, details: body.error!.details, requestId: body.error!.request_id };
+
+  test.each([
+    // Up to 64 KB the lean door reads a /graphql body itself; over that, express does (as it reads every /v1 write).
+    ['not JSON (on /graphql the lean door reads it)', '{"query": "{ chains { id } }"', JSON_TYPE, 400, 'BAD_REQUEST', 'the request body is not valid JSON'],
+    ['not JSON and over 64 KB (express reads it on both)', `{"query": "${' '.repeat(70_000)}`, JSON_TYPE, 400, 'BAD_REQUEST', 'the request body is not valid JSON'],
+    ['over the 1 MB limit', JSON.stringify({ query: '{ chains { id } }', padding: 'x'.repeat(1_100_000) }), JSON_TYPE, 413, 'PAYLOAD_TOO_LARGE', 'the request body is larger than 1024 KB'],
+    ['JSON in a charset the parser does not read', '{}', { 'content-type': 'application/json; charset=latin1' }, 415, 'UNSUPPORTED_MEDIA_TYPE', 'the request body cannot be read: unsupported charset "LATIN1"'],
+    ['of a type the door does not read', '{}', { 'content-type': 'text/plain' }, 415, 'UNSUPPORTED_MEDIA_TYPE', expect.stringMatching(/^POST \/(graphql|v1\/collections) reads .*application\/json.*; got "text\/plain"$/)],
+  ])('when a body is %s, then /graphql and /v1 answer its status, code, message and request id alike, each in its own shape, uncounted', async (_case, body, headers, status, code, message) => {
+    for (const path of ['/graphql', '/v1/collections']) {
+      const requestId = `unread-body-${status}-${path.length}`;
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'x-request-id': requestId }, body });
+
+      expect({ path, status: res.status, type: res.headers.get('content-type'), statements: res.headers.get('x-sql-statements') }).toEqual({
+        path,
+        status,
+        type: 'application/json; charset=utf-8',
+        statements: null,
+      });
+      expect(errorOf((await res.json()) as Parameters<typeof errorOf>[0])).toEqual({ message, code, details: [], requestId });
+      expect(res.headers.get('x-request-id')).toBe(requestId);
+    }
   });
 });

@@ -22,6 +22,32 @@ async function gqlWithKey(query: string, variables: Record<string, unknown>, api
   return toResult(res);
 }
 
+/** Headers that are each answer's own: its moment, its request id, its statement count, its rate limit. */
+const PER_REQUEST = ['date', 'x-request-id', 'x-sql-statements', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+
+/** An answer's headers but those of its request and the replay's mark, as name -> value. */
+function answerHeaders(res: HttpResult): Record<string, string> {
+  return Object.fromEntries([...res.headers.entries()].filter(([name]) => !PER_REQUEST.includes(name) && name !== 'idempotent-replayed'));
+}
+
+/** A replay has every header the first answer has (the request's own with its own values) and its mark besides. */
+function expectSameHeaders(first: HttpResult, replay: HttpResult): void {
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  expect(answerHeaders(replay)).toEqual(answerHeaders(first));
+  expect([...replay.headers.keys()].filter((name) => name !== 'idempotent-replayed').sort()).toEqual([...first.headers.keys()].sort());
+  expect(replay.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+}
+
+/** POST /v1/collections sent twice with one Idempotency-Key: the body, the first answer and the retry's. */
+async function createCollectionTwice(chainId: string): Promise<{ body: Record<string, string>; first: HttpResult; retry: HttpResult }> {
+  const owner = await server.key();
+  const headers = { 'idempotency-key': randomUUID() };
+  const body = { contract_address: randomAddress(), chain_id: chainId };
+  const first = await server.rest('POST', '/v1/collections', body, owner.key, headers);
+  const retry = await server.rest('POST', '/v1/collections', body, owner.key, headers);
+  return { body, first, retry };
+}
+
 async function ordersOfOffer(offerId: string): Promise<number> {
   const [row] = await server.ds.query('SELECT count(*)::int AS n FROM orders WHERE offer_id = $1', [offerId]);
   return row.n;
@@ -68,6 +94,17 @@ describe('Idempotency-Key on REST writes', () => {
     expect(await ordersOfOffer(offer.id)).toBe(1);
   });
 
+  test('when a create is retried with its key, then the replay has the first answer\'s headers: type, Location, ETag, length, a request id and statement count', async () => {
+    const { body, first, retry } = await createCollectionTwice('1');
+
+    expect(first.status).toBe(200);
+    expect(first.headers.get('location')).toContain(body.contract_address);
+    expect(first.headers.get('etag')).not.toBeNull();
+    expect(retry.status).toBe(200);
+    expectSameHeaders(first, retry);
+    expect(retry.body).toEqual(first.body);
+  });
+
   test('when a key is reused with another body, then it is a 422 naming the Idempotency-Key header', async () => {
     const owner = await server.key();
     const key = randomUUID();
@@ -94,17 +131,12 @@ describe('Idempotency-Key on REST writes', () => {
     expect(b.body.owner).toBe(bob.address);
   });
 
-  test('when a first attempt was refused with a 4xx, then the retry replays the refusal', async () => {
-    const owner = await server.key();
-    const headers = { 'idempotency-key': randomUUID() };
-    const body = { contract_address: randomAddress(), chain_id: '999999' };
-
-    const first = await server.rest('POST', '/v1/collections', body, owner.key, headers);
-    const retry = await server.rest('POST', '/v1/collections', body, owner.key, headers);
+  test('when a first attempt was refused with a 4xx, then the retry replays the refusal, with its headers', async () => {
+    const { first, retry } = await createCollectionTwice('999999');
 
     expect(first.status).toBe(422);
     expect(retry.status).toBe(422);
-    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expectSameHeaders(first, retry);
     expect(retry.body).toEqual(first.body);
   });
 
@@ -162,6 +194,19 @@ describe('Idempotency-Key on GraphQL mutations', () => {
     expect(retry.body).toEqual(first.body);
     const rows = await server.ds.query('SELECT id FROM collections WHERE contract_address = $1', [input.contractAddress]);
     expect(rows).toHaveLength(1);
+  });
+
+  test('when a mutation is retried with its key, then the replay has the first answer\'s headers', async () => {
+    const owner = await server.key();
+    const key = randomUUID();
+    const input = { contractAddress: randomAddress(), chainId: '1' };
+
+    const first = await gqlWithKey(CREATE_COLLECTION, { input }, owner.key, key);
+    const retry = await gqlWithKey(CREATE_COLLECTION, { input }, owner.key, key);
+
+    expect(first.body.data.createCollection.id).toBeDefined();
+    expectSameHeaders(first, retry);
+    expect(retry.body).toEqual(first.body);
   });
 
   test('when a mutation failed with CONFLICT inside a 200, then the retry runs again instead of replaying', async () => {

@@ -1,4 +1,6 @@
 import { clock } from '../src/common/clock';
+import { saveNumberedAssets } from './factories/bulk-market';
+import { Logged, logStatements } from './setup/captured-statements';
 import { freshDatabase } from './setup/global-setup';
 import { startServer, TestServer } from './setup/server';
 
@@ -34,24 +36,13 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let server: TestServer;
   let collectionId: string;
-  const statements: { sql: string; parameters: unknown[] }[] = [];
+  const statements: Logged[] = [];
 
   beforeAll(async () => {
     db = await freshDatabase('gw_listed_price');
     // The loading statements take their time on a shared machine; the pages are held to their plans, not to a time.
     server = await startServer({}, { url: db.url, queryTimeoutMs: 600_000 });
-    await server.ds.query(
-      `INSERT INTO collections (id, chain_id, contract_address, owner, name, slug)
-       SELECT md5('c' || i)::uuid, '1', '0x' || substr(md5('contract' || i) || md5('x' || i), 1, 40), '0x' || substr(md5('owner') || md5('x'), 1, 40),
-         'Collection ' || i, 'collection-' || i FROM generate_series(1, 100) i`,
-    );
-    await server.ds.query(
-      `INSERT INTO assets (id, collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner, status)
-       SELECT md5('a' || i)::uuid, md5('c' || (1 + i % 100))::uuid, '1', '0x' || substr(md5('contract' || (1 + i % 100)) || md5('x' || (1 + i % 100)), 1, 40),
-         i, 'Asset ' || i, 'An asset', 'https://img.example/a.png', '{}'::jsonb, '0x' || substr(md5('holder' || i % 5000) || md5('y'), 1, 40),
-         CASE WHEN i % 10 = 0 THEN 'unlisted' ELSE 'listed' END
-       FROM generate_series(1, 100000) i`,
-    );
+    await saveNumberedAssets(server.ds, { collections: 100, assets: 100_000, holders: 5000, listedWhen: 'i % 10 <> 0' });
     // A twentieth dutch auctions (falling by a tenth around a price of 0.01-9.97), a twentieth english
     // auctions (every other one with a bid at twice its start price), the rest fixed prices (0.01-9.97).
     await server.ds.query(
@@ -70,12 +61,7 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
     );
     await server.ds.query('VACUUM ANALYZE assets, listings, offers');
     collectionId = (await server.ds.query(`SELECT md5('c7')::uuid AS id`))[0].id;
-    const logger = server.ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
-    const logQuery = logger.logQuery;
-    logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
-      if (sql.includes('price_low') && !sql.startsWith('EXPLAIN')) statements.push({ sql, parameters: parameters ?? [] });
-      return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
-    };
+    logStatements(server.ds, (sql) => sql.includes('price_low'), statements);
   }, 900_000);
   afterEach(() => clock.reset());
   afterAll(async () => {
@@ -191,5 +177,34 @@ onPostgres('listed assets by current price on 100,000 assets', () => {
     expect(costsOfScale(plan)).toEqual([]);
     // Nothing left out: the statement has no count.
     expect(pageNodes(plan)).toHaveLength(JSON.stringify(plan).split('"Node Type"').length - 1);
+  });
+
+  // Last in the file: it moves prices.
+  test('when 40,000 listings share the cheapest price, then the count of a page after a cursor among them reads the price index as far as the cursor, not every listing at that price', async () => {
+    await server.ds.query(
+      `UPDATE listings SET start_price = 0.001, accept_price = 0.001 WHERE id IN (
+         SELECT id FROM listings WHERE order_type = 'fixed_price' AND status = 'active' ORDER BY asset_id LIMIT 40000)`,
+    );
+    await server.ds.query('VACUUM ANALYZE listings');
+    let cursor: string | null = null;
+    for (let page = 1; page <= 3; page += 1) {
+      const res: { status: number; body: { remaining: number; cursor: string; result: { listing: { current_price_decimal: string } }[] } } = await server.rest(
+        'GET',
+        `/v1/assets?status=listed&order_by=current_price&direction=asc&limit=20${cursor ? `&page=${cursor}` : ''}`,
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.remaining).toBe(90_000 - 20 * page);
+      expect(res.body.result.map((a) => a.listing.current_price_decimal)).toEqual(Array(20).fill('0.001'));
+      cursor = res.body.cursor;
+    }
+    // Page 3's statement: its count reads the rows up to the cursor (40 at that price) and the page the 21 after it.
+    const { sql, parameters } = statements[statements.length - 1];
+    const [{ 'QUERY PLAN': [explained] }] = await server.ds.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, parameters);
+    type Scan = PlanNode & { 'Index Name'?: string; 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+    const all = (n: Scan): Scan[] => [n, ...((n.Plans ?? []) as Scan[]).flatMap(all)];
+    const scans = all(explained.Plan).filter((n) => n['Index Name']?.startsWith('ix_listings_price_'));
+    const blocks = scans.reduce((sum, n) => sum + n['Shared Hit Blocks'] + n['Shared Read Blocks'], 0);
+    // The scans of the price indexes (not the candidates' listings, read by asset): every listing at that price is some 250 pages of the index.
+    expect({ blocks, small: blocks < 150 }).toEqual({ blocks, small: true });
   });
 });

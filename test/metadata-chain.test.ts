@@ -7,7 +7,8 @@ import { startServer, TestServer } from './setup/server';
  * item 1). The server runs no fetch worker: test files share the run's database, and a worker here would
  * take the rows of test/metadata.test.ts (which fetches them) with its own settings.
  */
-const CHAIN_ID = 31337;
+// A chain of its own: chain-follow's contracts on 31337 (the same fixed wallets, the same addresses) would collide with these.
+const CHAIN_ID = 31354;
 let node: ChainNode;
 let api: TestServer;
 

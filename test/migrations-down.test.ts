@@ -33,6 +33,30 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  OrdersCountedSales1765880000000: async () => {
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'ix_orders_counted_created'`)).toEqual([]);
+  },
+  ListingAssetNames1765870000000: async () => {
+    expect(await columnsOf('listings')).not.toContain('asset_name');
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname IN ('listings_asset_name', 'assets_listings_name')`)).toEqual([]);
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_listings_%name_prefix'`)).toEqual([]);
+  },
+  CollectionTrendOthers1765860000000: async () => {
+    // The kept trend sums keep their index of the trending collections alone.
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_collection_sales_lows%trending' ORDER BY 1`)).toEqual([
+      { indexname: 'ix_collection_sales_lows_chain_trending' },
+      { indexname: 'ix_collection_sales_lows_trending' },
+    ]);
+  },
+  CollectionTrendSums1765850000000: async () => {
+    // The lows without the trend sums, their trigger keeping the lows alone.
+    expect(await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'collection_sales_lows' ORDER BY 1`)).toEqual(
+      ['chain_id', 'collection_id', 'period', 'sales_low', 'volume_low'].map((column_name) => ({ column_name })),
+    );
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%trending'`)).toEqual([]);
+    const [{ source }] = await ds.query(`SELECT prosrc AS source FROM pg_proc WHERE proname = 'collection_sales_lows_change'`);
+    expect(source).not.toContain('trend_volume');
+  },
   CollectionListCounts1765840000000: async () => {
     // Back to one row per chain, kept by the chain trigger.
     expect(await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'collection_counts' ORDER BY 1`)).toEqual([
@@ -253,6 +277,13 @@ onPostgres('migrations down and up again', () => {
     expect(figures).toMatchObject({ wrong: 0 });
     expect(figures.held).toBeGreaterThan(0);
     expect(figures.sold).toBeGreaterThan(0);
+    // Every listing carries its asset's name again (filled in batches after the triggers came).
+    const [names] = await ds.query(
+      `SELECT count(*)::int AS listings, count(*) FILTER (WHERE l.asset_name IS DISTINCT FROM a.name)::int AS wrong FROM listings l JOIN assets a ON a.id = l.asset_id`,
+    );
+    expect(names.listings).toBeGreaterThan(0);
+    expect(names.wrong).toBe(0);
+    expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_listings_currency_name_prefix%'`)).toEqual([{ indexname: 'ix_listings_currency_name_prefix' }]);
     const [order] = await ds.query('SELECT status, currency, settlement_deadline FROM orders WHERE id = $1', [rows.completed.id]);
     expect(order).toEqual({ status: 'completed', currency: NATIVE, settlement_deadline: null });
 

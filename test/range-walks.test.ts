@@ -22,7 +22,7 @@ const AT = new Date('2031-03-01T12:00:00.000Z');
 const CONTRACT = `0x${'c1'.repeat(20)}`;
 /** The contract of the collection offers bought in bulk for the price ranges. */
 const BULK_CONTRACT = `0x${'b2'.repeat(20)}`;
-/** Offers priced 1..100, the same number of each: more than two walks' worth (pagination.ts COUNT_WALK), so a range can hold more than a walk and leave more than a walk out. */
+/** Offers priced 1..100, the same number of each: more than two walks' worth (list-query.ts COUNT_WALK), so a range can hold more than a walk and leave more than a walk out. */
 const BULK_OFFERS = 21_000;
 const ACCOUNT = `0x${'a1b2'.repeat(10)}`;
 const COLLECTION = '10000000-0000-4000-8000-000000000001';

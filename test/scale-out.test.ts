@@ -116,6 +116,14 @@ let skipReason: string | undefined;
   test('when reads go through both processes with the last write\'s token, then they answer as one process on the primary does, and the replica served them', async () => {
     if (skipReason) return;
     const m = await market();
+    // The replica has replayed the write, and each process has seen it do so (it checks every 250 ms): on a busy
+    // machine (a CI runner writing other files' rows) the replica can trail past REPLICA_MAX_LAG_MS for a while,
+    // and then every read rightly goes to the primary (the lag test below covers that case).
+    const deadline = Date.now() + 20_000;
+    while (!(await replicaQuery(`SELECT pg_last_wal_replay_lsn() >= '${m.token}'::pg_lsn AS ok`))[0].ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 600));
     const before = await Promise.all(gateways.map(replicaReads));
     const paths = [
       `/v1/collections/${m.address}`,

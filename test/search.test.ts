@@ -22,8 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const SEARCH_ASSETS = `query ($query: String!, $collectionId: String, $status: AssetStatus, $limit: Int = 20, $page: String) {
-  searchAssets(query: $query, collectionId: $collectionId, status: $status, limit: $limit, page: $page) { cursor remaining result { id name } }
+const SEARCH_ASSETS = `query ($query: String!, $collectionId: String, $status: AssetStatus, $currency: String, $limit: Int = 20, $page: String) {
+  searchAssets(query: $query, collectionId: $collectionId, status: $status, currency: $currency, limit: $limit, page: $page) { cursor remaining result { id name } }
 }`;
 
 async function namesFor(query: string, extra: Record<string, unknown> = {}): Promise<string[]> {
@@ -123,4 +123,26 @@ test('when REST searches, then it answers the documented shapes, ranked, with q 
   expect(collections.status).toBe(200);
   expect(collections.body.result[0]).toMatchObject({ name: 'Search Sea', contract_address: sea.contractAddress });
   expect(collections.body.result[0].assets.result).toHaveLength(2);
+});
+
+test('when a listed asset is renamed, then a search among listed assets finds it by its new name, in its currency, and no longer by the old one', async () => {
+  const reef = await saveCollection(server, owner.key, { name: 'Search Reef' });
+  const among = (query: string, filter: Record<string, unknown>) => namesFor(query, { collectionId: reef.id, ...filter });
+  const narwhal = await saveAsset(server, owner.key, reef, owner.address, { name: 'Narwhal' });
+  await saveListing(server, owner.key, narwhal.id, { currency: 'WETH' });
+  // Renamed before it is listed: its listing takes the name it has then.
+  const orca = await saveAsset(server, owner.key, reef, owner.address, { name: 'Orca' });
+  await server.ds.query(`UPDATE assets SET name = 'Orca Whale' WHERE id = $1`, [orca.id]);
+  await saveListing(server, owner.key, orca.id);
+  expect(await among('narwhal', { status: 'LISTED' })).toEqual(['Narwhal']);
+
+  // As a metadata fetch renames an asset: one UPDATE of assets (modules/metadata/metadata.queue.ts, applyDocuments).
+  await server.ds.query(`UPDATE assets SET name = 'Unicorn Whale' WHERE id = $1`, [narwhal.id]);
+  expect(await among('unicorn', { status: 'LISTED' })).toEqual(['Unicorn Whale']);
+  expect(await among('unicorn', { currency: 'WETH' })).toEqual(['Unicorn Whale']);
+  expect(await among('unicorn', { currency: 'ETH' })).toEqual([]);
+  expect(await among('narwhal', { status: 'LISTED' })).toEqual([]);
+  expect(await among('orca', { currency: 'ETH' })).toEqual(['Orca Whale']);
+  // One and two characters read the names that start with them alone.
+  expect((await among('un', { status: 'LISTED' })).concat(await among('or', { status: 'LISTED' }))).toEqual(['Unicorn Whale', 'Orca Whale']);
 });

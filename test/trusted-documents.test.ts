@@ -305,17 +305,17 @@ describe('TRUSTED_DOCUMENTS=require', () => {
     ]);
   });
 
-  test('when a registered id comes in a request the lean door leaves to express (here with x-min-lsn), then express runs the same document', async () => {
+  test('when a registered id comes in a request the lean door leaves to express (here with an Idempotency-Key), then express runs the same document', async () => {
     const variables = { address: collection.contractAddress };
     const expected = { data: { collection: { name: collection.name, owner: collection.owner } } };
-    const readYourWrites = { 'x-min-lsn': '0/0' };
+    const toExpress = { 'idempotency-key': `trusted-read-${RUN}` };
     const before = await roads(require1);
 
-    const got = await getById(require1, COLLECTION, variables, readYourWrites);
+    const got = await getById(require1, COLLECTION, variables, toExpress);
     const posted = await toResult(
       await fetch(`${require1.url}/graphql`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...readYourWrites },
+        headers: { 'content-type': 'application/json', ...toExpress },
         body: JSON.stringify({ operationName: COLLECTION.name, variables, extensions: persisted(COLLECTION) }),
       }),
     );

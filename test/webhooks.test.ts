@@ -235,10 +235,11 @@ describe('delivery', () => {
     expect(webhook.body.disabled_reason).toMatch(/could not be delivered for 3 s .*attempts; last: the receiver answered 503/);
     const failedAttempts = target.received.length;
     expect(failedAttempts).toBeGreaterThanOrEqual(4);
-    // The first failure to the last attempt: the window, and not much more.
+    // The first failure to the last attempt: the whole window, and one attempt past its end at most (the one
+    // before the last still came within it). Not a bound in ms: how late the last attempt runs is the machine's.
     const span = target.received[failedAttempts - 1].at - target.received[0].at;
     expect(span).toBeGreaterThanOrEqual(WEBHOOKS.retryWindowMs - 100);
-    expect(span).toBeLessThan(WEBHOOKS.retryWindowMs + 1500);
+    expect(target.received[failedAttempts - 2].at - target.received[0].at).toBeLessThan(WEBHOOKS.retryWindowMs);
     const failed = await a.rest('GET', `/v1/webhooks/${id}/deliveries`, undefined, owner.key);
     expect(failed.body.result[0]).toMatchObject({ status: 'failed', attempt_count: failedAttempts });
 

@@ -6,7 +6,7 @@ import type { ClassType } from 'type-graphql';
  * `pageInfo` and `totalCount` as well as `{ cursor remaining result }`, from the same page.
  */
 
-/** What a page knows to answer as a connection; the lists set it (pagination.ts toPage, the event feed). */
+/** What a page knows to answer as a connection; the lists set it (list-page.ts toPage, the event feed). */
 export interface PageConnection {
   /** The cursor of the item at this index of `result`: given as `after`, the list continues right after that item. */
   cursorAt(index: number): string;

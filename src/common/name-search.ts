@@ -17,13 +17,23 @@ export const RELEVANCE = 'RELEVANCE';
  */
 export const SEARCH_CANDIDATES = 1000;
 
+/**
+ * The walk of the names that start with the query over names kept elsewhere than the list's rows (a listed
+ * asset's on its active listing: listedByNameSql), where the list's filters leave a small share of its table:
+ * SQL selecting the row addresses (ctid) of the list's first `limit` rows that pass its filters and whose name
+ * meets `starts(column)` (the query's condition on a column that holds the row's name), in the order of the
+ * names' pattern index (lower-cased name with ~<~, then id).
+ */
+export type StartsWalk = (starts: (column: string) => string, limit: string) => string;
+
 export interface NameSearch {
   /**
    * The condition a list adds to its filters: the row is one of the search's candidates among the rows of
    * `from` (the list's FROM, main table `alias`) that pass `filters` (the list's other conditions, over `alias`).
    * `bounded`: the filters leave few rows (one owner's), which are read by their filters' index and ranked.
+   * `walk`: the names that start with the query are read by it (not when `bounded`).
    */
-  where(from: string, filters: readonly string[], bounded?: boolean): string;
+  where(from: string, filters: readonly string[], bounded?: boolean, walk?: StartsWalk): string;
   /** Best first: sort DESC. */
   sort: SortKey;
 }
@@ -65,9 +75,10 @@ export function nameSearch(p: Params, alias: string, raw: string, field = 'query
   const prefix = `lower(${p.add(`${likeEscaped(query)}%`)})`;
   const fuzzy = [...query].length >= FUZZY_FROM;
   const inside = fuzzy ? `lower(${p.add(`%${likeEscaped(query)}%`)})` : undefined;
-  const starts = `${name} LIKE ${prefix}`;
+  const startsOf = (column: string) => `lower(${column}) LIKE ${prefix}`;
+  const starts = startsOf(`${alias}.name`);
   const kind = `CASE WHEN ${name} = ${q} THEN 3 WHEN ${starts} THEN 2${fuzzy ? ` WHEN ${name} LIKE ${inside} THEN 1` : ''} ELSE 0 END`;
-  const where = (from: string, filters: readonly string[], bounded = false) => {
+  const where = (from: string, filters: readonly string[], bounded = false, walk?: StartsWalk) => {
     // By their row addresses (ctid: a TID scan fetches them; one statement, so one snapshot, reads them and the
     // page), which was 2 to 5 ms faster than looking 1,000 ids up again in the primary key. Among few rows the
     // name's conditions are kept off the name indexes (IS TRUE): a statement's generic plan (its pattern
@@ -75,7 +86,7 @@ export function nameSearch(p: Params, alias: string, raw: string, field = 'query
     const rows = (condition: string) => `SELECT ${alias}.ctid FROM ${from} WHERE ${[...filters, bounded ? `(${condition}) IS TRUE` : condition].join(' AND ')}`;
     const limit = p.add(SEARCH_CANDIDATES);
     // The pattern index's order (~<~), so that the first candidates are read from it and not sorted.
-    const first = `${rows(starts)} ORDER BY ${name} USING ~<~, ${alias}.id LIMIT ${limit}`;
+    const first = walk && !bounded ? walk(startsOf, limit) : `${rows(starts)} ORDER BY ${name} USING ~<~, ${alias}.id LIMIT ${limit}`;
     if (!fuzzy) return `${alias}.ctid = ANY(ARRAY(${first}))`;
     // The other matches only fill what the names that start with the query leave (LIMIT 0 reads none).
     const others = `${rows(`NOT ${starts} AND (${name} LIKE ${inside} OR ${name} % ${q})`)} LIMIT ${limit} - (SELECT count(*) FROM starts)`;

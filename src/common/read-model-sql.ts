@@ -1,5 +1,6 @@
 import { FieldProblem, Problems } from './errors';
-import type { KeysetLead, ListQuery, PageArgs, SortKey } from './pagination';
+import type { PageArgs, SortKey } from './pagination';
+import type { KeysetLead, ListQuery } from './list-query';
 import { unionOfRanges } from './sql';
 import { nodeIdSql } from './graphql/node';
 import { PageOf, ReadField, ReadFilter, ReadModel, ReadSort, SqlScope, sqlScope } from './read-model';
@@ -185,7 +186,7 @@ export function filterConditions(filters: readonly ReadFilter[], s: SqlScope, ro
  * read `aside` or joining a row, a row named otherwise than by its key. `rootTable`: a root list's table, read
  * as rootRows says (`table`: the union of a filter's ranges, or `sources`: its parts read apart, that filter then
  * no condition). Given a row's
- * key, an empty page must be checked (`checkEmpty`, `exists`): the resolvers answer an unknown row with an
+ * key, an empty page must be checked (`checkEmpty`): the resolvers answer an unknown row with an
  * error; `id` adds the key's parameter when it is used.
  */
 export function plannedFilters(filters: readonly ReadFilter[], s: SqlScope, a: string, args: Record<string, unknown>, rootTable?: string) {
@@ -205,15 +206,14 @@ export function plannedFilters(filters: readonly ReadFilter[], s: SqlScope, a: s
   const where = filterConditions(root ? given.filter(root.written) : given, s, a, values);
   const row = named;
   const id = () => `${s.p.add(row!.key)}::${row!.keyType}`;
-  const exists = row && (() => `EXISTS (SELECT 1 FROM ${row.table} x WHERE x.id = ${id()})`);
-  return { table: root?.table, sources: root?.sources, where, given, checkEmpty: row !== undefined, id, exists };
+  return { table: root?.table, sources: root?.sources, where, given, checkEmpty: row !== undefined, id };
 }
 
 /** A list's planned filters (plannedFilters). */
 export type PlannedFilters = NonNullable<ReturnType<typeof plannedFilters>>;
 
 /**
- * A page's query (common/pagination.ts fetchPage) of all of a model's rows as its service reads them, in the
+ * A page's query (common/list-page.ts fetchPage) of all of a model's rows as its service reads them, in the
  * sort `args.orderBy` names (a catalog's list).
  */
 export const modelListQuery = (model: ReadModel, s: SqlScope, args: PageArgs & { orderBy: string }, idType: ListQuery['idType']): ListQuery => ({

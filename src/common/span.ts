@@ -1,18 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import type { Attributes, AttributeValue, Exception, HrTime, Link, Span, SpanContext, SpanKind, SpanStatus, TimeInput } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { TraceWords, WordsContext } from './span-context';
 
 /**
  * A span of the gateway's own, made without the SDK's tracer: a request's span (its sampling decided by
  * the SDK's sampler, common/tracing.ts) and its children (an operation, a SQL statement, a Redis call),
  * which are in their parent's trace and sampled as their parent is (a recording parent of this process:
  * every sampler the OTEL_TRACES_SAMPLER variable names decides so for its children too). It is handed to
- * the SDK's span processor when it ends, as the SDK's spans are, so the same exporter sends it. What it
+ * the span processor when it ends, as the SDK's spans are (the gateway's, common/span-processor.ts, which
+ * encodes it then and keeps nothing of it). What it
  * skips is the SDK's bookkeeping per span (attribute checks done twice, a context, its own metrics'
- * objects, empty lists), which cost more than the span's encoding.
+ * objects, empty lists), which cost more than the span's encoding. Its ids are words (span-context.ts)
+ * and its times milliseconds since the epoch, which the protobuf encoder writes as they are: no hex
+ * string nor HrTime is made unless something asks for one.
  */
 
-/** The SDK's span processor as the spans here use it (the one src/tracing.ts gives the SDK). */
+/** The span processor as the spans here use it (the one src/tracing.ts gives the SDK). */
 export interface SpanSink {
   onStart(span: never, context: never): void;
   onEnd(span: never): void;
@@ -37,21 +41,6 @@ export function attributeLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): At
     return Number.isFinite(value) && value >= 0 ? Math.floor(value) : otherwise;
   };
   return { valueLength: limit('ATTRIBUTE_VALUE_LENGTH_LIMIT', Infinity), count: limit('ATTRIBUTE_COUNT_LIMIT', 128) };
-}
-
-// Two hex digits of each byte: an id is joined from them (a third of the time of a Buffer's writes and hex slice).
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-const random32 = () => (Math.random() * 2 ** 32) >>> 0;
-const hex32 = (n: number) => HEX[n >>> 24] + HEX[(n >>> 16) & 0xff] + HEX[(n >>> 8) & 0xff] + HEX[n & 0xff];
-
-/** A random span id: 8 bytes in hex, never all zero (W3C), as the SDK's RandomIdGenerator makes them. */
-export function newSpanId(): string {
-  return hex32(random32()) + hex32(random32() || 1);
-}
-
-/** A random trace id: 16 bytes in hex, never all zero. */
-export function newTraceId(): string {
-  return hex32(random32()) + hex32(random32()) + hex32(random32()) + hex32(random32() || 1);
 }
 
 function millisToHrTime(ms: number): HrTime {
@@ -79,27 +68,32 @@ type SpanEvent = { name: string; time: HrTime; attributes?: Attributes; droppedA
 const NO_LINKS: Link[] = [];
 const NO_EVENTS: SpanEvent[] = [];
 
+// A span's status until one is set (setStatus replaces it, never changes it).
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+
 export class LightSpan implements Span {
   readonly attributes: Attributes;
   links: Link[] = NO_LINKS;
   events: SpanEvent[] = NO_EVENTS;
-  readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  /** When it started and ended, in milliseconds since the epoch (startTime and endTime give them as HrTime; the protobuf encoder reads these). */
+  readonly startMs: number;
+  endMs = 0;
+  status: SpanStatus = UNSET;
   ended = false;
   droppedAttributesCount = 0;
   private attributeCount = 0;
   readonly droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
-  // Times as the SDK's spans take them: the monotonic clock, set against the wall clock when the span starts.
+  // Times as the SDK's spans take them: the monotonic clock, set against the wall clock when the root
+  // of the trace here started (its children keep its offset, so none starts before its parent).
   private readonly offset: number;
 
   /**
    * `context`: the span's own; `parentSpanContext`: its parent's (none: the root of its trace here);
-   * `attributes`: made for this span, which keeps the object itself.
+   * `attributes`: made for this span, which keeps the object itself; `offset`: the parent's clock offset.
    */
   constructor(
-    private readonly context: SpanContext,
+    private readonly context: WordsContext,
     readonly parentSpanContext: SpanContext | undefined,
     readonly resource: unknown,
     readonly instrumentationScope: unknown,
@@ -108,10 +102,11 @@ export class LightSpan implements Span {
     attributes: Attributes,
     private readonly sink: SpanSink,
     private readonly limits: AttributeLimits,
+    offset?: number,
   ) {
-    const now = performance.now();
-    this.offset = Date.now() - (now + TIME_ORIGIN);
-    this.startTime = millisToHrTime(now + TIME_ORIGIN + this.offset);
+    const now = performance.now() + TIME_ORIGIN;
+    this.offset = offset ?? Date.now() - now;
+    this.startMs = now + this.offset;
     // The caller's object (made for this span) is the span's own when the limits keep it whole: no copy.
     const count = countWithin(attributes, limits);
     if (count >= 0) {
@@ -127,7 +122,12 @@ export class LightSpan implements Span {
   /** A span under `parent` (one that canParent), in its trace and sampled as it is. */
   static childOf(parent: Span, name: string, kind: SpanKind, attributes: Attributes, sink: SpanSink, limits: AttributeLimits): LightSpan {
     const up = parent.spanContext();
-    const context = { traceId: up.traceId, spanId: newSpanId(), traceFlags: up.traceFlags, traceState: up.traceState };
+    if (parent instanceof LightSpan) {
+      const context = WordsContext.random(parent.context.trace, up.traceFlags, up.traceState);
+      return new LightSpan(context, up, parent.resource, parent.instrumentationScope, name, kind, attributes, sink, limits, parent.offset);
+    }
+    // An SDK span's (a webhook delivery's): its trace in words.
+    const context = WordsContext.random(TraceWords.of(up.traceId), up.traceFlags, up.traceState);
     return new LightSpan(context, up, (parent as ParentSpan).resource, (parent as ParentSpan).instrumentationScope, name, kind, attributes, sink, limits);
   }
 
@@ -136,9 +136,19 @@ export class LightSpan implements Span {
     return span.isRecording() && (span as ParentSpan).resource !== undefined && (span as ParentSpan).instrumentationScope !== undefined;
   }
 
+  get startTime(): HrTime {
+    return millisToHrTime(this.startMs);
+  }
+
+  get endTime(): HrTime {
+    return millisToHrTime(this.endMs);
+  }
+
   get duration(): HrTime {
-    let seconds = this.endTime[0] - this.startTime[0];
-    let nanos = this.endTime[1] - this.startTime[1];
+    const [startSeconds, startNanos] = this.startTime;
+    const [endSeconds, endNanos] = this.endTime;
+    let seconds = endSeconds - startSeconds;
+    let nanos = endNanos - startNanos;
     if (nanos < 0) {
       seconds -= 1;
       nanos += SECOND;
@@ -183,7 +193,7 @@ export class LightSpan implements Span {
       for (const key in attributes as Attributes) own[key] = this.limited((attributes as Attributes)[key]);
     }
     if (this.events === NO_EVENTS) this.events = [];
-    this.events.push({ name, time: this.now(), attributes: own, droppedAttributesCount: 0 });
+    this.events.push({ name, time: millisToHrTime(this.now()), attributes: own, droppedAttributesCount: 0 });
     return this;
   }
 
@@ -224,13 +234,13 @@ export class LightSpan implements Span {
 
   end(): void {
     if (this.ended) return;
-    this.endTime = this.now();
-    if (this.duration[0] < 0) this.endTime = this.startTime;
+    // A clock that went back: no negative duration.
+    this.endMs = Math.max(this.now(), this.startMs);
     this.ended = true;
     this.sink.onEnd(this as never);
   }
 
-  private now(): HrTime {
-    return millisToHrTime(performance.now() + TIME_ORIGIN + this.offset);
+  private now(): number {
+    return performance.now() + TIME_ORIGIN + this.offset;
   }
 }

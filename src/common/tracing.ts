@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Attributes, Context, Link, propagation, ROOT_CONTEXT, SamplingDecision, Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace';
-import { AttributeLimits, attributeLimitsFromEnv, LightSpan, newSpanId, newTraceId, SpanSink } from './span';
+import { AttributeLimits, attributeLimitsFromEnv, LightSpan, SpanSink } from './span';
+import { TraceWords, WordsContext } from './span-context';
 
 /**
  * The gateway's spans (OpenTelemetry's API only; the SDK is started by src/tracing.ts). A span's parent
@@ -87,10 +88,10 @@ function startRoot(name: string, kind: SpanKind, attributes: Attributes, context
   if (!roots || !childSink) return tracer().startSpan(name, { kind, attributes }, context);
   const parent = trace.getSpanContext(context);
   const remote = parent && trace.isSpanContextValid(parent) ? parent : undefined;
-  const traceId = remote ? remote.traceId : newTraceId();
-  const decision = roots.sampler.shouldSample(context, traceId, name, kind, attributes, []);
+  const words = remote ? TraceWords.of(remote.traceId) : TraceWords.random();
+  const decision = roots.sampler.shouldSample(context, words.id, name, kind, attributes, []);
   const sampled = decision.decision === SamplingDecision.RECORD_AND_SAMPLED;
-  const own = { traceId, spanId: newSpanId(), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: decision.traceState ?? remote?.traceState };
+  const own = WordsContext.random(words, sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, decision.traceState ?? remote?.traceState);
   if (decision.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(own);
   if (decision.attributes) Object.assign(attributes, decision.attributes);
   return new LightSpan(own, remote, roots.resource, roots.scope, name, kind, attributes, childSink, attributeLimits);
@@ -115,7 +116,8 @@ export function traceRequest(req: IncomingMessage, res: ServerResponse): void {
   const span = startRoot(method, SpanKind.SERVER, { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' }, propagation.extract(ROOT_CONTEXT, req.headers));
   (req as Traced)[REQUEST_SPAN] = span;
   if (!span.isRecording()) return;
-  res.once('close', () => {
+  // `on`, not `once`: a response closes once, and once's wrapper is two objects more per request.
+  res.on('close', () => {
     const status = res.statusCode;
     span.setAttribute('http.response.status_code', status);
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -134,7 +136,8 @@ export function requestSpanOf(req: IncomingMessage): Span | undefined {
 export function nameRequestSpan(span: Span, method: string, route: string, requestId: string): void {
   if (!span.isRecording()) return;
   span.updateName(`${method} ${route}`);
-  span.setAttributes({ 'http.route': route, 'gateway.request_id': requestId });
+  span.setAttribute('http.route', route);
+  span.setAttribute('gateway.request_id', requestId);
 }
 
 /**
@@ -162,7 +165,10 @@ async function inOperationSpan<T>(type: string, name: string | undefined, scope:
     throw err;
   } finally {
     scope.span = parent;
-    if (scope.executor) span.setAttributes({ 'gateway.executor': scope.executor, 'gateway.sql_plan': scope.executor === 'plan' });
+    if (scope.executor) {
+      span.setAttribute('gateway.executor', scope.executor);
+      span.setAttribute('gateway.sql_plan', scope.executor === 'plan');
+    }
     if (scope.entry) span.setAttribute('gateway.entry', scope.entry);
     span.end();
   }
@@ -175,8 +181,16 @@ async function inOperationSpan<T>(type: string, name: string | undefined, scope:
  */
 export const MAX_QUERY_TEXT = 1024;
 
+// The verbs the gateway's statements start with, most frequent first: found without a regular expression.
+const VERBS = ['SELECT', 'WITH', 'INSERT', 'UPDATE', 'DELETE', 'BEGIN', 'COMMIT', 'ROLLBACK', 'START', 'SAVEPOINT', 'RELEASE', 'SET', 'SHOW'];
+
 /** The statement's verb: `SELECT`, `INSERT`, `WITH`, ... (the span's name). */
-function verbOf(sql: string): string {
+export function verbOf(sql: string): string {
+  for (const verb of VERBS) {
+    // The verb, then anything but a letter (the end too: NaN | 0x20 is a space).
+    const next = sql.charCodeAt(verb.length) | 0x20;
+    if (sql.startsWith(verb) && (next < 0x61 || next > 0x7a)) return verb;
+  }
   const match = /^\s*([A-Za-z]+)/.exec(sql);
   return match ? match[1].toUpperCase() : 'SQL';
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { AbstractLogger, DataSource, LogLevel, LogMessage, QueryRunner } from 'typeorm';
 import { countSqlStatement } from '../common/request/scope';
+import { DEFAULT_POOL_IDLE_MS } from '../config';
 import { logger } from '../common/logger';
 import { entities } from './entities';
 import { withConnectionFaultHandling } from './faults';
@@ -46,6 +47,7 @@ class CountingLogger extends AbstractLogger {
 export interface DataSourceOptions {
   url: string;
   poolSize: number;
+  /** The client's bound on a statement (query_timeout); 0: none (the migrations'). */
   queryTimeoutMs: number;
   /**
    * PostgreSQL's statement_timeout of every connection of the pool (0 or absent: none): a statement running
@@ -57,6 +59,12 @@ export interface DataSourceOptions {
   slowStatementMs?: number;
   /** Milliseconds a statement waits for a free connection (or a new one to open) before it fails UNAVAILABLE; default queryTimeoutMs. */
   poolWaitMs?: number;
+  /**
+   * Milliseconds an unused pooled connection stays open; 0: until the pool ends. Default 300,000 (node-postgres's
+   * own is 10 s): a connection closed after a quiet spell takes its prepared statements and its cached plans with
+   * it, and the first requests after the spell open a new one and plan every statement again (2-4x slower at 10M).
+   */
+  poolIdleMs?: number;
   /** How many distinct statement texts get a name (the rest run unnamed; see named-statements.ts); for tests. */
   maxNamedStatements?: number;
   /**
@@ -89,11 +97,15 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     extra: {
       query_timeout: options.queryTimeoutMs,
       connectionTimeoutMillis: options.poolWaitMs ?? options.queryTimeoutMs,
+      idleTimeoutMillis: options.poolIdleMs ?? DEFAULT_POOL_IDLE_MS,
       statement_timeout: options.statementTimeoutMs || undefined,
       // No JIT compilation: the gateway's statements read a page each, and a page whose plan the planner
       // costs high (an index walk with a LIMIT it cannot see through, on a market of millions) was compiled
-      // for 1.4 s to run for 20 ms (statistics by floor price at 10,000,000 assets).
-      options: '-c jit=off',
+      // for 1.4 s to run for 20 ms (statistics by floor price at 10,000,000 assets). No parallel workers, for
+      // the same reason: such a page was put under a Gather whose workers' start (54 ms idle, 0.5-2 s on a busy
+      // machine) cost more than the rows they read, none (page 10 of statistics by a 7-day volume at 10M: the
+      // count's fallback for a clock behind the bounds, false at once, 124 ms against 20 ms without workers).
+      options: '-c jit=off -c max_parallel_workers_per_gather=0',
     },
   });
   return withConnectionFaultHandling(ds);

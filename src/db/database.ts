@@ -35,11 +35,12 @@ async function cancelRunning(ds: DataSource, url: string): Promise<number> {
 
 /**
  * Runs the pending migrations on a connection of their own, without the statement timeout of the
- * service's connections (DB_STATEMENT_TIMEOUT_MS): building an index on a large table may rightly take
- * longer than any request's statement.
+ * service's connections (DB_STATEMENT_TIMEOUT_MS) nor the client's bound on a statement (DB_QUERY_TIMEOUT_MS):
+ * building an index on a large table may rightly take longer than any request's statement. Opening the
+ * connection is still bounded by `connectWithinMs`.
  */
-async function migrate(url: string, queryTimeoutMs: number): Promise<void> {
-  const migrator = createDataSource({ url, poolSize: 1, queryTimeoutMs, logMigrations: false });
+async function migrate(url: string, connectWithinMs: number): Promise<void> {
+  const migrator = createDataSource({ url, poolSize: 1, queryTimeoutMs: 0, poolWaitMs: connectWithinMs, logMigrations: false });
   try {
     await migrator.initialize();
     const applied = await migrator.runMigrations({ transaction: 'each' });
@@ -83,6 +84,7 @@ export async function openDatabase(
     // large import holds it for seconds), so there the wait is a statement's, not a pool's.
     poolWaitMs: config.databaseUrl ? config.dbPoolWaitMs : Math.max(config.dbPoolWaitMs, config.dbQueryTimeoutMs),
     slowStatementMs: config.slowStatementMs,
+    poolIdleMs: config.dbPoolIdleMs,
   };
   const ds = createDataSource({ url, ...pool });
   let replicas: ReplicaRouter | undefined;

@@ -80,3 +80,25 @@ export async function saveAssetsOf(ds: DataSource, collection: { id: string; cha
   );
   return rows.sort((a, b) => Number(a.tokenId) - Number(b.tokenId)).map((r) => ({ ...r, tokenAddress: collection.contractAddress }));
 }
+
+/**
+ * A plan test's market, written straight to the database: `collections` collections (ids md5('c' || n)) and
+ * `assets` assets named `Asset <n>` (ids md5('a' || n), token id n, in collection 1 + n % collections), owned by
+ * `holders` holders in turn, listed where `listedWhen` (SQL over the asset's number `i`) holds.
+ */
+export async function saveNumberedAssets(ds: DataSource, o: { collections: number; assets: number; holders: number; listedWhen: string }): Promise<void> {
+  await ds.query(
+    `INSERT INTO collections (id, chain_id, contract_address, owner, name, slug)
+     SELECT md5('c' || i)::uuid, '1', '0x' || substr(md5('contract' || i) || md5('x' || i), 1, 40), '0x' || substr(md5('owner') || md5('x'), 1, 40),
+       'Collection ' || i, 'collection-' || i FROM generate_series(1, $1::int) i`,
+    [o.collections],
+  );
+  await ds.query(
+    `INSERT INTO assets (id, collection_id, chain_id, token_address, token_id, name, description, image_url, metadata, owner, status)
+     SELECT md5('a' || i)::uuid, md5('c' || (1 + i % $1::int))::uuid, '1', '0x' || substr(md5('contract' || (1 + i % $1::int)) || md5('x' || (1 + i % $1::int)), 1, 40),
+       i, 'Asset ' || i, 'An asset', 'https://img.example/a.png', '{}'::jsonb, '0x' || substr(md5('holder' || i % $3::int) || md5('y'), 1, 40),
+       CASE WHEN ${o.listedWhen} THEN 'listed' ELSE 'unlisted' END
+     FROM generate_series(1, $2::int) i`,
+    [o.collections, o.assets, o.holders],
+  );
+}

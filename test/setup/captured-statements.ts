@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 
 /** A statement a connection sent, with its parameters. */
 export interface Sent {
@@ -31,5 +32,27 @@ export function captureStatements(except: () => pg.Client | undefined): { take: 
     restore: () => {
       pg.Client.prototype.query = originalQuery;
     },
+  };
+}
+
+/** A statement the data source's logger saw, with its parameters. */
+export interface Logged {
+  sql: string;
+  parameters: unknown[];
+}
+
+/**
+ * Keeps, in `into`, every statement the data source's logger sees that `keep` accepts (never an EXPLAIN), from
+ * now until the returned restore is called: the statements a plan test explains afterwards.
+ */
+export function logStatements(ds: DataSource, keep: (sql: string) => boolean, into: Logged[]): () => void {
+  const logger = ds.logger as { logQuery: (sql: string, parameters?: unknown[]) => void };
+  const logQuery = logger.logQuery;
+  logger.logQuery = function (this: unknown, sql: string, parameters?: unknown[], ...rest: unknown[]) {
+    if (!sql.startsWith('EXPLAIN') && keep(sql)) into.push({ sql, parameters: parameters ?? [] });
+    return (logQuery as (...a: unknown[]) => void).call(this, sql, parameters, ...rest);
+  };
+  return () => {
+    logger.logQuery = logQuery;
   };
 }

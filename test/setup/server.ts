@@ -52,6 +52,8 @@ export interface TestDatabaseOptions {
   slowStatementMs?: number;
   /** PostgreSQL's statement_timeout of the server's connections (DB_STATEMENT_TIMEOUT_MS); none by default. */
   statementTimeoutMs?: number;
+  /** How long an unused pooled connection stays open (DB_POOL_IDLE_MS); the service's default when absent. */
+  poolIdleMs?: number;
 }
 
 /** The real app on a random loopback port, over the run's database. */
@@ -64,6 +66,7 @@ export async function startServer(options: AppOptions = {}, db: TestDatabaseOpti
     poolWaitMs: db.poolWaitMs,
     slowStatementMs: db.slowStatementMs,
     statementTimeoutMs: db.statementTimeoutMs,
+    poolIdleMs: db.poolIdleMs,
   });
   await ds.initialize();
   const created = await createApp(ds, options);

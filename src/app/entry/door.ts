@@ -10,8 +10,8 @@ import { internalMessage } from '../graphql/format-error';
 import { GraphQLHttpRequest, getPrefersHtml, passesCsrf, readGetParams, readPostBody, responseTypeFor, APPLICATION_JSON } from '../graphql/http-request';
 import { byteLengthOf, bytesOf, weakEtagOf } from '../http/chunked-text';
 import type { CorsHeaders } from '../http/cors';
-import { admit, baseHeaders, handOn, openExchange, openScope, refusalAnswer, type EntrySteps, type Exchange } from '../http/exchange';
-import { errorBodyOf, sendErrorAndClose, type HttpAnswer } from '../http/respond';
+import { admit, baseHeaders, handOn, openExchange, openScope, type EntrySteps, type Exchange } from '../http/exchange';
+import { refusalAnswer, sendErrorAndClose, type HttpAnswer } from '../http/respond';
 import type { EntryRule } from './paths';
 
 /** A GraphQL request over HTTP as Apollo reads it: method, headers, the URL's search and the parsed body. */
@@ -77,7 +77,7 @@ interface Taken extends Exchange {
  * - POST /graphql with a JSON body of up to 64 KB, and GET /graphql of a query: a known query runs at
  *   once (graphql/known.ts), anything else through Apollo's pipeline (graphql/by-apollo.ts);
  * - GET of a /v1 route (rest/v1/router.ts), without a body or conditional headers;
- * none with an Idempotency-Key, an x-min-lsn or an encoded body, and a /v1 GET without an API key. What
+ * none with an Idempotency-Key or an encoded body, and a /v1 GET without an API key. What
  * those middlewares do for such a request, the door does too, with the same code: the request id, the
  * rate limit's token and headers (and its 429), the log line and metrics, CORS headers, compression,
  * in-flight tracking, the statement count, the same status, body, ETag and headers. The door decides
@@ -140,9 +140,7 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
    * its answer is written.
    */
   const serve = (req: IncomingMessage, res: ServerResponse, taken: Taken, answer: (scope: RequestScope) => Promise<HttpAnswer>): Promise<void> | void => {
-    const refused = openScope(taken, req);
     const scope = taken.scope!;
-    if (refused) return respond(req, res, taken, scope, refused);
     scope.entry = 'lean';
     deps.inFlight.enter();
     const finish = (answered: HttpAnswer) => {
@@ -155,7 +153,7 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
     // Every road answers its own failures; one that escapes them is a fault of the door's own.
     const failed = (err: unknown) => {
       logger.error('unexpected error', { requestId: scope.requestId, error: (err as Error)?.message, stack: (err as Error)?.stack });
-      finish({ status: 500, headers: [], body: JSON.stringify(errorBodyOf(req.url ?? '', scope.requestId, new GraphQLError(internalMessage(scope.requestId), { extensions: { code: 'INTERNAL' } }))) });
+      finish(refusalAnswer(req.url ?? '', scope.requestId, new GraphQLError(internalMessage(scope.requestId), { extensions: { code: 'INTERNAL' } })));
     };
     let work: Promise<HttpAnswer>;
     try {
@@ -168,8 +166,8 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
 
   /**
    * Opens a request the door answers (its exchange: id, log line and metrics), then takes its rate-limit
-   * token; a refused one is answered here (429). `go` runs when the request may go on; at once when the
-   * limiter answers at once (its buckets are in memory).
+   * token and opens its scope (take); a refused one is answered here (429, a malformed x-min-lsn). `go` runs
+   * when the request may go on; at once when the limiter answers at once (its buckets are in memory).
    */
   const open = (req: IncomingMessage, res: ServerResponse, responseType: string, go: (taken: Taken) => Promise<void> | void): void => {
     const taken = openExchange(req, res, deps.observe) as Taken;
@@ -178,7 +176,11 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
     take(req, res, taken, go);
   };
 
-  /** The rate limit's step of an opened request: `go` when it may go on, its 429 when not. */
+  /**
+   * The steps of an opened request of a door before its body is read, whichever road answers it: the rate
+   * limit, then the scope (http/exchange.ts openScope, where x-min-lsn is read, once); `go` when it may go
+   * on, else the refusal (429, or 400 for a malformed x-min-lsn).
+   */
   const take = (req: IncomingMessage, res: ServerResponse, taken: Taken, go: (taken: Taken) => Promise<void> | void): void => {
     const admitted = admit(
       deps,
@@ -187,7 +189,8 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
       taken.requestId,
       (ticket) => {
         if (ticket) taken.rateHeaders = ticket.headers;
-        return go(taken);
+        const refused = openScope(taken, req);
+        return refused ? respond(req, res, taken, taken.scope, refused) : go(taken);
       },
       (refusal) => respond(req, res, taken, undefined, refusal),
     );
@@ -215,8 +218,6 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
     taken.responseType = APPLICATION_JSON;
     taken.rateHeaders = [];
     take(req, res, taken, () => {
-      const refused = openScope(taken, req);
-      if (refused) return respond(req, res, taken, taken.scope, refused);
       handOn(req, res, taken, cors.answer, taken.rateHeaders);
       routes(req, res);
     });
@@ -233,7 +234,7 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     const h = req.headers;
-    if (h['idempotency-key'] !== undefined || h['x-min-lsn'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
+    if (h['idempotency-key'] !== undefined || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return pass(req, res);
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -273,7 +274,7 @@ export function leanDoor(deps: LeanDoorDeps, routes: (req: IncomingMessage, res:
         if (typeof body !== 'object' || body === null) throw new SyntaxError('not an object');
       } catch {
         // As express's error handler answers express.json's refusal.
-        return respond(req, res, taken, undefined, refusalAnswer(path, taken.requestId, new BadRequestError('the request body is not valid JSON'), [], false));
+        return respond(req, res, taken, undefined, refusalAnswer(path, taken.requestId, new BadRequestError('the request body is not valid JSON')));
       }
       const http: GraphqlHttp = { method: 'POST', headers: h, search: q === -1 ? '' : url.slice(q), body };
       const read = readPostBody(body);

@@ -1,13 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import { constants as zlibConstants } from 'node:zlib';
 import type { ApolloServer } from '@apollo/server';
-import { expressMiddleware } from '@as-integrations/express5';
 import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import type { DataSource } from 'typeorm';
-import { BadRequestError, httpStatusOf, NotFoundError, PayloadTooLargeError, UnauthenticatedError } from '../../common/errors';
+import { AppError, BadRequestError, NotFoundError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../../common/errors';
 import type { InFlight } from '../../common/in-flight';
 import { metricsRegistry } from '../../common/metrics';
 import type { Context } from '../../common/request/context';
@@ -17,7 +16,9 @@ import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import { chainLags } from '../../modules/chain/chain.sync';
 import { MAX_IMPORT_BYTES } from '../../modules/import/csv-rows';
 import { createContext, type ContextOptions } from '../context';
-import { retryAfterFor, toClientError } from '../graphql/format-error';
+import { graphqlRefusal } from '../graphql/answer';
+import { answerByApollo, type ApolloRoadDeps } from '../graphql/by-apollo';
+import { retryAfterFor } from '../graphql/format-error';
 import { graphqlHttpErrors, uploadErrorsAreClientErrors } from '../graphql/http-errors';
 import { answerCompiled, type KnownDeps } from '../graphql/known';
 import { trustedDocumentsGate } from '../graphql/trusted/gate';
@@ -25,7 +26,7 @@ import type { TrustedDocuments } from '../graphql/trusted/trusted-documents';
 import { explorerRouter } from '../http/explorer';
 import { home } from '../http/home';
 import { exchangeOf } from '../http/exchange';
-import { sendMiddlewareError } from '../http/respond';
+import { sendAnswer, sendMiddlewareError } from '../http/respond';
 import { keyBeforeUpload } from '../http/upload-key';
 import { sendRestError } from '../rest/errors';
 import { apiDocsRouter } from '../rest/v1/docs';
@@ -123,7 +124,7 @@ export function createExpressApp(parts: ExpressParts): express.Express {
   app.use(keyBeforeUpload((req) => createContext(ds, { requestId: req.requestId, sqlStatements: 0, span: requestSpanOf(req) }, keyFromHeaders(req.headers), parts.contextOptions).requireCaller()));
   const idempotency = createIdempotency(ds, options.idempotencyTtlS ?? 86400, parts.persistedText);
   app.use('/graphql', ...graphqlChain(parts, idempotency));
-  app.use(requireBodyType(schema, routes));
+  app.use(requireBodyType(routes));
   // The documented import sends the CSV text form-urlencoded: that one path takes bodies up to the import limit.
   app.use('/v1/assets/import', express.urlencoded({ extended: false, limit: MAX_IMPORT_BYTES + 64 * 1024 }));
   app.use('/v1', express.json({ limit: options.jsonBodyLimit ?? '1mb' }), bodyRead, idempotency);
@@ -168,9 +169,8 @@ function serveOwnPaths(app: express.Express, ds: DataSource, options: AppOptions
 
 /** /graphql in express: uploads, the JSON body, the scope, trusted documents, idempotency, then a known query or Apollo. */
 function graphqlChain(parts: ExpressParts, idempotency: RequestHandler): RequestHandler[] {
-  const apollo = expressMiddleware(parts.apollo, {
-    context: async ({ req }) => createContext(parts.ds, req.scope, keyFromHeaders(req.headers), parts.contextOptions),
-  });
+  // Apollo's pipeline as the lean door runs it (graphql/by-apollo.ts); the documents are past the gate below already.
+  const apollo: ApolloRoadDeps = { apollo: parts.apollo, newContext: parts.known.newContext, persisted: parts.persistedText };
   return [
     graphqlHttpErrors,
     // Multipart uploads (importAssets). One byte over the limit, so the import's own byte count refuses the file with 413.
@@ -180,36 +180,39 @@ function graphqlChain(parts: ExpressParts, idempotency: RequestHandler): Request
     // Before anything reads the document: a refused one is never parsed; an id alone becomes its registered text.
     ...(parts.trust ? [trustedDocumentsGate(parts.trust, parts.persistedText)] : []),
     idempotency,
-    (req: Request, res: Response, next: NextFunction) =>
+    (req: Request, res: Response) =>
       parts.inFlight.track(async () => {
         // A query Apollo has validated and graphql-jit compiled runs without Apollo's pipeline (graphql/known.ts).
         if (await answerCompiled(req, res, parts.known)) return;
-        return apollo(req, res, next);
+        const at = req.url.indexOf('?');
+        const request = { method: req.method, headers: req.headers, search: at < 0 ? '' : req.url.slice(at), body: req.body };
+        sendAnswer(res, await answerByApollo(apollo, request, req.scope), req.scope);
       }),
   ];
 }
 
 /**
- * Body parsing (express, graphql-upload) and anything else that fails outside a resolver. Their 4xx
- * errors are the client's: they keep their status; the client never gets a stack.
+ * What failed outside every road: a body its parser refuses (express.json, express.urlencoded,
+ * graphql-upload) is the client's, answered as every refusal is on both doors and by both roads
+ * (http/respond.ts refusalAnswer: 400 not JSON, 413 too large, 415 a charset or encoding it does not read,
+ * another 4xx a 400); anything else as its door answers an error (an unexpected one logged and INTERNAL:
+ * the client never gets a stack).
  */
 function errorHandler(schema: GraphQLSchema, production: boolean) {
   return (err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
-    let error: unknown = err;
-    if (err.type === 'entity.parse.failed') error = new BadRequestError('the request body is not valid JSON');
-    else if (err.status === 413) {
-      const max = (err as { limit?: number }).limit;
-      error = new PayloadTooLargeError(max ? `the request body is larger than ${Math.floor(max / 1024)} KB` : err.message);
-    } else if (err.status && err.status >= 400 && err.status < 500) {
-      error = new BadRequestError(`the request cannot be read: ${err.message}`);
-    }
-    if (req.originalUrl.startsWith('/graphql')) {
-      const client = toClientError(schema, error, false, req.requestId, production);
-      res.status(httpStatusOf[client.code] ?? 500).set(retryAfterFor(client.code)).json({
-        errors: [{ message: client.message, extensions: { code: client.code, requestId: req.requestId } }],
-      });
-    } else {
-      sendRestError(res, schema, error, false);
-    }
+    const refused = bodyRefusal(err);
+    if (refused) return sendMiddlewareError(req, res, refused);
+    if (req.originalUrl.startsWith('/graphql')) sendAnswer(res, graphqlRefusal(schema, production, { requestId: req.requestId, sqlStatements: 0 }, err));
+    else sendRestError(res, schema, err, false);
   };
+}
+
+/** The client's error in a body its parser refused, or undefined for an error of another kind. */
+function bodyRefusal(err: Error & { type?: string; status?: number; limit?: number }): AppError | undefined {
+  if (err.type === 'entity.parse.failed') return new BadRequestError('the request body is not valid JSON');
+  if (err.status === 413) return new PayloadTooLargeError(err.limit ? `the request body is larger than ${Math.floor(err.limit / 1024)} KB` : err.message);
+  // A charset or an encoding the parser does not read (express.json's 415s).
+  if (err.status === 415) return new UnsupportedMediaTypeError(`the request body cannot be read: ${err.message}`);
+  if (err.status && err.status >= 400 && err.status < 500) return new BadRequestError(`the request cannot be read: ${err.message}`);
+  return undefined;
 }

@@ -7,15 +7,19 @@ import { BadRequestError, ConflictError, httpStatusOf, UnauthenticatedError, Val
 import { logger } from '../../common/logger';
 import { callerForKey, digestOf, keyFromHeaders, UNKNOWN_KEY } from '../../modules/apikey/api-key.service';
 import { MAX_TOKENS } from '../graphql/protections';
-import { sendMiddlewareError } from '../http/respond';
+import { sendAnswer, sendMiddlewareError } from '../http/respond';
 
 const HEADER = 'Idempotency-Key';
 /** A first attempt still unfinished after this long is taken to have died with its process: a retry may take it over. */
 const ABANDONED_AFTER_MS = 5 * 60 * 1000;
 /** Expired records are deleted by a request that comes at least this long after the last sweep. */
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
-/** Response headers that belong to the result and are replayed with it; the rest (request id, rate limits) are per request. */
-const REPLAYED_HEADERS = ['content-type', 'retry-after'];
+/**
+ * Response headers that belong to the result and are replayed with it: its type, a refusal's Retry-After, a
+ * create's Location and a write's consistency token (x-min-lsn, which a replay of the write still needs). The
+ * rest are the retry's own (request id, statement count, rate limits) or follow from the body (ETag, length).
+ */
+const REPLAYED_HEADERS = ['content-type', 'retry-after', 'location', 'x-min-lsn'];
 const REST_WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 interface StoredRecord {
@@ -148,10 +152,14 @@ export function createIdempotency(ds: DataSource, ttlS: number, persistedText: (
     } as Response['end'];
   }
 
-  function replay(res: Response, record: StoredRecord): void {
-    for (const [name, value] of Object.entries(record.headers ?? {})) res.setHeader(name, value);
-    res.setHeader('Idempotent-Replayed', 'true');
-    res.status(record.status!).end(record.body ?? '');
+  /**
+   * The stored answer, written by the writer of every answer (sendAnswer), so that it carries the headers a
+   * first answer does (statement count, ETag, length besides the kept ones), and `Idempotent-Replayed: true`.
+   */
+  function replay(req: Request, res: Response, record: StoredRecord): void {
+    const { 'content-type': type, ...kept } = record.headers ?? {};
+    const headers = [...Object.entries(kept).flat(), 'Idempotent-Replayed', 'true'];
+    sendAnswer(res, { status: record.status!, headers, body: record.body ?? '', type }, req.scope);
   }
 
   async function handle(req: Request, res: Response, next: NextFunction, key: string, apiKey: string): Promise<void> {
@@ -192,7 +200,7 @@ export function createIdempotency(ds: DataSource, ttlS: number, persistedText: (
         return;
       }
       if (record.status !== null) {
-        replay(res, record);
+        replay(req, res, record);
         return;
       }
       if (now.getTime() - record.locked_at.getTime() > ABANDONED_AFTER_MS && (await takeOver(scope, key, record, now))) {

@@ -1,12 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApolloServer, HeaderMap } from '@apollo/server';
-import { httpStatusOf } from '../../common/errors';
 import type { Context } from '../../common/request/context';
 import type { RequestScope } from '../../common/request/scope';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
-import { errorBodyOf, type HttpAnswer } from '../http/respond';
+import { refusalAnswer, type HttpAnswer } from '../http/respond';
 import { withRequestIds } from './http-errors';
-import { APPLICATION_JSON } from './http-request';
 import { trustedRequest } from './trusted/gate';
 import type { TrustedDocuments } from './trusted/trusted-documents';
 
@@ -25,21 +23,19 @@ export interface ApolloRoadDeps {
  * A GraphQL request (method, headers, the URL's search, the parsed JSON body) answered by Apollo's
  * pipeline, as express's /graphql chain answers it for the same request: the trusted-documents check
  * (trusted/gate.ts), then Apollo (parse, validate, plugins, the executor of jit.ts), whose error bodies
- * get the request id (http-errors.ts). For the lean door (entry/door.ts), which writes the answer.
+ * get the request id (http-errors.ts). For the lean door (entry/door.ts) and express (entry/express.ts, without
+ * `trust`: its gate ran before), which write the answer.
  */
 export async function answerByApollo(
   deps: ApolloRoadDeps,
-  request: { method: 'GET' | 'POST'; headers: IncomingHttpHeaders; search: string; body?: unknown },
+  request: { method: string; headers: IncomingHttpHeaders; search: string; body?: unknown },
   scope: RequestScope,
   unregistered?: string,
 ): Promise<HttpAnswer> {
   let { search, body } = request;
   if (deps.trust) {
     const verdict = await trustedRequest(deps.trust, deps.persisted, request, unregistered);
-    if ('refuse' in verdict) {
-      const error = verdict.refuse;
-      return { status: httpStatusOf[String(error.extensions.code)] ?? 500, headers: [], body: JSON.stringify(errorBodyOf('/graphql', scope.requestId, error)), type: APPLICATION_JSON, uncounted: true };
-    }
+    if ('refuse' in verdict) return refusalAnswer('/graphql', scope.requestId, verdict.refuse);
     search = verdict.search ?? search;
     body = verdict.body ?? body;
   }

@@ -1,34 +1,28 @@
 import { NextFunction, Request, RequestHandler, Response } from 'express';
-import { BadRequestError, httpStatusOf } from '../../common/errors';
+import { BadRequestError, UnsupportedMediaTypeError } from '../../common/errors';
 import { gotType, hasBody, mediaType } from '../http/body-type';
+import { sendMiddlewareError } from '../http/respond';
 
 const GRAPHQL_BODY_TYPES = ['application/json', 'multipart/form-data'];
 
-function errorBody(req: Request, code: string, message: string): string {
-  // The extensions every GraphQL error of ours carries: code, details (none here), request id.
-  return JSON.stringify({ errors: [{ message, extensions: { code, details: [], requestId: req.requestId } }] });
-}
-
 /**
  * /graphql before Apollo: a POST body of a type GraphQL does not read is a 415 naming the types (Apollo
- * would answer 400 with a CSRF or body message), and every error body Apollo writes itself (empty
- * body, CSRF block, batching, a GET without query) gets the request id, as the errors of operations do.
+ * would answer 400 with a CSRF or body message).
  */
 export function graphqlHttpErrors(req: Request, res: Response, next: NextFunction): void {
   if (req.method === 'POST' && hasBody(req)) {
     const given = mediaType(req);
     if (!GRAPHQL_BODY_TYPES.includes(given)) {
-      res.status(httpStatusOf.UNSUPPORTED_MEDIA_TYPE).type('json');
-      res.send(errorBody(req, 'UNSUPPORTED_MEDIA_TYPE', `POST /graphql reads application/json (or multipart/form-data for uploads); ${gotType(given)}`));
-      return;
+      return sendMiddlewareError(req, res, new UnsupportedMediaTypeError(`POST /graphql reads application/json (or multipart/form-data for uploads); ${gotType(given)}`));
     }
   }
-  const send = res.send.bind(res);
-  res.send = (body?: unknown) => send(typeof body === 'string' ? withRequestIds(res.statusCode, body, req.requestId) : body);
   next();
 }
 
-/** An error body Apollo wrote itself (no request id in it: empty body, CSRF block, batching, a GET without query), with the request id. */
+/**
+ * An error body Apollo wrote itself (no request id in it: empty body, CSRF block, batching, a GET without query), with
+ * the request id, as the errors of operations have it (by-apollo.ts, on both doors).
+ */
 export function withRequestIds(status: number, body: string, requestId: string): string {
   if (status < 400 || !body.startsWith('{"errors"') || body.includes('"requestId"')) return body;
   try {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import Negotiator from 'negotiator';
+import { APPLICATION_JSON } from '../http/respond';
 
 /**
  * GraphQL over HTTP as Apollo Server 5 reads it, for the lean door (lean.ts): the same request gets the
@@ -19,7 +20,7 @@ export interface GraphQLHttpRequest {
 }
 
 /** Apollo's media types for a single result (ApolloServer's MEDIA_TYPES). */
-export const APPLICATION_JSON = 'application/json; charset=utf-8';
+export { APPLICATION_JSON };
 export const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json; charset=utf-8';
 const JSON_CALLBACK = 'application/json; callbackSpec=1.0; charset=utf-8';
 const OFFERED = [APPLICATION_JSON, GRAPHQL_RESPONSE_JSON, JSON_CALLBACK];

@@ -6,7 +6,7 @@ import type { RequestScope } from '../../common/request/scope';
 import type { KnownOperation, OperationMemory } from './jit';
 import { runOperation } from './execute';
 import { graphqlAnswer, graphqlRefusal } from './answer';
-import type { HttpAnswer } from '../http/respond';
+import { sendAnswer, type HttpAnswer } from '../http/respond';
 import { GraphQLHttpRequest, queryHashOf, readPostBody, responseTypeFor } from './http-request';
 import { keyFromHeaders } from '../../modules/apikey/api-key.service';
 import type { SqlPlan } from './sql-plan';
@@ -159,10 +159,6 @@ export async function answerCompiled(req: Request, res: Response, deps: KnownDep
   const answer = await runKnown(readPostBody(req.body), keyFromHeaders(req.headers), req.scope, deps);
   if (answer === undefined) return false;
   req.scope.entry = 'express';
-  res.status(answer.status);
-  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
-  res.setHeader('content-type', type);
-  res.setHeader('x-sql-statements', String(req.scope.sqlStatements));
-  res.send(answer.body);
+  sendAnswer(res, answer, req.scope, type);
   return true;
 }

@@ -8,6 +8,15 @@ import crypto, { createHash } from 'node:crypto';
  */
 export type ResponseText = string | readonly (string | Buffer)[];
 
+/**
+ * A REST answer PostgreSQL wrote whole (a REST text plan, app/graphql/sql-plan): the route's body as it is
+ * sent. Stored JSON values (metadata, description) come in PostgreSQL's own spelling of jsonb (`{"a": 1}`),
+ * the same JSON as the resolvers' `{"a":1}` with other spacing.
+ */
+export class RawJson {
+  constructor(readonly text: ResponseText) {}
+}
+
 export const piecesOf = (text: ResponseText): readonly (string | Buffer)[] => (typeof text === 'string' ? [text] : text);
 
 /** The body as one string (for express's res.send, off the hot path). */

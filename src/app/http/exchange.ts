@@ -1,15 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GraphQLError } from 'graphql';
-import { BadRequestError, httpStatusOf } from '../../common/errors';
+import { BadRequestError } from '../../common/errors';
 import { parseLsn } from '../../common/lsn';
 import { processCounters, type RequestScope } from '../../common/request/scope';
 import { requestSpanOf } from '../../common/tracing';
 import { observeRequest, type ObserveOptions } from './observe';
 import type { RateLimit, RateTicket } from './rate-limit';
 import { requestIdOf } from './request-id';
-import { errorBodyOf, type HttpAnswer } from './respond';
-
-const APPLICATION_JSON = 'application/json; charset=utf-8';
+import { refusalAnswer, type HttpAnswer } from './respond';
 
 /**
  * One request as the entry (entry/door.ts) holds it, from its opening to its answer: its id, when it
@@ -67,7 +64,7 @@ export function openScope(exchange: Exchange, req: IncomingMessage): HttpAnswer 
   }
   const path = req.url ?? '';
   const refused = new BadRequestError(`x-min-lsn must be a WAL position such as 0/16B3748 (from a write's x-min-lsn header), got "${token.slice(0, 40)}"`);
-  const answer = refusalAnswer(path, exchange.requestId, refused, [], false);
+  const answer = refusalAnswer(path, exchange.requestId, refused);
   if (!path.startsWith('/graphql')) answer.uncounted = false;
   return answer;
 }
@@ -121,15 +118,4 @@ export function admit<T>(
     ticket?.refused ? refuse(refusalAnswer(path, requestId, ticket.refused, ticket.headers)) : go(ticket);
   const ticket = steps.rateLimit?.take(req);
   return ticket instanceof Promise ? ticket.then(decide) : decide(ticket);
-}
-
-/**
- * The answer to a request refused before anything ran (a 429, a body that is not JSON): the error in the
- * shape of its door (respond.ts errorBodyOf), no statement count. `withDetails: false`: without the empty
- * `details` (as a body that is not JSON has always been answered).
- */
-export function refusalAnswer(path: string, requestId: string, error: GraphQLError, headers: string[] = [], withDetails = true): HttpAnswer {
-  const body = errorBodyOf(path, requestId, error) as { errors?: { extensions: Record<string, unknown> }[] };
-  if (!withDetails) for (const e of body.errors ?? []) delete e.extensions.details;
-  return { status: httpStatusOf[String(error.extensions.code)] ?? 500, headers, body: JSON.stringify(body), type: APPLICATION_JSON, uncounted: true };
 }

@@ -3,7 +3,7 @@ import { GraphQLSchema } from 'graphql';
 import { BadRequestError, FieldProblem, httpStatusOf } from '../../common/errors';
 import { retryAfterFor, toClientError } from '../graphql/format-error';
 import { camelToSnake } from '../../common/names';
-import type { HttpAnswer } from '../http/respond';
+import { sendAnswer, type HttpAnswer } from '../http/respond';
 
 
 /**
@@ -28,10 +28,7 @@ export function sendRestError(
   words: (text: string) => string = (text) => text,
 ): void {
   const { requestId, scope } = res.req;
-  const answer = restErrorAnswer(schema, error, requestError, requestId, res.app.get('env') === 'production', words);
-  if (scope) res.setHeader('x-sql-statements', String(scope.sqlStatements));
-  for (let i = 0; i < answer.headers.length; i += 2) res.setHeader(answer.headers[i], answer.headers[i + 1]);
-  res.status(answer.status).type('json').send(answer.body);
+  sendAnswer(res, restErrorAnswer(schema, error, requestError, requestId, res.app.get('env') === 'production', words), scope);
 }
 
 /** sendRestError's status, headers and body, for whichever writer holds the response (express or the lean door). */

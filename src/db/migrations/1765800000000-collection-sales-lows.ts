@@ -24,6 +24,38 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  */
 const SALES_LOWS_LOCK = 'hashtext(\'nftgw:collection-sales-lows\')';
 
+/** What a change of a rollup does to the lows: `changed_id`'s in the periods whose hours hold `changed_hour`. */
+export const LOWS_UPDATE = `UPDATE collection_sales_lows l SET volume_low = l.volume_low + volume_change, sales_low = l.sales_low + sales_change
+        FROM collection_sales_bound_windows w
+        WHERE l.collection_id = changed_id AND l.period = w.period
+          AND changed_hour >= w.since + interval '2 hours' AND changed_hour < w.since + make_interval(secs => w.seconds) - interval '1 hour'`;
+
+/**
+ * The trigger function on the rollups that applies `update` (a statement on the changed rollup's
+ * `changed_id`, `changed_hour`, `volume_change` and `sales_change`) after the shared lock, `CREATE` or `CREATE OR REPLACE`.
+ */
+export function salesLowsChangeFunction(create: 'CREATE' | 'CREATE OR REPLACE', update: string): string {
+  return `${create} FUNCTION "collection_sales_lows_change"() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        changed_id uuid;
+        changed_hour timestamptz;
+        volume_change numeric;
+        sales_change integer;
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          changed_id := NEW.collection_id; changed_hour := NEW.hour; volume_change := NEW.volume; sales_change := NEW.sales;
+        ELSIF TG_OP = 'DELETE' THEN
+          changed_id := OLD.collection_id; changed_hour := OLD.hour; volume_change := -OLD.volume; sales_change := -OLD.sales;
+        ELSE
+          changed_id := NEW.collection_id; changed_hour := NEW.hour; volume_change := NEW.volume - OLD.volume; sales_change := NEW.sales - OLD.sales;
+        END IF;
+        IF volume_change = 0 AND sales_change = 0 THEN RETURN NULL; END IF;
+        PERFORM pg_advisory_xact_lock_shared(${SALES_LOWS_LOCK});
+        ${update};
+        RETURN NULL;
+      END $$`;
+}
+
 export class CollectionSalesLows1765800000000 implements MigrationInterface {
   name = 'CollectionSalesLows1765800000000';
 
@@ -65,28 +97,7 @@ export class CollectionSalesLows1765800000000 implements MigrationInterface {
       WHEN (OLD.chain_id IS DISTINCT FROM NEW.chain_id) EXECUTE FUNCTION "collection_sales_lows_chain"()`);
     // Any change of a rollup, after the shared lock (so `since` is read after any move that holds it): the
     // lows whose hours hold the rollup's hour take the difference.
-    await q.query(`CREATE FUNCTION "collection_sales_lows_change"() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        changed_id uuid;
-        changed_hour timestamptz;
-        volume_change numeric;
-        sales_change integer;
-      BEGIN
-        IF TG_OP = 'INSERT' THEN
-          changed_id := NEW.collection_id; changed_hour := NEW.hour; volume_change := NEW.volume; sales_change := NEW.sales;
-        ELSIF TG_OP = 'DELETE' THEN
-          changed_id := OLD.collection_id; changed_hour := OLD.hour; volume_change := -OLD.volume; sales_change := -OLD.sales;
-        ELSE
-          changed_id := NEW.collection_id; changed_hour := NEW.hour; volume_change := NEW.volume - OLD.volume; sales_change := NEW.sales - OLD.sales;
-        END IF;
-        IF volume_change = 0 AND sales_change = 0 THEN RETURN NULL; END IF;
-        PERFORM pg_advisory_xact_lock_shared(${SALES_LOWS_LOCK});
-        UPDATE collection_sales_lows l SET volume_low = l.volume_low + volume_change, sales_low = l.sales_low + sales_change
-        FROM collection_sales_bound_windows w
-        WHERE l.collection_id = changed_id AND l.period = w.period
-          AND changed_hour >= w.since + interval '2 hours' AND changed_hour < w.since + make_interval(secs => w.seconds) - interval '1 hour';
-        RETURN NULL;
-      END $$`);
+    await q.query(salesLowsChangeFunction('CREATE', LOWS_UPDATE));
     await q.query(`CREATE TRIGGER "collection_sales_hourly_lows" AFTER INSERT OR UPDATE OR DELETE ON "collection_sales_hourly"
       FOR EACH ROW EXECUTE FUNCTION "collection_sales_lows_change"()`);
     await q.query(`ANALYZE "collection_sales_lows"`);

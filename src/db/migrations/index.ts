@@ -44,6 +44,10 @@ import { CollectionCounts1765800000100 } from './1765800000100-collection-counts
 import { OfferExpiryWalks1765810000000 } from './1765810000000-offer-expiry-walks';
 import { TradePriceCounts1765830000000 } from './1765830000000-trade-price-counts';
 import { CollectionListCounts1765840000000 } from './1765840000000-collection-list-counts';
+import { CollectionTrendSums1765850000000 } from './1765850000000-collection-trend-sums';
+import { CollectionTrendOthers1765860000000 } from './1765860000000-collection-trend-others';
+import { ListingAssetNames1765870000000 } from './1765870000000-listing-asset-names';
+import { OrdersCountedSales1765880000000 } from './1765880000000-orders-counted-sales';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -93,4 +97,8 @@ export const migrations = [
   OfferExpiryWalks1765810000000,
   TradePriceCounts1765830000000,
   CollectionListCounts1765840000000,
+  CollectionTrendSums1765850000000,
+  CollectionTrendOthers1765860000000,
+  ListingAssetNames1765870000000,
+  OrdersCountedSales1765880000000,
 ];

@@ -1,8 +1,9 @@
 import { EntityManager } from 'typeorm';
 import { Context, isAdmin } from '../../common/request/context';
 import { ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError, isUniqueViolation } from '../../common/errors';
-import { fetchPage, Page } from '../../common/pagination';
-import { nameSearch, RELEVANCE } from '../../common/name-search';
+import { Page } from '../../common/pagination';
+import { fetchPage } from '../../common/list-page';
+import { nameSearch, RELEVANCE, StartsWalk } from '../../common/name-search';
 import { Params } from '../../common/sql';
 import { UUID, uuidOf, checkText, checkUrl, required } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
@@ -10,7 +11,7 @@ import { MAX_TOKEN_ID } from '../../common/scalars';
 import { Collection } from '../collection/collection.entity';
 import { assertChainExists, chainCondition, findCollectionByRef } from '../collection/collection.service';
 import { assertSpeaksFor } from '../collection/collection.claim';
-import { Asset, MetadataStatus } from './asset.entity';
+import { Asset, AssetStatus, MetadataStatus } from './asset.entity';
 import { AssetRelation, assetListQuery, prefetchAssetRelations, TokenRef } from './asset.loaders';
 import { ASSET_READ, keptAssetCountSql } from './asset.read';
 import { keyOf } from '../../common/graphql/node';
@@ -18,6 +19,7 @@ import { sqlScope } from '../../common/read-model';
 import { boundsRows, checkFilters, joinAliases, modelColumns } from '../../common/read-model-sql';
 import { collectionColumns } from '../collection/collection.read';
 import { checkCurrencyFilter } from '../currency/currency.service';
+import { listedByNameSql } from '../listing/listing.sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { indexAssetTraits } from './asset.traits';
 import { AssetListArgs, CreateAssetInput } from './asset.types';
@@ -42,8 +44,14 @@ export async function listAssets(ctx: Context, args: AssetListArgs, fields?: str
   const list = assetListQuery({ ...args, collectionId, fields }, s, where, LIST_FILTERS, collectionId == null ? { market: true } : { collection: () => s.p.add(collectionId) });
   list.count = () => keptAssetCountSql(s, { ...args, collectionId, chainId: args.chainId == null ? null : keyOf('Chain', args.chainId) });
   const search = args.search !== undefined ? nameSearch(s.p, 't', args.search) : undefined;
-  if (search) list.where.push(search.where(list.from, list.where, boundsRows(LIST_FILTERS, args)));
-  const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined }) });
+  // Among listed assets the names that start with the query are read from the listings' own names.
+  const listedOnly = args.status === AssetStatus.LISTED || (args.status == null && args.currency != null);
+  const walk: StartsWalk | undefined = listedOnly ? (starts, limit) => listedByNameSql(s.p, { now: s.now(), currency: args.currency, filters: list.where }, starts, limit) : undefined;
+  // A search's candidates are the rows of the list's FROM that pass its filters, found in the same statement
+  // (one snapshot): the page reads them by their row addresses alone, without the filters and their joins a
+  // second time (among listed assets, 1,000 active listings looked up again: 16 of 76 ms at 10,000,000 assets).
+  const searched = search && { from: `${ASSET_READ.table} t`, where: [search.where(list.from, list.where, boundsRows(LIST_FILTERS, args), walk)] };
+  const page = await fetchPage<Asset>(ctx.ds, { ...list, ...(search && { ...searched, sort: search.sort, orderBy: RELEVANCE, countAllRead: true, pageFrom: undefined, countFrom: undefined }) });
   if (checkAfter && page.result.length === 0) await findCollectionByRef(ctx, args.collectionId!);
   await prefetchAssetRelations(ctx.loaders, page.result, relations);
   return page;

@@ -1,55 +1,25 @@
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
 import type { Span } from '@opentelemetry/api';
+import { CHAIN_STEP_TRANSFERS_DEFAULT, type ChainFollowSettings, type ChainSettings } from '../../config';
+import { viem } from '../../common/eip712';
 import { logger } from '../../common/logger';
 import { traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
 import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
-import { PendingToken, readPendingTokenUris, TOKEN_URI_BATCH, TokenRead } from './chain.token-uris';
+import { readPendingTokenUris, TOKEN_URI_BATCH } from './chain.token-uris';
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
-import { DueRoyalty, readDueRoyalties, ROYALTY_SALE_PRICE, RoyaltyRead } from './chain.royalties';
+import { readDueRoyalties } from './chain.royalties';
 import { readApprovals, withApprovals } from './chain.approvals';
 import { claimsCheckedAbove, OwnersAtFork } from './chain.ownership';
-import { OWNER_FUNCTION, ZERO_ADDRESS } from './chain.owner';
+import { callOwnersAt, callRoyalties, callTokenUris } from './chain.contract-calls';
+import { ChainLock } from './chain.lock';
+import { LogRangeSize, tooManyLogs } from './chain.range-size';
+import { tracedTransport } from './chain.viem';
 
-import { viem } from '../../common/eip712';
-import { tracedTransport, unanswered } from './chain.viem';
-
-const TOKEN_URI_FUNCTION = 'function tokenURI(uint256 tokenId) view returns (string)';
-const ERC2981_FUNCTIONS = [
-  'function supportsInterface(bytes4 interfaceId) view returns (bool)',
-  'function royaltyInfo(uint256 tokenId, uint256 salePrice) view returns (address receiver, uint256 royaltyAmount)',
-] as const;
-/** ERC-2981's interface id, as supportsInterface is asked about it. */
-const ERC2981_INTERFACE = '0x2a55205a';
 const ERROR_RETRY_MS = 1000;
 /** Applied blocks compared with the chain, newest first, when looking for where a reorg forked. */
 const REORG_SEARCH_BLOCKS = 64;
-/** Successive reads whose answers were small (fewer than half of CHAIN_STEP_TRANSFERS logs) before a reduced range is doubled. */
-const RANGE_GROWTH_READS = 4;
-/**
- * A follower starts with CHAIN_BLOCK_RANGE / 64 blocks per eth_getLogs and grows from there (RANGE_GROWTH_READS):
- * a node builds a whole answer before it is found too large, so starting at the full range over a dense
- * stretch cost it several oversized answers (the bench's 100 blocks of 1,000 transfers: 60, 30 and 15 MB,
- * 6 s of ganache's time, before the first fitting read). Over a sparse chain the range reaches
- * CHAIN_BLOCK_RANGE after 24 small reads.
- */
-const INITIAL_RANGE_SHARE = 64n;
-
-/**
- * Whether eth_getLogs failed for the size of its answer: viem's limit on a response's body or its timeout,
- * or a node's limit on results or range (geth, Alchemy, Infura and others word it differently).
- */
-function tooManyLogs(err: unknown): boolean {
-  const { ResponseBodyTooLargeError, TimeoutError, LimitExceededRpcError, BaseError } = viem();
-  if (err instanceof BaseError && err.walk((e) => e instanceof ResponseBodyTooLargeError || e instanceof TimeoutError || e instanceof LimitExceededRpcError)) return true;
-  return err instanceof Error && /more than \d+ (results|logs)|too many|response size|range is too (large|wide)|exceed/i.test(err.message);
-}
-
-/** The advisory lock key of a chain's follower: one per chain across every process on the database. */
-const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtext('nftgw:chain-follower'), hashtext($1)) AS locked`;
 
 /**
  * Follows one chain (docs/chain.md): while it holds the chain's advisory lock (on a connection of its own),
@@ -61,7 +31,7 @@ export class ChainFollower {
   private stopped = false;
   /** Ends the sleeps under way (of the steps' loop and of the tokenURI reads' loop) at stop. */
   private readonly wakers = new Set<() => void>();
-  private lockClient: Client | undefined;
+  private readonly lock: ChainLock;
   private running: Promise<void>[] = [];
   /** True while this process holds the chain's lock and follows it. */
   following = false;
@@ -73,13 +43,8 @@ export class ChainFollower {
   /** The span of the step under way (its RPC calls' parent), while traced; and of the tokenURI loop's round. */
   private stepSpan: Span | undefined;
   private roundSpan: Span | undefined;
-  /**
-   * Blocks asked for in one eth_getLogs: from CHAIN_BLOCK_RANGE / 64 at start, halved when an answer was too
-   * large, doubled (up to CHAIN_BLOCK_RANGE) after RANGE_GROWTH_READS successive small answers.
-   */
-  private range: bigint;
-  /** Successive small answers at the current (reduced) range. */
-  private smallReads = 0;
+  /** Blocks asked for in one eth_getLogs. */
+  private readonly rangeSize: LogRangeSize;
   /**
    * Transfers applied in one transaction at most (whole blocks: a block with more is applied whole). A read
    * range with more is applied in several; one with fewer than half of it counts towards growing a reduced range.
@@ -95,10 +60,13 @@ export class ChainFollower {
   ) {
     const { createPublicClient } = viem();
     this.client = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.stepSpan) });
-    const full = BigInt(options.blockRange);
-    this.range = full / INITIAL_RANGE_SHARE > 1n ? full / INITIAL_RANGE_SHARE : 1n;
     this.stepTransfers = options.stepTransfers ?? CHAIN_STEP_TRANSFERS_DEFAULT;
+    this.rangeSize = new LogRangeSize(chain.chainId, BigInt(options.blockRange), this.stepTransfers);
     this.batchClient = createPublicClient({ transport: tracedTransport(chain.rpcUrl, chain.chainId, () => this.roundSpan, { batch: { batchSize: TOKEN_URI_BATCH } }) });
+    this.lock = new ChainLock(ds, chain.chainId, () => {
+      this.stopFollowing();
+      logger.warn('the chain follower lost its lock connection', { chainId: chain.chainId });
+    });
   }
 
   private readonly holdStep = (span: Span | undefined) => (this.stepSpan = span);
@@ -134,7 +102,7 @@ export class ChainFollower {
     while (!this.stopped) {
       try {
         if (!this.following) {
-          this.following = await this.lock();
+          this.following = await this.lock.take();
           chainFollowing.set({ chain_id: this.chain.chainId }, this.following ? 1 : 0);
         }
         if (this.following) {
@@ -172,7 +140,7 @@ export class ChainFollower {
           logger.warn('reading metadata updates or royalties failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
           return 0;
         });
-        taken += await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => this.tokenUris(tokens))).catch(
+        taken += await readPendingTokenUris(this.ds, this.chain.chainId, (tokens) => this.traced('chain tokenURIs', this.holdRound, () => callTokenUris(this.batchClient, tokens))).catch(
           (err: unknown) => {
             logger.warn('reading tokenURIs failed; retrying', { chainId: this.chain.chainId, error: err instanceof Error ? err.message.split('\n')[0] : String(err) });
             return 0;
@@ -190,110 +158,19 @@ export class ChainFollower {
    */
   private async describeRound(): Promise<number> {
     const listed = await expandMetadataUpdateRange(this.ds, this.chain.chainId);
-    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.traced('chain royalties', this.holdRound, () => this.royalties(due))));
+    return listed + (await readDueRoyalties(this.ds, this.chain.chainId, (due) => this.traced('chain royalties', this.holdRound, () => callRoyalties(this.batchClient, due))));
   }
 
-  /**
-   * Each contract's ERC-2981 royalty, in one batch: supportsInterface(0x2a55205a), then royaltyInfo of those
-   * that answer true. A contract that answers false or reverts (no ERC-165) has none (null); a call that did
-   * not reach an answer is undefined (read again later).
-   */
-  private async royalties(due: DueRoyalty[]): Promise<RoyaltyRead[]> {
-    const { parseAbi } = viem();
-    const abi = parseAbi(ERC2981_FUNCTIONS);
-    const answered = (reason: unknown) => !unanswered(reason);
-    const supports = await Promise.allSettled(
-      due.map((d) => this.batchClient.readContract({ address: d.contractAddress as `0x${string}`, abi, functionName: 'supportsInterface', args: [ERC2981_INTERFACE] })),
-    );
-    const infos = await Promise.allSettled(
-      due.map((d, i) =>
-        supports[i].status === 'fulfilled' && supports[i].value
-          ? this.batchClient.readContract({ address: d.contractAddress as `0x${string}`, abi, functionName: 'royaltyInfo', args: [d.tokenId, ROYALTY_SALE_PRICE] })
-          : Promise.resolve(null),
-      ),
-    );
-    return due.map((_, i) => {
-      const support = supports[i];
-      if (support.status === 'rejected') return answered(support.reason) ? null : undefined;
-      const info = infos[i];
-      if (info.status === 'rejected') return answered(info.reason) ? null : undefined;
-      return info.value ? { receiver: info.value[0], amount: info.value[1] } : null;
-    });
-  }
-
-  /**
-   * tokenURI(id) of each token, and royaltyInfo(id, ROYALTY_SALE_PRICE) of those whose collection may declare
-   * an ERC-2981 royalty, in one batch. A call that failed at the node (a revert: nodes report it with various
-   * codes; a contract without the function) is null; one that did not reach an answer (the node did not
-   * answer or limits the rate) is undefined: a tokenURI is read again later, a royalty kept as it is.
-   */
-  private async tokenUris(tokens: PendingToken[]): Promise<TokenRead[]> {
-    const { parseAbi } = viem();
-    const abi = parseAbi([TOKEN_URI_FUNCTION, ...ERC2981_FUNCTIONS]);
-    const address = (t: PendingToken) => t.tokenAddress as `0x${string}`;
-    const [uris, royalties] = await Promise.all([
-      Promise.allSettled(tokens.map((t) => this.batchClient.readContract({ address: address(t), abi, functionName: 'tokenURI', args: [t.tokenId] }))),
-      Promise.allSettled(
-        tokens.map((t) =>
-          t.royalty ? this.batchClient.readContract({ address: address(t), abi, functionName: 'royaltyInfo', args: [t.tokenId, ROYALTY_SALE_PRICE] }) : Promise.resolve(undefined),
-        ),
-      ),
-    ]);
-    const settled = <T>(r: PromiseSettledResult<T>): T | null | undefined => (r.status === 'fulfilled' ? r.value : unanswered(r.reason) ? undefined : null);
-    return tokens.map((_, i) => {
-      const royalty = settled(royalties[i]);
-      return { uri: settled(uris[i]), royalty: royalty ? { receiver: royalty[0], amount: royalty[1] } : royalty };
-    });
-  }
-
-  /** Takes the chain's advisory lock on a connection of its own; the embedded database is one process's alone. */
-  private async lock(): Promise<boolean> {
-    const url = (this.ds.options as { url?: string }).url;
-    if (!url) return true;
-    const client = new Client({ connectionString: url, application_name: `nftgw-chain-${this.chain.chainId}` });
-    client.on('error', () => this.lost(client));
-    try {
-      await client.connect();
-      const [{ version }] = (await client.query('SELECT version()')).rows as { version: string }[];
-      if (version.includes('PGlite')) {
-        await client.end();
-        return true;
-      }
-      const [{ locked }] = (await client.query(LOCK_SQL, [this.chain.chainId])).rows as { locked: boolean }[];
-      if (!locked) {
-        await client.end();
-        return false;
-      }
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      throw err;
-    }
-    client.on('end', () => this.lost(client));
-    this.lockClient = client;
-    logger.info('following the chain', { chainId: this.chain.chainId });
-    return true;
-  }
-
-  /** The lock's connection ended: the lock is gone with it, so this process stops following until it has it again. */
-  private lost(client: Client): void {
-    if (this.lockClient !== client) return;
-    this.lockClient = undefined;
+  /** Not following (the lock freed or lost): the read ahead is dropped. */
+  private stopFollowing(): void {
     this.following = false;
     this.ahead = undefined;
     chainFollowing.set({ chain_id: this.chain.chainId }, 0);
-    logger.warn('the chain follower lost its lock connection', { chainId: this.chain.chainId });
   }
 
   private async unlock(): Promise<void> {
-    const client = this.lockClient;
-    this.lockClient = undefined;
-    this.following = false;
-    this.ahead = undefined;
-    chainFollowing.set({ chain_id: this.chain.chainId }, 0);
-    if (client) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-    }
+    this.stopFollowing();
+    await this.lock.release();
   }
 
   /** One range of confirmed blocks; true when every collection of the chain has reached the confirmed block. */
@@ -323,7 +200,7 @@ export class ChainFollower {
       [chainId],
     );
     const collections: TrackedCollection[] = rows.map((r) => ({ id: r.id, chainId, contractAddress: r.contractAddress, syncedBlock: BigInt(r.synced) }));
-    const plan = confirmed < 0n ? null : planRange(collections, confirmed, this.range);
+    const plan = confirmed < 0n ? null : planRange(collections, confirmed, this.rangeSize.blocks);
     if (confirmed < 0n) return true;
     if (!plan) {
       chainLagBlocks.set(labels, 0);
@@ -354,12 +231,10 @@ export class ChainFollower {
     } catch (err) {
       if (to === from || !tooManyLogs(err)) throw err;
       // Too many logs for one answer (the node's limit, viem's 10 MiB, its 10 s): half the blocks, for a while.
-      this.range = (to - from + 1n) / 2n;
-      this.smallReads = 0;
-      logger.info('fewer blocks per eth_getLogs', { chainId, blocks: this.range.toString() });
+      this.rangeSize.tooLarge(to - from + 1n);
       return false;
     }
-    this.rangeAnswered(to - from + 1n, read.logs);
+    this.rangeSize.answered(to - from + 1n, read.logs);
     this.readAhead(afterRange(collections, plan), confirmed);
     let steps = stepsOfRange(chainId, plan, read, this.stepTransfers);
     // With an operator set, the range's approval logs too (chain.approvals.ts), each applied with the step of its block.
@@ -383,7 +258,7 @@ export class ChainFollower {
    * within the range). A read that fails is the next step's failure, as if it had made the read itself.
    */
   private readAhead(collections: TrackedCollection[], confirmed: bigint): void {
-    const plan = planRange(collections, confirmed, this.range);
+    const plan = planRange(collections, confirmed, this.rangeSize.blocks);
     if (!plan || this.stopped || !this.following) return;
     const read = readRange(this.client, plan);
     // Dropped unread, its failure is nobody's.
@@ -397,39 +272,7 @@ export class ChainFollower {
    * none (null). A read the node did not answer fails the step, which finds the reorg again and retries.
    */
   private async ownersAt(fork: bigint): Promise<OwnersAtFork> {
-    const collections = await claimsCheckedAbove(this.ds, this.chain.chainId, fork);
-    const { parseAbi } = viem();
-    const abi = parseAbi([OWNER_FUNCTION]);
-    const reads = await Promise.allSettled(
-      collections.map((c) => this.batchClient.readContract({ address: c.contractAddress as `0x${string}`, abi, functionName: 'owner', blockNumber: fork })),
-    );
-    return new Map(
-      collections.map((c, i): [string, string | null] => {
-        const read = reads[i];
-        if (read.status === 'rejected') {
-          if (unanswered(read.reason)) throw read.reason instanceof Error ? read.reason : new Error(String(read.reason));
-          return [c.id, null];
-        }
-        const owner = read.value.toLowerCase();
-        return [c.id, owner === ZERO_ADDRESS ? null : owner];
-      }),
-    );
-  }
-
-  /**
-   * A reduced range grows back: after RANGE_GROWTH_READS successive answers of the whole range with fewer
-   * than half of stepTransfers logs it is doubled (up to CHAIN_BLOCK_RANGE), so a dense stretch of the chain
-   * or a node's busy moment does not slow the rest of the backfill. A read of fewer blocks (the confirmed
-   * block came first) says nothing of the range.
-   */
-  private rangeAnswered(blocks: bigint, logs: number): void {
-    const full = BigInt(this.options.blockRange);
-    if (this.range >= full || blocks < this.range) return;
-    this.smallReads = logs < this.stepTransfers / 2 ? this.smallReads + 1 : 0;
-    if (this.smallReads < RANGE_GROWTH_READS) return;
-    this.range = this.range * 2n < full ? this.range * 2n : full;
-    this.smallReads = 0;
-    logger.info('more blocks per eth_getLogs', { chainId: this.chain.chainId, blocks: this.range.toString() });
+    return callOwnersAt(this.batchClient, await claimsCheckedAbove(this.ds, this.chain.chainId, fork), fork);
   }
 
   /**

@@ -4,7 +4,7 @@ import { clock } from '../../common/clock';
 import { updateReturning } from '../../common/sql';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAssets } from '../listing/auction';
-import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivateListings, reactivateListings } from '../listing/listing.service';
+import { INACTIVE_REASON, InactivatableListing, inactivatableListings, inactivateListings, reactivateListings } from '../listing/listing.owner-changes';
 import { settleByTransfers, unsettleByTransfers } from '../order/settlement';
 import { MetadataUpdate, queueMetadataUpdates } from './chain.metadata-updates';
 import { ApprovalLog, applyApprovals, rollBackApprovals } from './chain.approvals';

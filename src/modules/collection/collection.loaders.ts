@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { pagesByParent, PeekLoader, rowsById } from '../../common/batch';
-import { fetchPagesByParent, Page } from '../../common/pagination';
+import { Page } from '../../common/pagination';
+import { fetchPagesByParent } from '../../common/list-page';
 import { Params } from '../../common/sql';
 import { Collection } from './collection.entity';
 import { NestedCollectionArgs } from './collection.inputs';

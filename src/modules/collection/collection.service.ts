@@ -1,6 +1,7 @@
 import { Context, isAdmin } from '../../common/request/context';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Problems, isUniqueViolation } from '../../common/errors';
-import { fetchPage, Page } from '../../common/pagination';
+import { Page } from '../../common/pagination';
+import { fetchPage } from '../../common/list-page';
 import { sqlScope } from '../../common/read-model';
 import { filterConditions, fixedSort, keptCountSql, selectList, selectsEveryField } from '../../common/read-model-sql';
 import { nameSearch, RELEVANCE } from '../../common/name-search';

@@ -3,7 +3,8 @@ import { NotFoundError, Problems } from '../../common/errors';
 import { exactDecimal, fromUnits, toUnits } from '../../common/decimal';
 import { AUCTION_MIN_INCREMENT_PERCENT } from '../../config';
 import type { EventLog } from '../event/event.log';
-import { completeSales, SaleAsset } from '../order/sale';
+import { completeSales } from '../order/sale';
+import type { SaleAsset } from '../order/sale.types';
 import { settlement } from '../order/settlement.settings';
 
 /** An asset row locked for the rest of the transaction, as it stands once a due english auction is settled. */

@@ -10,7 +10,7 @@ import { currencyFilterSql } from '../currency/currency.service';
  */
 
 /** The collection id of the rows that count the whole market's listings (the migration's; no collection has it). */
-const ALL_COLLECTIONS = '00000000-0000-0000-0000-000000000000';
+export const ALL_COLLECTIONS = '00000000-0000-0000-0000-000000000000';
 
 /** The filters the groups count by (the chain as its EIP-155 id, checked to exist); a list with any other is counted row by row. */
 export interface ListedFilters {

@@ -77,4 +77,11 @@ export class ListingRecord {
 
   @Column({ name: 'price_high', type: 'numeric', precision: 38, scale: 18, nullable: true, insert: false, update: false })
   priceHigh: string | null;
+
+  /**
+   * Its asset's name, kept by triggers (migration 1765870000000-listing-asset-names), never written by the
+   * application; searches among listed assets walk it (listedByNameSql).
+   */
+  @Column({ name: 'asset_name', type: 'varchar', length: 500, nullable: true, insert: false, update: false })
+  assetName: string | null;
 }

@@ -2,37 +2,29 @@ import { EntityManager } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { AppError, ConflictError, ForbiddenError, NotFoundError, Problems, ValidationError } from '../../common/errors';
-import { ListQuery } from '../../common/pagination';
+import { ListQuery } from '../../common/list-query';
 import { SqlScope } from '../../common/read-model';
 import { filterConditions, sortKey } from '../../common/read-model-sql';
 import { Params, updateReturning } from '../../common/sql';
-import { ADDRESS, UUID, checkPositivePrice, checkText } from '../../common/validate';
+import { UUID, checkText } from '../../common/validate';
 import { MAX_LENGTH } from '../../common/limits';
-import { compareDecimals } from '../../common/decimal';
 import { checkSignature } from '../../common/eip712';
 import { Asset, AssetStatus } from '../asset/asset.entity';
 import { setAssetsStatus } from '../asset/asset.status';
 import { getAsset, loadAssetByToken } from '../asset/asset.service';
 import { royaltyFeesOf } from '../asset/asset.read';
-import { StoredFee } from '../collection/collection.entity';
+import type { StoredFee } from '../collection/collection.entity';
 import { ListingRecord } from './listing.entity';
 import { approvalRevokedError, revokedAssets, sellerRevokedSql } from './listing.approval';
-import { CreateListingInput, ExpirationInput, Listing, ListingListArgs, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
+import { CreateListingInput, Listing, ListingListArgs, ListingOrderType, ListingStatus, UpdateListingInput } from './listing.types';
+import { checkListingDecimals, checkListingTerms, closingDateOf, makerFeesOf } from './listing.rules';
 import { activeListingsByAssets, LISTING_READ, LISTINGS_WITH_ASSETS, listingColumns, listingsByIds } from './listing.read';
 import { EventLog, withEvents } from '../event/event.log';
 import { lockAsset, lockAssets } from './auction';
 import { pendingOrdersOf, reservedError } from '../order/sale';
 import { settlement } from '../order/settlement.settings';
-import { checkPriceDecimals, currencyOf, currencyOfRequest } from '../currency/currency.service';
+import { currencyOf, currencyOfRequest } from '../currency/currency.service';
 import type { Currency } from '../currency/currency.entity';
-
-/** Each price a listing request gives has at most its currency's decimals. */
-function checkListingDecimals(problems: Problems, input: { startPrice?: string | null; acceptPrice?: string | null }, currency: Currency | null): void {
-  checkPriceDecimals(problems, 'startPrice', input.startPrice, currency);
-  checkPriceDecimals(problems, 'acceptPrice', input.acceptPrice, currency);
-}
-
-const MAX_LISTING_SECONDS = 10 * 365 * 24 * 3600;
 
 /** The asset a listing request names: `assetId`, or `tokenAddress` + `tokenId` (+ `chainId`). */
 async function assetOfRequest(ctx: Context, input: CreateListingInput): Promise<Asset> {
@@ -43,91 +35,6 @@ async function assetOfRequest(ctx: Context, input: CreateListingInput): Promise<
   }
   if (input.tokenAddress != null && input.tokenId != null) return loadAssetByToken(ctx, input.tokenAddress, input.tokenId, input.chainId);
   throw new ValidationError([{ field: 'assetId', message: 'name the asset by assetId, or by tokenAddress and tokenId' }]);
-}
-
-function closingDateOf(problems: Problems, expiration: ExpirationInput | null | undefined, listingTime: Date): Date | null {
-  if (!expiration) return null;
-  const hasAt = expiration.at != null;
-  const hasDuration = expiration.durationSeconds != null;
-  if (hasAt === hasDuration) {
-    problems.add('expirationTime', 'give exactly one of at (ISO-8601) or durationSeconds');
-    return null;
-  }
-  if (hasDuration) {
-    const seconds = expiration.durationSeconds!;
-    if (seconds < 1 || seconds > MAX_LISTING_SECONDS) {
-      problems.add('expirationTime.durationSeconds', `must be from 1 to ${MAX_LISTING_SECONDS} seconds, got ${seconds}`);
-      return null;
-    }
-    return new Date(listingTime.getTime() + seconds * 1000);
-  }
-  return expiration.at!;
-}
-
-function makerFeesOf(problems: Problems, raw: Record<string, unknown> | null | undefined): StoredFee[] {
-  if (!raw) return [];
-  const fees: StoredFee[] = [];
-  for (const [address, bps] of Object.entries(raw)) {
-    if (!ADDRESS.test(address)) problems.add(`makerFees.${address}`, 'keys must be addresses ("0x" + 40 hex digits)');
-    else if (typeof bps !== 'number' || !Number.isInteger(bps) || bps < 0 || bps > 10000) {
-      problems.add(`makerFees.${address}`, `basis points must be an integer from 0 to 10000, got ${JSON.stringify(bps)}`);
-    } else fees.push({ address: address.toLowerCase(), basisPoints: bps });
-  }
-  return fees;
-}
-
-interface ListingTerms {
-  orderType: ListingOrderType;
-  /** The prices the request gives (null or undefined: not given). */
-  startPrice: string | null | undefined;
-  acceptPrice: string | null | undefined;
-  listingTime: Date;
-  closingDate: Date | null;
-}
-
-interface ListingPrices {
-  startPrice: string | null;
-  acceptPrice: string | null;
-}
-
-/**
- * The price and time rules of each order type (README, "Listing prices"); returns the prices to store.
- * `stored`: the listing's prices before an update, for the ones the request leaves out.
- * - fixed_price has one price: start and accept price are equal. Given one, the other follows it; given
- *   both, they must be equal.
- * - dutch_auction falls from its start price to an accept price below it, by a closing date it must have.
- * - english_auction opens at its start price; an accept price, if any, is a buy-now price at or above it.
- */
-function checkTerms(problems: Problems, terms: ListingTerms, now: Date, stored?: ListingPrices): ListingPrices {
-  const { orderType, listingTime, closingDate } = terms;
-  for (const field of ['startPrice', 'acceptPrice'] as const) {
-    checkPositivePrice(problems, field, terms[field]);
-  }
-  if (closingDate) {
-    if (closingDate <= listingTime) problems.add('expirationTime', 'must be after the listing time');
-    else if (closingDate <= now) problems.add('expirationTime', 'must be in the future');
-  }
-  if (orderType === ListingOrderType.FIXED_PRICE) {
-    if (terms.startPrice != null && terms.acceptPrice != null && compareDecimals(terms.startPrice, terms.acceptPrice) !== 0) {
-      problems.add('acceptPrice', `a fixed-price listing has one price: give startPrice alone, or acceptPrice equal to it (got ${terms.startPrice} and ${terms.acceptPrice})`);
-    }
-    const price = terms.startPrice ?? terms.acceptPrice ?? stored?.startPrice ?? null;
-    if (price == null) problems.add('startPrice', 'is required');
-    return { startPrice: price, acceptPrice: price };
-  }
-  const startPrice = terms.startPrice ?? stored?.startPrice ?? null;
-  const acceptPrice = terms.acceptPrice ?? stored?.acceptPrice ?? null;
-  if (startPrice == null) problems.add('startPrice', 'is required');
-  if (orderType === ListingOrderType.DUTCH_AUCTION) {
-    if (acceptPrice == null || startPrice == null || compareDecimals(acceptPrice, startPrice) >= 0) {
-      problems.add('acceptPrice', 'a dutch auction needs an acceptPrice below its startPrice');
-    }
-    if (!closingDate) problems.add('expirationTime', 'a dutch auction needs an expiration');
-  }
-  if (orderType === ListingOrderType.ENGLISH_AUCTION && acceptPrice != null && startPrice != null && compareDecimals(acceptPrice, startPrice) < 0) {
-    problems.add('acceptPrice', `an english auction's acceptPrice (a buy-now price) must be at or above its startPrice, got ${acceptPrice} below ${startPrice}`);
-  }
-  return { startPrice, acceptPrice };
 }
 
 /**
@@ -178,7 +85,7 @@ export async function checkListing(ctx: Context, maker: string, input: CreateLis
   const listingTime = input.listingTime ?? now;
   const closingDate = closingDateOf(problems, input.expirationTime, listingTime);
   const orderType = input.orderType ?? ListingOrderType.FIXED_PRICE;
-  const { startPrice, acceptPrice } = checkTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
+  const { startPrice, acceptPrice } = checkListingTerms(problems, { orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate }, now);
   const makerFees = makerFeesOf(problems, input.makerFees);
   const currency = await currencyOfRequest(ctx, problems, 'currency', asset.chainId, input.currency);
   checkListingDecimals(problems, input, currency);
@@ -316,7 +223,7 @@ export async function updateListing(
   const problems = new Problems();
   const listingTime = input.listingTime ?? listing.listingTime;
   const closingDate = input.expirationTime !== undefined ? closingDateOf(problems, input.expirationTime, listingTime) : listing.closingDate;
-  const { startPrice, acceptPrice } = checkTerms(
+  const { startPrice, acceptPrice } = checkListingTerms(
     problems,
     { orderType: listing.orderType, startPrice: input.startPrice, acceptPrice: input.acceptPrice, listingTime, closingDate },
     now,
@@ -390,66 +297,4 @@ export function listingListQuery(args: ListingListArgs, p = new Params()): ListQ
     orderBy: args.orderBy,
     args,
   };
-}
-
-/** Why a listing is `inactive` (in `listing.inactivated`). */
-export const INACTIVE_REASON = 'the seller no longer owns the token';
-
-/** An active listing that a change of owner on chain may make inactive. */
-export interface InactivatableListing {
-  id: string;
-  assetId: string;
-  seller: string;
-}
-
-/**
- * The listings that changes of owner seen on chain can make inactive: the active ones of these assets whose
- * closing date is ahead (a listing past it is left to the expiry sweeper), oldest first. With the assets locked.
- */
-export async function inactivatableListings(m: EntityManager, assetIds: readonly string[], now: Date): Promise<InactivatableListing[]> {
-  if (!assetIds.length) return [];
-  return m.query(
-    `SELECT id, asset_id AS "assetId", seller FROM listings
-     WHERE asset_id = ANY($1::uuid[]) AND status = 'active' AND (closing_date IS NULL OR closing_date > $2) ORDER BY created_at, id`,
-    [assetIds, now],
-  );
-}
-
-/**
- * These listings' sellers no longer own their tokens (transfers seen on chain): they can no longer be filled
- * and become `inactive`, and their assets read unlisted; two statements whatever their number. The caller
- * says so in `listing.inactivated` (with INACTIVE_REASON), in the order of the transfers. With the assets locked.
- */
-export async function inactivateListings(m: EntityManager, listings: readonly InactivatableListing[], now: Date): Promise<void> {
-  if (!listings.length) return;
-  await m.query(`UPDATE listings SET status = 'inactive', inactive_reason = 'owner_changed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [listings.map((l) => l.id), now]);
-  await setAssetsStatus(m, [...new Set(listings.map((l) => l.assetId))], AssetStatus.UNLISTED, now);
-}
-
-/**
- * The undoing of inactivateListings (a reorg took back the transfer): each of these listings
- * that is still inactive becomes active again when its seller owns the asset again, its closing date is
- * ahead and the asset has no other active listing. Inside the caller's transaction, with the asset locked.
- */
-export async function reactivateListings(
-  m: EntityManager,
-  events: EventLog,
-  assetId: string,
-  listingIds: string[],
-  owner: string,
-  now: Date,
-  extra: Record<string, unknown>,
-): Promise<void> {
-  if (!listingIds.length) return;
-  const active = await updateReturning<{ id: string }>(
-    m,
-    `UPDATE listings SET status = 'active', inactive_reason = NULL, updated_at = $4
-     WHERE id = (SELECT id FROM listings WHERE id = ANY($2::uuid[]) AND asset_id = $1 AND status = 'inactive' AND seller = $3
-                   AND (closing_date IS NULL OR closing_date > $4) ORDER BY created_at DESC LIMIT 1)
-       AND NOT EXISTS (SELECT 1 FROM listings WHERE asset_id = $1 AND status = 'active') RETURNING id`,
-    [assetId, listingIds, owner, now],
-  );
-  if (!active.length) return;
-  await setAssetsStatus(m, [assetId], AssetStatus.LISTED, now);
-  for (const { id } of active) events.add('listing.reactivated', 'listing', id, { reason: 'the transfer that made it inactive was undone by a reorg', ...extra });
 }

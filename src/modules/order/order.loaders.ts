@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import { DataSource } from 'typeorm';
 import { byKey, observed, pagesByParent } from '../../common/batch';
-import { fetchPagesByParent, Page, PageParent } from '../../common/pagination';
+import { Page } from '../../common/pagination';
+import { fetchPagesByParent, PageParent } from '../../common/list-page';
 import { pagesOfParent } from '../../common/read-model-sql';
 import { orderListQuery, ordersByIds } from './order.service';
 import { ORDER_READ } from './order.read';

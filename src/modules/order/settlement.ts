@@ -5,7 +5,8 @@ import { AssetStatus } from '../asset/asset.entity';
 import { setAssetsStatus } from '../asset/asset.status';
 import type { EventLog } from '../event/event.log';
 import { APPROVAL_REVOKED, sellerRevokedSql } from '../listing/listing.approval';
-import { endOtherOffers, offerFilled, saleCurrency } from './sale';
+import { saleCurrency } from './sale';
+import { endOtherOffers, offerFilled } from './sale.offers';
 import { settlement } from './settlement.settings';
 
 /**

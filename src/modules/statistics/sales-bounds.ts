@@ -61,25 +61,52 @@ export const lowHours = (seconds: number, since: Date): [Date, Date] => [
 ];
 
 /**
- * The lows of a period whose hours move from `w.since` to `since`: each collection takes the rollups of the
- * hours that enter its range and gives those that leave it (two index ranges of the rollups, an hour each
- * when the sweeper keeps up). Under the exclusive lock the rollups' triggers take shared: no change of a
- * rollup is in flight, and those to come read the moved `since`.
+ * The hours of a period's trend sums when its hours start at `since` (migration 1765850000000): the trend
+ * window's, [since + 1 h, since + length), and the window's before it, [since - length + 1 h, since).
+ */
+export const keptTrendHours = (seconds: number, since: Date): [Date, Date] => [new Date(since.getTime() + HOUR_MS), new Date(since.getTime() + seconds * 1000)];
+export const keptPreviousHours = (seconds: number, since: Date): [Date, Date] => [new Date(since.getTime() - seconds * 1000 + HOUR_MS), since];
+
+/** What a range of hours kept from `since` takes and gives when `since` moves forward: [leaving, entering]. */
+function moved(hours: (seconds: number, since: Date) => [Date, Date], w: Window, since: Date): Array<[Date, Date]> {
+  const [oldFrom, oldTo] = hours(w.seconds, new Date(w.since));
+  const [newFrom, newTo] = hours(w.seconds, since);
+  return [
+    [oldFrom, new Date(Math.min(newFrom.getTime(), oldTo.getTime()))],
+    [new Date(Math.max(oldTo.getTime(), newFrom.getTime())), newTo],
+  ];
+}
+
+/**
+ * The lows and the trend sums of a period whose hours move from `w.since` to `since`: each collection takes
+ * the rollups of the hours that enter each range and gives those that leave it (index ranges of the rollups,
+ * an hour each when the sweeper keeps up). Under the exclusive lock the rollups' triggers take shared: no
+ * change of a rollup is in flight, and those to come read the moved `since`.
  */
 async function moveLows(m: EntityManager, w: Window, since: Date): Promise<void> {
-  const [oldFrom, oldTo] = lowHours(w.seconds, new Date(w.since));
-  const [newFrom, newTo] = lowHours(w.seconds, since);
-  const leaving: [Date, Date] = [oldFrom, new Date(Math.min(newFrom.getTime(), oldTo.getTime()))];
-  const entering: [Date, Date] = [new Date(Math.max(oldTo.getTime(), newFrom.getTime())), newTo];
+  const ranges = [
+    { hours: lowHours, volume: 'volume', sales: 'sales', trend: '0', previous: '0' },
+    { hours: keptTrendHours, volume: '0', sales: '0', trend: 'volume', previous: '0' },
+    { hours: keptPreviousHours, volume: '0', sales: '0', trend: '0', previous: 'volume' },
+  ];
+  // $1 is the period; each range's hours follow it.
+  const params: Array<string | Date> = [w.period];
+  const selects = ranges.flatMap((range) =>
+    moved(range.hours, w, since).map(([from, to], entering) => {
+      params.push(from, to);
+      const value = (column: string) => (column === '0' ? '0' : `${entering ? '' : '-'}r.${column}`);
+      return `SELECT r.collection_id, ${value(range.volume)} AS volume, ${value(range.sales)} AS sales, ${value(range.trend)} AS trend, ${value(range.previous)} AS previous
+        FROM collection_sales_hourly r WHERE r.hour >= $${params.length - 1} AND r.hour < $${params.length}`;
+    }),
+  );
   await m.query(
-    `UPDATE collection_sales_lows l SET volume_low = l.volume_low + d.volume, sales_low = l.sales_low + d.sales
-     FROM (SELECT x.collection_id, sum(x.volume) AS volume, sum(x.sales)::int AS sales FROM (
-             SELECT r.collection_id, -r.volume AS volume, -r.sales AS sales FROM collection_sales_hourly r WHERE r.hour >= $2 AND r.hour < $3
-             UNION ALL
-             SELECT r.collection_id, r.volume, r.sales FROM collection_sales_hourly r WHERE r.hour >= $4 AND r.hour < $5) x
+    `UPDATE collection_sales_lows l SET volume_low = l.volume_low + d.volume, sales_low = l.sales_low + d.sales,
+       trend_volume = l.trend_volume + d.trend, previous_volume = l.previous_volume + d.previous
+     FROM (SELECT x.collection_id, sum(x.volume) AS volume, sum(x.sales)::int AS sales, sum(x.trend) AS trend, sum(x.previous) AS previous
+           FROM (${selects.join(' UNION ALL ')}) x
            GROUP BY x.collection_id ORDER BY x.collection_id) d
-     WHERE l.period = $1 AND l.collection_id = d.collection_id AND (d.volume <> 0 OR d.sales <> 0)`,
-    [w.period, ...leaving, ...entering],
+     WHERE l.period = $1 AND l.collection_id = d.collection_id AND (d.volume <> 0 OR d.sales <> 0 OR d.trend <> 0 OR d.previous <> 0)`,
+    params,
   );
 }
 
@@ -119,13 +146,19 @@ export async function recountSalesBounds(ds: DataSource, now: Date): Promise<voi
       await m.query(`UPDATE collection_sales_bound_windows SET since = $2 WHERE period = $1`, [w.period, since]);
       if (hasLows(w)) {
         const [from, to] = lowHours(w.seconds, since);
+        const [trendFrom, trendTo] = keptTrendHours(w.seconds, since);
+        const [previousFrom, previousTo] = keptPreviousHours(w.seconds, since);
         await m.query(
-          `UPDATE collection_sales_lows l SET volume_low = COALESCE(x.volume, 0), sales_low = COALESCE(x.sales, 0)
-           FROM collection_sales_lows k LEFT JOIN (SELECT r.collection_id, sum(r.volume) AS volume, sum(r.sales)::int AS sales FROM collection_sales_hourly r
-             WHERE r.hour >= $2 AND r.hour < $3 GROUP BY r.collection_id) x ON x.collection_id = k.collection_id
+          `UPDATE collection_sales_lows l SET volume_low = COALESCE(x.volume, 0), sales_low = COALESCE(x.sales, 0),
+             trend_volume = COALESCE(x.trend, 0), previous_volume = COALESCE(x.previous, 0)
+           FROM collection_sales_lows k LEFT JOIN (SELECT r.collection_id,
+               sum(r.volume) FILTER (WHERE r.hour >= $2 AND r.hour < $3) AS volume, (sum(r.sales) FILTER (WHERE r.hour >= $2 AND r.hour < $3))::int AS sales,
+               sum(r.volume) FILTER (WHERE r.hour >= $4 AND r.hour < $5) AS trend, sum(r.volume) FILTER (WHERE r.hour >= $6 AND r.hour < $7) AS previous
+             FROM collection_sales_hourly r WHERE r.hour >= $6 AND r.hour < $5 GROUP BY r.collection_id) x ON x.collection_id = k.collection_id
            WHERE k.period = $1 AND l.period = k.period AND l.collection_id = k.collection_id
-             AND (l.volume_low, l.sales_low) IS DISTINCT FROM (COALESCE(x.volume, 0), COALESCE(x.sales, 0))`,
-          [w.period, from, to],
+             AND (l.volume_low, l.sales_low, l.trend_volume, l.previous_volume)
+               IS DISTINCT FROM (COALESCE(x.volume, 0), COALESCE(x.sales, 0), COALESCE(x.trend, 0), COALESCE(x.previous, 0))`,
+          [w.period, from, to, trendFrom, trendTo, previousFrom, previousTo],
         );
       }
       await m.query(

@@ -1,5 +1,5 @@
 import { SortDirection } from '../../common/pagination';
-import type { ListQuery } from '../../common/pagination';
+import type { ListQuery } from '../../common/list-query';
 import { Params } from '../../common/sql';
 import { floorRanking } from './statistics.floor';
 import { salesWalk } from './statistics.sales-walk';
@@ -15,6 +15,7 @@ import {
   windows,
 } from './statistics.sql';
 import { LOWS_MIN_SECONDS } from './sales-bounds';
+import { KeptTrend, keptTrend } from './statistics.trend';
 import { Period, PERIODS, StatisticsOrderBy } from './statistics.types';
 
 /**
@@ -35,14 +36,20 @@ import { Period, PERIODS, StatisticsOrderBy } from './statistics.types';
  * - the floor: the collections' floor bounds kept by the writes (migration 1765670000000) are walked and
  *   only candidates are priced (statistics.floor.ts).
  *
- * With `isTrending`, each row's trend figures are computed by its collection's rollups (LATERAL); asked
- * for trending ones only, only collections with a rollup in the trend window's hours are candidates. Asked
- * for the others, a sliding window's volume and sales walk the bounds as unfiltered and drop the trending
- * collections as they go (statistics.sales-walk.ts): most collections are not trending.
+ * With `isTrending`, for trend windows of 6 hours or more (and all's, 24 hours), each row's trend figures are
+ * its collection's kept sums corrected by a few hours' sales (statistics.trend.ts, a lookup each), and
+ * trending ones by a sliding period's volume (the trend window's) walk the kept sums' own index; for the last
+ * hour, each row's trend figures are computed by its collection's rollups (LATERAL). Asked for trending ones
+ * only by any other sort, only collections with a rollup in the trend window's hours are candidates. Asked
+ * for the others, the sorts walk as unfiltered (a sliding window's volume and sales its bounds) and drop the
+ * trending collections as they go (statistics.sales-walk.ts): most collections are not trending. When few are
+ * not (a market trending as a whole), the sorts by holders, all-time figures and floor read those few instead
+ * (the kept sums' partial index of them), chosen as the statement runs.
  *
  * `count`: how many collections the list holds, without reading them: the kept count of collections
- * (migration 1765800000100); by trend, the trending ones are counted from the sales of the trend window and
- * the one before (bounded by the trades of the windows, not by the market), and the others are the rest.
+ * (migration 1765800000100); by trend, the trending ones are counted from the kept sums' index and corrected
+ * by the few hours' sales (for the last hour, from the sales of the trend window and the one before: bounded
+ * by the trades of the windows, not by the market), and the others are the rest.
  */
 export interface Ranking {
   /** The page's rows (unless `pageFrom`) and its counts (unless `countFrom`). */
@@ -54,6 +61,8 @@ export interface Ranking {
   countFrom?: ListQuery['countFrom'];
   /** ListQuery.count: written only when the page counts. */
   count: () => string;
+  /** ListQuery.with: the statement's common table expressions (the kept trend's differences, statistics.trend.ts). */
+  with?: string[];
 }
 
 interface RankingArgs {
@@ -71,32 +80,66 @@ const SALES_FIELDS = ['volume', 'totalTransactions'];
 const TREND_FIELDS = ['trendVolume', 'previousVolume', 'isTrending', 'trendingScore'];
 
 export function ranking(p: Params, args: RankingArgs): Ranking {
+  // Filtered by trend, each collection's trend is read from its kept sums (statistics.trend.ts), but in the last hour's.
+  const kept = args.isTrending != null ? keptTrend(p, args.period, args.now) : null;
+  const ranked = rankingOf(p, args, kept);
+  return kept ? { ...ranked, with: [kept.with] } : ranked;
+}
+
+function rankingOf(p: Params, args: RankingArgs, kept: KeptTrend | null): Ranking {
   const { period, now, orderBy, isTrending } = args;
   const filtered = isTrending != null;
   const where = (conditions: string[] = []) => {
     const all = args.chain ? [...conditions, args.chain('f.chain_id')] : conditions;
     return all.length ? ` WHERE ${all.join(' AND ')}` : '';
   };
-  // Asked for trending collections only, the walks start from those with a sale in the trend window's hours.
-  const walked = () => figuresOf(p, isTrending === 1 ? trendHours(period, now) : null);
-  // The trend figures of the walked collection, when the list is filtered by them.
-  const trendOf = () => (filtered ? ` LEFT JOIN LATERAL ${salesTable(p, trendPeriod(period), now, (column) => `${column} = f.collection_id`)} tv ON true` : '');
-  const trend = filtered ? `, ${trendingColumns('tv')}` : '';
-  const fields = (more: string[]) => [...more, ...(filtered ? TREND_FIELDS : [])];
   const collections = () => `(SELECT COALESCE(sum(k.collections), 0) FROM collection_counts k${args.chain ? ` WHERE ${args.chain('k.chain_id')}` : ''})`;
+  // The collections the sorts by holders, all-time figures and floor walk, each `FROM` items giving `collection_figures
+  // f` read when `guard` holds. Trending ones only: those with a sale in the trend window's hours (walked in the
+  // list's order as unfiltered, a list whose filter keeps few read every collection). The others: every collection,
+  // walked as unfiltered, dropping the trending ones, unless those not trending are few (a market trending as a whole:
+  // walking to them read on through every trending one, 2-2.5 s by holders at 10,000,000 assets); then those alone,
+  // from the kept sums' partial index of them (statistics.trend.ts notTrending).
+  const walks = (): Array<{ from: string; guard: string[] }> => {
+    if (isTrending === 1) return [{ from: figuresOf(rollupIds(p, trendHours(period, now))), guard: [] }];
+    if (isTrending !== 0 || !kept) return [{ from: figuresOf(null), guard: [] }];
+    const few = kept.fewNotTrending(args.chain, fewOthers(p, collections()));
+    return [
+      { from: figuresOf(null), guard: [`NOT ${few}`] },
+      { from: figuresOf(kept.notTrending(args.chain)), guard: [few] },
+    ];
+  };
+  // The trend figures of the walked collection, when the list is filtered by them: from its kept sums, or its rollups.
+  const trendOf = () =>
+    !filtered ? '' : kept ? kept.join('f.collection_id') : ` LEFT JOIN LATERAL ${salesTable(p, trendPeriod(period), now, (column) => `${column} = f.collection_id`)} tv ON true`;
+  const trend = filtered ? `, ${trendingColumns('tv')}` : '';
+  // From kept sums, the trend's figures but `isTrending` are the page's own (figuresFor: their text and score as
+  // every record's; a sum kept through sales that left has more decimals).
+  const fields = (more: string[]) => [...more, ...(filtered ? (kept ? ['isTrending'] : TREND_FIELDS) : [])];
   // The trending collections: the sales of the trend windows summed in one pass over their hours (a figure
   // computed per collection that sold, each from its own rollups and edge-hour orders, took 0.5-1.2 s for the
   // 2,900 of a day at 1,000,000 assets).
   const trendingCount = () =>
-    `(SELECT count(*) FROM ${salesTable(p, trendPeriod(period), now, null)} tv${
+    kept
+      ? kept.count(args.chain)
+      : `(SELECT count(*) FROM ${salesTable(p, trendPeriod(period), now, null)} tv${
       args.chain ? ' CROSS JOIN LATERAL (SELECT f.chain_id FROM collection_figures f WHERE f.collection_id = tv.collection_id OFFSET 0) f' : ''
     }${where([trendingSql('tv')])})`;
   const count = () => (isTrending == null ? collections() : isTrending === 1 ? trendingCount() : `(${collections()} - ${trendingCount()})`);
 
   if (orderBy === StatisticsOrderBy.FLOOR_PRICE) {
     const trend = filtered ? { join: trendOf(), columns: trendingColumns('tv') } : null;
+    const nowP = p.add(now);
+    // Each walk's rows read only when its guard holds (a one-time filter: the other is never read).
+    const [first, ...others] = walks().map(({ from, guard }) => ({
+      guard,
+      walk: floorRanking(p, { now: nowP, from: { sql: from, bounded: isTrending === 1 }, conditions: args.chain ? [args.chain('f.chain_id')] : [], trend }),
+    }));
+    const guarded = (rows: (w: typeof first) => string) =>
+      others.length ? `(${[first, ...others].map((w) => `SELECT t.* FROM ${rows(w)} WHERE ${w.guard.join(' AND ')}`).join(' UNION ALL ')}) t` : rows(first);
     return {
-      ...floorRanking(p, { now: p.add(now), from: { sql: walked(), bounded: isTrending === 1 }, conditions: args.chain ? [args.chain('f.chain_id')] : [], trend }),
+      pageFrom: (filters, position) => guarded((w) => w.walk.pageFrom(filters, position)),
+      countFrom: (position) => guarded((w) => w.walk.countFrom(position)!),
       fields: fields(['floorPrice', 'floorListingId', 'floorAssetId', 'floorTokenAddress', 'floorTokenId']),
       count,
     };
@@ -104,10 +147,14 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
 
   if (orderBy === StatisticsOrderBy.TOTAL_HOLDERS) {
     return {
-      sources: [`(SELECT f.collection_id AS id, f.holders AS "totalHolders"${trend} FROM ${walked()}${trendOf()}${where()}) t`],
+      sources: walks().map(({ from, guard }) => `(SELECT f.collection_id AS id, f.holders AS "totalHolders"${trend} FROM ${from}${trendOf()}${where(guard)}) t`),
       fields: fields(['totalHolders']),
       count,
     };
+  }
+  if (kept && isTrending === 1 && orderBy === StatisticsOrderBy.VOLUME && period !== 'all') {
+    // The period is the trend window: its volume is the trend volume, whose kept sums the trending ones walk.
+    return { sources: kept.byTrendVolume(args.chain), fields: ['volume', 'isTrending'], count };
   }
   if (period === 'all') {
     // Sales at or after now: the rollups of the hours after now's, and the orders of now's hour from now on.
@@ -126,8 +173,10 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
     return {
       sources: [
         `(SELECT ${columns('f.volume - COALESCE(fu.volume, 0)', 'f.sales - COALESCE(fu.sales, 0)')}
-          FROM ${figuresOf(p, ahead, (id) => ` LEFT JOIN ${future} fu ON fu.collection_id = ${id}`)}${trendOf()}${where()}) t`,
-        `(SELECT ${columns('f.volume', 'f.sales')} FROM ${walked()}${trendOf()}${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', ahead)})`])}) t`,
+          FROM ${figuresOf(rollupIds(p, ahead), (id) => ` LEFT JOIN ${future} fu ON fu.collection_id = ${id}`)}${trendOf()}${where()}) t`,
+        ...walks().map(
+          ({ from, guard }) => `(SELECT ${columns('f.volume', 'f.sales')} FROM ${from}${trendOf()}${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', ahead)})`, ...guard])}) t`,
+        ),
       ],
       fields: fields(SALES_FIELDS),
       count,
@@ -139,7 +188,7 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
   const sliding = (trend: boolean) => [
     `(SELECT f.collection_id AS id, COALESCE(v.volume, 0)::text AS volume, COALESCE(v.transactions, 0)::int AS "totalTransactions",
         COALESCE(v.volume, 0) AS volume_sort${trend ? `, ${trendingColumns('v')}` : ''}
-      FROM ${figuresOf(p, hours, (id) => ` LEFT JOIN ${salesTable(p, period, now, null)} v ON v.collection_id = ${id}`)}${where()}) t`,
+      FROM ${figuresOf(rollupIds(p, hours), (id) => ` LEFT JOIN ${salesTable(p, period, now, null)} v ON v.collection_id = ${id}`)}${where()}) t`,
     `(SELECT f.collection_id AS id, '0'::text AS volume, 0 AS "totalTransactions", 0::numeric AS volume_sort${trend ? `, ${NO_TREND_COLUMNS}` : ''}
       FROM collection_figures f${where([`NOT EXISTS (${rollupOf(p, 'f.collection_id', hours)})`])}) t`,
   ];
@@ -149,8 +198,9 @@ export function ranking(p: Params, args: RankingArgs): Ranking {
   if (isTrending !== 1 && (!lowest || (PERIODS[period] ?? 0) >= LOWS_MIN_SECONDS)) {
     const figure = orderBy === StatisticsOrderBy.VOLUME ? 'volume' : 'sales';
     const trending = isTrending === 0 ? 0 : undefined;
+    const conditions = args.chain ? [args.chain('b.chain_id')] : [];
     return {
-      ...salesWalk(p, { period, now, figure, lowest, trending, conditions: args.chain ? [args.chain('b.chain_id')] : [], unbounded: sliding(filtered) }),
+      ...salesWalk(p, { period, now, figure, lowest, trending, trendOf: kept?.join, conditions, unbounded: sliding(filtered) }),
       fields: fields(SALES_FIELDS),
       count,
     };
@@ -176,16 +226,28 @@ function hoursCondition(p: Params, hours: Hours): string {
   return [...from, ...to].join(' AND ') || 'true';
 }
 
+/** The collections with a rollup in `hours` (an index range scan by hour, bounded by the sales in them), a subquery of their `collection_id`. */
+const rollupIds = (p: Params, hours: Hours) => `(SELECT DISTINCT r.collection_id FROM collection_sales_hourly r WHERE ${hoursCondition(p, hours)})`;
+
 /**
- * `collection_figures f` of every collection (hours null), or of those with a rollup in `hours` (an index
- * range scan by hour, bounded by the sales in them), each found by its key: `OFFSET 0` keeps the planner
- * from hashing every collection's row to join them. `joins`: joined on the collection's id column before.
+ * `collection_figures f` of every collection (`ids` null), or of those `ids` (a subquery of their
+ * `collection_id`), each found by its key: `OFFSET 0` keeps the planner from hashing every collection's row
+ * to join them. `joins`: joined on the collection's id column before.
  */
-function figuresOf(p: Params, hours: Hours | null, joins: (id: string) => string = () => ''): string {
-  if (!hours) return `collection_figures f${joins('f.collection_id')}`;
-  return `(SELECT DISTINCT r.collection_id FROM collection_sales_hourly r WHERE ${hoursCondition(p, hours)}) s${joins('s.collection_id')}
+function figuresOf(ids: string | null, joins: (id: string) => string = () => ''): string {
+  if (!ids) return `collection_figures f${joins('f.collection_id')}`;
+  return `${ids} s${joins('s.collection_id')}
     CROSS JOIN LATERAL (SELECT * FROM collection_figures f WHERE f.collection_id = s.collection_id OFFSET 0) f`;
 }
+
+/**
+ * Fewer collections not trending than this, of `collections` (SQL, the kept count), are read whole rather than
+ * walked to: walking the holders' (or any) index to them reads about a page's rows times collections / others,
+ * reading them reads the others, so the two cost alike at the square root of a page's rows (OTHERS_PAGE) times
+ * the collections: 3,162 of 100,000.
+ */
+const OTHERS_PAGE = 100;
+const fewOthers = (p: Params, collections: string) => `(SELECT ceil(sqrt(${p.add(OTHERS_PAGE)}::int * ${collections}))::int)`;
 
 /** A rollup of the collection `collectionId` in `hours` (its primary key). */
 const rollupOf = (p: Params, collectionId: string, hours: Hours) =>

@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { clock } from '../../common/clock';
 import { BadRequestError } from '../../common/errors';
-import { directionOf, fetchPage, Page, SortKey } from '../../common/pagination';
+import { directionOf, Page, SortKey } from '../../common/pagination';
+import { fetchPage } from '../../common/list-page';
 import { Params, prefixedColumns, takeJoined } from '../../common/sql';
 import { Category } from '../catalog/category.entity';
 import { Chain } from '../chain/chain.entity';
@@ -95,7 +96,7 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
   // computed column keeps one row in 200, and would compute every collection's figures to sort them rather
   // than walk an index and stop once the page is full.
   const where = args.isTrending != null ? [args.isTrending === 1 ? 't."isTrending" > 0' : 't."isTrending" < 1'] : [];
-  const { sources, fields, pageFrom, countFrom, count } = ranking(p, {
+  const { sources, fields, pageFrom, countFrom, count, with: common } = ranking(p, {
     period,
     now,
     orderBy: args.orderBy,
@@ -108,6 +109,7 @@ async function computeStatistics(ctx: Context, args: StatisticsArgs): Promise<Pa
     sources,
     pageFrom,
     countFrom,
+    with: common,
     count,
     columns: ['t.id', ...fields.map((field) => `t."${field}"`)].join(', '),
     idExpression: 't.id',

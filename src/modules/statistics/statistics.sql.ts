@@ -3,7 +3,6 @@ import { isNativeSql } from '../currency/currency.entity';
 import { PERIODS, Period } from './statistics.types';
 import { floorJoin } from './statistics.floor';
 
-const TRENDING_FACTOR = 1.5;
 const DAY_SECONDS = 24 * 3600;
 export const HOUR_MS = 3600 * 1000;
 export const floorHour = (t: Date) => new Date(Math.floor(t.getTime() / HOUR_MS) * HOUR_MS);
@@ -67,29 +66,31 @@ export function salesTable(p: Params, period: Period, now: Date, of: OfCollectio
       GROUP BY s.collection_id)`;
 }
 
+/** The hours given, each once, in their first order. */
+export const distinctHours = (hours: Date[]): Date[] => hours.filter((h, i) => hours.findIndex((o) => o.getTime() === h.getTime()) === i);
+
 /**
  * The sales before `end` from the hour of `from` on (null: every hour), as `s(collection_id, at, volume,
  * sales)`: the rollups of the whole hours, and the orders of the hours that hold `end` or one of `edges` (a
  * window's edge) when it is not on the hour, so a window edged by them is summed exactly from these rows.
  */
 function salesRows(p: Params, from: Date | null, end: Date, edges: Date[], of: OfCollection | null): string {
-  const edgeHours = [...edges, end].filter((t) => t.getTime() % HOUR_MS !== 0).map((t) => floorHour(t));
+  // Each hour once: its orders are read by one select (two edges in one hour would count them twice).
+  const edgeHours = distinctHours([...edges, end].filter((t) => t.getTime() % HOUR_MS !== 0).map((t) => floorHour(t)));
   const edgesP = p.add(edgeHours.map((t) => t.toISOString()));
   const rollupFrom = from === null ? '' : `r.hour >= ${p.add(floorHour(from))}::timestamptz AND `;
   const ofRollup = of ? `${of('r.collection_id')} AND ` : '';
   const ofOrder = of ? ` AND ${of('o.collection_id')}` : '';
-  // One range per edge hour, so each is an index range scan on orders (created_at).
-  const edgeRanges = edgeHours.map((hour) => {
-    const hourFrom = new Date(hour);
-    return `(o.created_at >= ${p.add(hourFrom)}::timestamptz AND o.created_at < ${p.add(new Date(hourFrom.getTime() + HOUR_MS))}::timestamptz)`;
-  });
-  const orderEdges = edgeRanges.length
-    ? `UNION ALL
+  // A select per edge hour, each an index range: of every collection, index-only on the counted sales'
+  // (ix_orders_counted_created, migration 1765880000000; one bitmap of the ranges read a heap page per sale).
+  const endP = edgeHours.length ? p.add(end) : '';
+  const orderEdges = edgeHours
+    .map((hour) => `UNION ALL
       SELECT o.collection_id, o.created_at, o.price, 1
       FROM orders o
-      WHERE (${edgeRanges.join(' OR ')})
-        AND ${countedSaleSql('o')} AND o.created_at < ${p.add(end)}::timestamptz${ofOrder}`
-    : '';
+      WHERE o.created_at >= ${p.add(hour)}::timestamptz AND o.created_at < ${p.add(new Date(hour.getTime() + HOUR_MS))}::timestamptz
+        AND ${countedSaleSql('o')} AND o.created_at < ${endP}::timestamptz${ofOrder}`)
+    .join('\n');
   return `(
         SELECT r.collection_id, r.hour AS at, r.volume, r.sales
         FROM collection_sales_hourly r
@@ -127,10 +128,17 @@ export function trendingColumns(v: string): string {
       CASE WHEN ${trend} + ${previous} > 0 THEN (${trend} / (${trend} + ${previous}))::float8 ELSE 0 END AS "trendingScore"`;
 }
 
+/**
+ * The rule of trending, once for every reader: a trend volume `trend` > 0 and at least 1.5 x the previous
+ * window's `previous` (SQL expressions, never null). Written as the kept sums' partial indexes hold it
+ * (migration 1765850000000: `trend_volume > 0 AND trend_volume >= 1.5 * previous_volume`), so the planner
+ * matches a read of the kept columns to them.
+ */
+export const trendingRule = (trend: string, previous: string): string => `(${trend} > 0 AND ${trend} >= 1.5 * ${previous})`;
+
 /** Whether the record of `v`, a row of salesTable (nulls: no sales), is trending: never null. */
 export function trendingSql(v: string): string {
-  const trend = `COALESCE(${v}.trend, 0)`;
-  return `(${trend} > 0 AND ${trend} >= ${TRENDING_FACTOR} * COALESCE(${v}.previous, 0))`;
+  return trendingRule(`COALESCE(${v}.trend, 0)`, `COALESCE(${v}.previous, 0)`);
 }
 
 /** The trend figures of no sales at all. */

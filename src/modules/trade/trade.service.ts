@@ -9,7 +9,8 @@ import { EventLog, withEvents } from '../event/event.log';
 import { LockedAsset, lockAsset } from '../listing/auction';
 import { currentPriceSql, listingStatusSql } from '../listing/listing.sql';
 import { APPROVAL_REVOKED } from '../listing/listing.approval';
-import { completeSales, Sale, selfBuy } from '../order/sale';
+import { completeSales, selfBuy } from '../order/sale';
+import type { Sale } from '../order/sale.types';
 
 /** Why a buy did not happen; the listing stays as it was. */
 export type RefusalReason = 'not_active' | 'english_without_buy_now' | 'own_listing' | 'price_above_max';

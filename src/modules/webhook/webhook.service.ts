@@ -1,7 +1,8 @@
 import { Any, DataSource } from 'typeorm';
 import type { Context } from '../../common/request/context';
 import { NotFoundError, Problems, ValidationError } from '../../common/errors';
-import { fetchPage, Page, PageArgs, SortKey } from '../../common/pagination';
+import { Page, PageArgs, SortKey } from '../../common/pagination';
+import { fetchPage } from '../../common/list-page';
 import { Params, updateReturning } from '../../common/sql';
 import { UUID, uuidOf } from '../../common/validate';
 import { findCollectionByRef } from '../collection/collection.service';

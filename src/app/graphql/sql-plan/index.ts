@@ -3,40 +3,24 @@ import type { Context } from '../../../common/request/context';
 import { Params, UsedParams } from '../../../common/sql';
 import { sqlScope } from '../../../common/read-model';
 import { readStatement } from '../../../db/read-statement';
-import type { ResponseText } from '../../http/chunked-text';
+import { RawJson } from '../../http/chunked-text';
 import { flattenOperation } from '../flatten';
 import { Build, decode, RowOf, STEP_ASIDE } from './parts';
-import { Planner, Root } from './roots';
+import { Planner } from './roots';
 import type { StreamRow } from './page';
 
 /**
- * SQL plans (docs/architecture.md "SQL plans"): a query whose whole selection PostgreSQL can answer exactly
- * as the resolvers would is run as one statement that builds the response as JSON (`json_build_array` per
- * object, `ARRAY(...)` of the rows in their order), so Node parses one value instead of hydrating rows,
- * filling loaders and walking resolvers; Node then gives the values their keys (decode). For a /v1 route
- * (REST text plans, see planOperation) PostgreSQL writes the body's JSON, a list's items one row each.
- *
- * What a plan covers is decided once per document from the read models (common/read-model.ts, listed in
- * modules/read-models.ts), and nothing per noun here: their roots (a list's or a search's first page, one
- * row) by an allow-list of arguments derived from their declarations; their declared fields, relations and
- * nested pages; aliases, `__typename`, fragments (put in place by flatten.ts); no directives. A plan steps
- * aside at run time, before any byte is sent, whenever the resolvers would answer an error or need another
- * statement to decide (a row not found or found twice, an empty page of a row that may not exist, a limit
- * out of range, a later page, a filter read `aside`). `test/differential.test.ts` holds the two answers
- * equal byte for byte over generated documents and /v1 GETs. What each file holds: the table there.
+ * SQL plans (docs/architecture.md "SQL plans", where a table says what each file holds): a query whose whole
+ * selection PostgreSQL can answer exactly as the resolvers would runs as one statement that builds the
+ * response as JSON (json_build_array per object, Node gives the values their keys: decode); for a /v1 route
+ * PostgreSQL writes the body's JSON, a list's items one row each. What a plan covers is decided once per
+ * document from the read models (modules/read-models.ts), nothing per noun here; a plan steps aside at run
+ * time, before any byte is sent, whenever the resolvers would answer an error or need another statement to
+ * decide. `test/differential.test.ts` holds the two answers equal byte for byte.
  */
 export interface SqlPlan {
   /** The operation's `data`, or undefined when the resolvers must answer (nothing was sent). */
   run(context: Context, variables: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-}
-
-/**
- * A REST answer PostgreSQL wrote whole (a REST text plan): the route's body as it is sent. Stored JSON
- * values (metadata, description) come in PostgreSQL's own spelling of jsonb (`{"a": 1}`), the same JSON
- * as the resolvers' `{"a":1}` with other spacing.
- */
-export class RawJson {
-  constructor(readonly text: ResponseText) {}
 }
 
 /** A request's Build. */
@@ -76,16 +60,7 @@ export function planOperation(
     },
   });
   const [only] = roots;
-  // A root's text is its stream of one row (a single row's root); a list's first page streams its items.
-  const rootText = only.text;
-  const stream: Root['stream'] =
-    only.stream ??
-    (rootText &&
-      ((b) => {
-        const sql = rootText(b);
-        // Null: the resolvers answer (see roots.ts oneRoot).
-        return sql ? { sql: `SELECT (${sql})::text AS t`, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
-      }));
+  const stream = only.stream;
   if (options.restText && roots.length === 1 && stream) {
     return planOf((b) => {
       const planned = stream(b);

@@ -3,11 +3,12 @@ import { ReadModel, ReadRelation, relatedModel } from '../../../common/read-mode
 import { belongingArgs, belongsTo, fixedSort, plannedFilters, withJoins } from '../../../common/read-model-sql';
 import { unionOfRanges } from '../../../common/sql';
 import { isPlainFirstPage } from '../../../common/pagination';
+import type { PageRows } from '../../../common/list-query';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
 import { Build, constant, MAX_FIELDS, nextAlias, objectPart, PAGE_ARGUMENTS, Part, readsEveryArgument, Render, rowOf, scopeOf, sharedValue, VALUE, withinRow, wrapped } from './parts';
 import { declaredField, readFieldPart } from './leaves';
-import { PagePlan, PageRows, planPage, Selected } from './page';
+import { PagePlan, planPage, Selected } from './page';
 
 const MODEL_OF = new Map(READ_MODELS.map((model) => [model.type, model]));
 /** The read model of each page nested in a parent (`Parent.field`). */
@@ -210,7 +211,7 @@ export class ObjectPlanner {
       const ranges = typeof belongs === 'string' ? undefined : belongs;
       const table = ranges ? unionOfRanges(`${model.table} ${o}`, o, ranges) : model.table!;
       const where = [...(typeof belongs === 'string' ? [belongs] : []), ...filtered.where];
-      return { table, alias: o, joins: withJoins(model, o, joined), where, sort, args, count };
+      return { from: `${table} ${o}${withJoins(model, o, joined)}`, alias: o, idExpression: `${o}.id`, where, sort, args, count };
     };
     const within =
       (json: PagePlan['render'] | undefined): Render | undefined =>

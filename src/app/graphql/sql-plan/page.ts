@@ -1,5 +1,6 @@
 import type { FieldNode } from 'graphql';
-import { CursorParts, cursorSql, cursorValueSql, directionOf, encodeCursor, orderBySql, SortDirection, SortKey } from '../../../common/pagination';
+import { CursorParts, cursorValueSql, encodeCursor, rowCursorSql } from '../../../common/pagination';
+import { firstPageSql, PageRows } from '../../../common/list-query';
 import { Build, columnKey, CURSOR, literal, nextAlias, objectShape, Part, Render, rowJson, Shape, VALUE } from './parts';
 
 /**
@@ -8,34 +9,7 @@ import { Build, columnKey, CURSOR, literal, nextAlias, objectShape, Part, Render
  */
 
 /** A field of a selection with its response key. */
-export interface Selected {
-  key: string;
-  node: FieldNode;
-}
-
-/** The rows of a first page: FROM `table` `alias` `joins` WHERE `where`, in the order of `sort` (over `alias`); `args` are the list's (see directed). */
-export interface PageRows {
-  table: string;
-  /**
-   * Instead of `table`: disjoint parts of the rows, each a FROM item aliased `alias`, each filtered, ordered and
-   * cut to the page on its own before they are merged (as pagination.ts's ListQuery.sources); its counts read them whole.
-   */
-  sources?: readonly string[];
-  alias: string;
-  /** JOIN clauses of rows read with each row (a listing's asset). */
-  joins?: string;
-  where: string[];
-  sort: SortKey;
-  args: Record<string, unknown>;
-  /**
- * How many rows match, when something cheaper than counting them says it exactly. A function: it may add
- * a parameter, which must be added only when used (a named statement has as many as its text names).
-   */
-  count?: () => string;
-  /** Every matching row is read to be ranked (a search's candidates): the rows forms count them by a window, not a second scan. */
-  countAllRead?: boolean;
-}
-
+export type Selected = { key: string; node: FieldNode };
 
 export interface PagePlan {
   shape: Shape;
@@ -50,24 +24,7 @@ export interface PagePlan {
 }
 
 /** A statement of one row per item and how the value `render` would send is read from its rows. */
-export interface RowsForm {
-  sql: string;
-  read: (rows: StreamRow<unknown>[]) => unknown;
-}
-
-/** The rows with their direction resolved: the one given, else the sort's default (as pagination.ts's fetchPage). */
-const directed = (r: PageRows): PageRows => ({ ...r, args: { ...r.args, direction: directionOf(r.args.direction as SortDirection | null | undefined, r.sort) } });
-
-/**
- * FROM and WHERE of a page's rows. From parts (PageRows.sources), each cut to `cut` (its ORDER BY and LIMIT)
- * when given: the page needs no more of each; its counts read them whole.
- */
-function fromOf(r: PageRows, cut?: string): string {
-  const where = r.where.length ? ` WHERE ${r.where.join(' AND ')}` : '';
-  if (!r.sources) return `${r.table} ${r.alias}${r.joins ?? ''}${where}`;
-  const parts = r.sources.map((source) => `(SELECT ${r.alias}.* FROM ${source}${r.joins ?? ''}${where}${cut ? ` ${cut}` : ''})`);
-  return `(${parts.join(' UNION ALL ')}) ${r.alias}`;
-}
+export type RowsForm = { sql: string; read: (rows: StreamRow<unknown>[]) => unknown };
 
 /** Whether a shape holds a list (an item with lists of its own). */
 export const hasList = (shape: Shape): boolean =>
@@ -93,11 +50,10 @@ export interface StreamRow<T = string | Buffer> {
   i?: string;
 }
 
-
 /**
  * A first page `{ cursor remaining result }` (and `__typename`) of the rows the caller gives for the
- * request's arguments. `remaining` and `cursor` follow from a count of all matching rows in the same
- * statement, as pagination.ts's fetchPage counts them; the cursor is the last row's, when rows remain.
+ * request's arguments, written as fetchPage writes its statement (common/list-query.ts firstPageSql: the rows,
+ * cut to the page in each of their parts, their order and their count); the cursor is the last row's, when rows remain.
  */
 export function planPage(pageType: string, fields: Selected[], itemOf: (node: FieldNode) => Part | undefined, asRows = false): PagePlan | undefined {
   const shapes: [string, Shape][] = [];
@@ -125,33 +81,12 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
   }
   const resultItem = item;
   const counted = sent.includes('remaining') || sent.includes('cursor');
-
-  /**
-   * The count `remaining` and `cursor` follow from: every matching row when `remaining` is asked; for a
-   * `cursor` alone, whether a row follows the page is all it takes, so at most limit + 1 rows are
-   * counted, as the resolvers read one row past the page (pagination.ts countRemaining): counting the
-   * 10,000 orders for F3's cursor was most of its statement's time.
-   */
-  const countOf = (b: Build, r: PageRows, from: string) => {
-    if (r.count) return r.count();
-    if (sent.includes('remaining')) return `(SELECT count(*) FROM ${from})`;
-    return `(SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${(r.args.limit as number) + 1}) ${nextAlias(b)})`;
-  };
-
-  /**
-   * The rows with their direction resolved, their sort, FROM and WHERE of the page's rows (`pageFrom`) and of
-   * its counts (`from`), ORDER BY, LIMIT.
-   */
-  const prepared = (given: PageRows) => {
-    const r = directed(given);
-    const order = orderBySql(r.sort, `${r.alias}.id`, r.args.direction as SortDirection);
-    const limit = r.args.limit as number;
-    return { r, sort: r.sort, from: fromOf(r), pageFrom: fromOf(r, `ORDER BY ${order} LIMIT ${limit}`), order, limit };
-  };
+  /** The page's SQL (common/list-query.ts), counting every matching row when `remaining` is asked. */
+  const prepared = (given: PageRows) => firstPageSql(given, sent.includes('remaining'));
 
   /** The page's values in selection order (`cursor` as [orderBy, direction, value, id] or as its base64url text), with FROM of the count. */
   const values = (b: Build, given: PageRows, json: Render | undefined, cursorText: boolean, constants: boolean) => {
-    const { r, sort, from, pageFrom, order, limit } = prepared(given);
+    const { r, sort, count, pageFrom, order, limit } = prepared(given);
     const n = counted ? nextAlias(b) : '';
     const out: string[] = [];
     for (const { node: child } of fields) {
@@ -168,15 +103,12 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
         // The page's last row: its sort value and id, picked before anything is computed of it (OFFSET
         // computes the select list of every row it skips).
         const last = nextAlias(b);
-        const position = [b.p.add(r.args.orderBy), b.p.add(r.args.direction), cursorValueSql({ ...sort, expression: `${last}.s` }), `${last}.id::text`];
-        const cursor = cursorText
-          ? cursorSql(position.map((v, i) => (i === 2 ? `COALESCE(to_json(${v})::text, 'null')` : `to_json(${v}::text)::text`)))
-          : `json_build_array(${position[0]}::text, ${position[1]}::text, ${position[2]}, ${position[3]})`;
+        const cursor = rowCursorSql(b.p, [r.args.orderBy, r.args.direction], sort, last, cursorText);
         const lastRow = `SELECT ${sort.expression} AS s, ${r.alias}.id FROM ${pageFrom} ORDER BY ${order} OFFSET ${limit - 1} LIMIT 1`;
         out.push(`CASE WHEN ${n}.n > ${limit} THEN (SELECT ${cursor} FROM (${lastRow}) ${last}) END`);
       }
     }
-    const countFrom = counted ? ` FROM (SELECT ${countOf(b, r, from)} AS n) ${n}` : '';
+    const countFrom = counted ? ` FROM (SELECT ${count()} AS n) ${n}` : '';
     return { out, countFrom };
   };
   const keys = fields.map((f) => f.key);
@@ -188,12 +120,12 @@ export function planPage(pageType: string, fields: Selected[], itemOf: (node: Fi
    * parts when rows remain (`value` reads a sort value as sent; an empty first page: nothing matched).
    */
   const itemRows = (b: Build, given: PageRows, json: Render, textual: boolean, value: (s: unknown) => unknown) => {
-    const { r, sort, from, pageFrom, order, limit } = prepared(given);
+    const { r, sort, count, pageFrom, order, limit } = prepared(given);
     const item = json(b, r.alias);
     if (!item) return undefined;
     const columns = [`${item}${textual ? '::text' : ''} AS t`];
     // Uncorrelated, so run once (an InitPlan); the subquery's alias hides the page's own.
-    if (counted) columns.push(r.countAllRead ? 'count(*) OVER () AS n' : `(SELECT ${countOf(b, r, from)}) AS n`);
+    if (counted) columns.push(r.countAllRead ? 'count(*) OVER () AS n' : `(SELECT ${count()}) AS n`);
     if (sent.includes('cursor')) columns.push(`to_json(${cursorValueSql(sort)})${textual ? '::varchar' : ''} AS s`, `${r.alias}.id::${textual ? 'varchar' : 'text'} AS i`);
     const end = (rows: StreamRow<unknown>[]) => {
       const total = rows.length ? Number(rows[0].n) : 0;

@@ -1,27 +1,21 @@
 import type { FieldNode, GraphQLField, OperationDefinitionNode } from 'graphql';
 import { isSearchQuery, nameSearch, RELEVANCE } from '../../../common/name-search';
 import { isPlainFirstPage } from '../../../common/pagination';
+import type { PageRows } from '../../../common/list-query';
 import type { ReadModel } from '../../../common/read-model';
 import { boundsRows, fixedSort, keepsCount, keptCountSql, plannedFilters, PlannedFilters } from '../../../common/read-model-sql';
 import { READ_MODELS } from '../../../modules/read-models';
 import { argumentReader } from '../variables';
 import { Build, nextAlias, PAGE_ARGUMENTS, readsEveryArgument, Render, rowOf, scopeOf, Shape, STEP_ASIDE } from './parts';
 import { ObjectPlanner } from './objects';
-import type { PageRows, RowsForm, StreamRow } from './page';
+import type { RowsForm, StreamRow } from './page';
 
-/**
- * The roots of SQL plans: which root fields a plan answers, and with which arguments; objects.ts plans
- * what they select.
- */
-
-/** A root field: its shape, its SQL for the request's arguments, and how its value is read back. */
+/** A root field of a SQL plan (which a plan answers, with which arguments; objects.ts plans what they select): its shape, its SQL for the request's arguments, and how its value is read back. */
 export interface Root {
   key: string;
   shape: Shape;
   render?: (b: Build) => { sql: string; read?: (value: unknown) => unknown } | undefined;
-  /** Its final JSON as REST writes it (see Part); only for a root whose value needs no reading back. */
-  text?: (b: Build) => string | undefined;
-  /** REST's text as rows (a list's first page, see TextStream); `assemble` answers undefined when the resolvers must. */
+  /** REST's text as rows (a list's first page, see TextStream; a row's, one row); `assemble` answers undefined when the resolvers must. */
   stream?: (b: Build) => { sql: string; assemble: (rows: StreamRow[]) => (string | Buffer)[] | undefined } | undefined;
   /** `render` as one row per item (a list's first page, see PagePlan.rows); `read` may answer STEP_ASIDE. */
   rows?: (b: Build) => RowsForm | undefined;
@@ -111,10 +105,11 @@ export class Planner extends ObjectPlanner {
           read: (value) => (Array.isArray(value) && value.length === 1 ? value[0] : STEP_ASIDE),
         };
       },
-      // Null (the resolver answers) unless exactly one row is found.
-      text: text && ((b) => {
+      // Its REST text as one row, null (the resolver answers) unless exactly one row is found.
+      stream: text && ((b) => {
         const found = rows(b, text);
-        return found && `(SELECT CASE WHEN count(*) = 1 THEN min(x.v::text) END FROM (${found}) x)`;
+        const sql = found && `SELECT (SELECT CASE WHEN count(*) = 1 THEN min(x.v::text) END FROM (${found}) x)::text AS t`;
+        return sql ? { sql, assemble: ([row]) => (row.t === null ? undefined : [row.t]) } : undefined;
       }),
     };
   }
@@ -125,7 +120,7 @@ export class Planner extends ObjectPlanner {
    * its declared filters as its service filters them; a list given one filter alone that it keeps a count
    * of (`counts.byFilter`: a collection's assets), or only filters its `count` keeps, counted by that. A page
    * of a row named by a filter that may not exist (`checkEmpty`) steps aside when empty: the resolvers tell
-   * an empty page from an unknown row (REST's text checks the row's existence in the statement).
+   * an empty page from an unknown row.
    */
   private listRoot(model: ReadModel, field: GraphQLField<unknown, unknown>, node: FieldNode, search: boolean): Omit<Root, 'key'> | undefined {
     // A search's page is read as rows: its count is a window over the candidates the ranking reads (page.ts).
@@ -142,7 +137,7 @@ export class Planner extends ObjectPlanner {
       // A root list reads a filter declared as ranges (ReadFilter.ranges) from their union, or as sources from its parts (rootRows); a search ranks the table's rows.
       const filtered = readsOmits(b, model, args, a) ? plannedFilters(filters, scopeOf(b), a, args, search ? undefined : model.table) : undefined;
       if (!filtered) return undefined;
-      const at: Omit<PageRows, 'sort' | 'args'> = { table: filtered.table ?? model.table!, sources: filtered.sources, alias: a, where: filtered.where };
+      const at: Omit<PageRows, 'sort' | 'args'> = { from: `${filtered.table ?? model.table} ${a}`, sources: filtered.sources, alias: a, idExpression: `${a}.id`, where: filtered.where };
       if (search) {
         const ranked = nameSearch(b.p, a, args.query as string);
         const where = [...filtered.where, ranked.where(`${model.table} ${a}`, filtered.where, boundsRows(filtered.given, args))];
@@ -172,8 +167,6 @@ export class Planner extends ObjectPlanner {
       ),
       rows: form(page.rows, (made, f) => ({ sql: made.sql, read: (sent: StreamRow<unknown>[]) => (f.checkEmpty && !sent.length ? STEP_ASIDE : made.read(sent)) })),
       stream: form(page.stream, (made, f) => ({ sql: made.sql, assemble: (sent: StreamRow[]) => (f.checkEmpty && !sent.length ? undefined : made.assemble(sent)) })),
-      // Null (the resolver answers) when what the page is of does not exist.
-      text: form(page.text, (sql, f) => (f.checkEmpty ? `(CASE WHEN ${f.exists!()} THEN ${sql} END)` : sql)),
     };
   }
 }

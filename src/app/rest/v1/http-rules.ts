@@ -2,6 +2,7 @@ import { NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { MethodNotAllowedError, UnsupportedMediaTypeError } from '../../../common/errors';
 import { gotType, hasBody, mediaType } from '../../http/body-type';
+import { sendMiddlewareError } from '../../http/respond';
 import { sendRestError } from '../errors';
 import { RouteSpec } from './route-spec';
 
@@ -14,7 +15,7 @@ export function acceptedTypes(spec: RouteSpec): string[] {
  * A /v1 write whose body is not of a type it reads is a 415 that names the accepted types; before this a
  * JSON body sent as text/plain was ignored and answered with a 422 about missing fields.
  */
-export function requireBodyType(schema: GraphQLSchema, routes: readonly RouteSpec[]) {
+export function requireBodyType(routes: readonly RouteSpec[]) {
   const patterns = routes
     .filter((r) => r.method === 'post' || r.method === 'put')
     .map((r) => ({ spec: r, pattern: pathPattern(r.path) }));
@@ -25,14 +26,8 @@ export function requireBodyType(schema: GraphQLSchema, routes: readonly RouteSpe
     const types = acceptedTypes(route.spec);
     const given = mediaType(req);
     if (types.includes(given)) return next();
-    sendRestError(
-      res,
-      schema,
-      new UnsupportedMediaTypeError(
-        `${req.method} ${route.spec.path.replace(/:(\w+)/g, '{$1}')} reads a body of type ${types.join(', ')}; ${gotType(given)}`,
-      ),
-      false,
-    );
+    // A refusal before the body is read, answered as /graphql's (http/respond.ts refusalAnswer).
+    sendMiddlewareError(req, res, new UnsupportedMediaTypeError(`${req.method} ${route.spec.path.replace(/:(\w+)/g, '{$1}')} reads a body of type ${types.join(', ')}; ${gotType(given)}`));
   };
 }
 

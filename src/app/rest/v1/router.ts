@@ -26,14 +26,14 @@ import { AppError, BadRequestError } from '../../../common/errors';
 import { InFlight } from '../../../common/in-flight';
 import { QueryGate } from '../../../common/query-gate';
 import { compileOperation, runOperation } from '../../graphql/execute';
-import { RawJson, type SqlPlan } from '../../graphql/sql-plan';
-import { joined } from '../../http/chunked-text';
+import type { SqlPlan } from '../../graphql/sql-plan';
+import { RawJson } from '../../http/chunked-text';
 import { snakeToCamel } from '../../../common/names';
 import { ContextOptions, createContext } from '../../context';
 import { readRouterOf, RequestScope } from '../../../common/request/scope';
 import { keyFromHeaders } from '../../../modules/apikey/api-key.service';
 import { requestErrors, restErrorAnswer, RestRequestError, sendRestError } from '../errors';
-import type { HttpAnswer } from '../../http/respond';
+import { sendAnswer, type HttpAnswer } from '../../http/respond';
 import { RouteSpec, variablePlaces, VariablePlace } from './route-spec';
 import { routes } from './routes';
 import { readRestUpload, RestUpload } from './uploads';
@@ -350,11 +350,10 @@ export function restRouter(
           sendRestError(res, schema, errorOf(route, outcome, variableValues, upload ? upload.fields : req.body), outcome.requestError, route.words.text);
           return;
         }
-        const data = outcome.data;
-        res.setHeader('x-sql-statements', String(scope.sqlStatements));
-        if (readRouter && spec.method !== 'get') res.setHeader('x-min-lsn', await readRouter.consistencyToken());
-        if (spec.location) res.setHeader('location', spec.location(data[route.rootKey] as Record<string, unknown>));
-        res.status(spec.created ? 201 : 200).type('json').send(joined(outcome.body));
+        const headers: string[] = [];
+        if (readRouter && spec.method !== 'get') headers.push('x-min-lsn', await readRouter.consistencyToken());
+        if (spec.location) headers.push('location', spec.location(outcome.data[route.rootKey] as Record<string, unknown>));
+        sendAnswer(res, { status: spec.created ? 201 : 200, headers, body: outcome.body }, scope);
       } catch (err) {
         sendRestError(res, schema, err, false, route.words.text);
       } finally {
