@@ -33,6 +33,11 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  OrdersSalesRollupStatement1765890000000: async () => {
+    // The row trigger of native sales is back; the statement's function is gone.
+    expect(await triggerDefinition('orders_sales_rollup')).toMatch(/FOR EACH ROW .*currency.*collection_sales_hourly_add/);
+    expect(await ds.query(`SELECT proname FROM pg_proc WHERE proname = 'orders_sales_rollup_insert'`)).toEqual([]);
+  },
   OrdersCountedSales1765880000000: async () => {
     expect(await ds.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'ix_orders_counted_created'`)).toEqual([]);
   },

@@ -48,6 +48,7 @@ import { CollectionTrendSums1765850000000 } from './1765850000000-collection-tre
 import { CollectionTrendOthers1765860000000 } from './1765860000000-collection-trend-others';
 import { ListingAssetNames1765870000000 } from './1765870000000-listing-asset-names';
 import { OrdersCountedSales1765880000000 } from './1765880000000-orders-counted-sales';
+import { OrdersSalesRollupStatement1765890000000 } from './1765890000000-orders-sales-rollup-statement';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -101,4 +102,5 @@ export const migrations = [
   CollectionTrendOthers1765860000000,
   ListingAssetNames1765870000000,
   OrdersCountedSales1765880000000,
+  OrdersSalesRollupStatement1765890000000,
 ];
