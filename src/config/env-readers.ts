@@ -4,7 +4,7 @@
  */
 
 /** A non-negative integer. */
-export function intFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
+export function intFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
