@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -875,26 +874,42 @@ async function main(): Promise<void> {
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ settings, date: new Date().toISOString(), rows }, null, 2));
 }
 
-/** An OTLP/HTTP receiver on loopback, as a collector beside the gateway would be: it takes each export and counts it. */
-async function startTraceReceiver(): Promise<{ url: string; exports: () => number; bytes: () => number; close: () => void }> {
-  let exports = 0;
-  let bytes = 0;
-  const server = http.createServer((req, res) => {
-    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    req.on('end', () => {
-      exports += 1;
-      // An empty ExportTraceServiceResponse: everything accepted.
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
+/**
+ * An OTLP/HTTP receiver on loopback, as a collector beside the gateway would be: it takes each export and
+ * counts it. A process of its own: in the bench's process its parsing of the exports took CPU from the load
+ * generator while a traced server was driven, and so counted against traces in req/s.
+ */
+async function startTraceReceiver(): Promise<{ url: string; counts: () => Promise<{ exports: number; bytes: number }>; close: () => void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `let exports = 0, bytes = 0;
+       const s = require('node:http').createServer((req, res) => {
+         if (req.method === 'GET') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ exports, bytes }));
+         req.on('data', (chunk) => (bytes += chunk.length));
+         // An empty ExportTraceServiceResponse: everything accepted.
+         req.on('end', () => { exports += 1; res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
+       });
+       s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(String(d).trim()));
+    child.once('exit', (code) => reject(new Error(`the trace receiver exited (${code})`)));
   });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${port}`, exports: () => exports, bytes: () => bytes, close: () => server.close() };
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    counts: async () => (await (await fetch(url)).json()) as { exports: number; bytes: number },
+    close: () => child.kill('SIGTERM'),
+  };
 }
 
 /**
  * --tracing (PostgreSQL): the workloads (--only) against this build with traces off (no OTEL_* variable)
- * and on (OTLP over HTTP, protobuf, to a receiver in the bench; every request sampled, and one in ten), and with
+ * and on (OTLP over HTTP, protobuf, to a receiver in a process of its own; every request sampled, and one in ten), and with
  * --baseline against that build too, off and on (every request sampled), all running at once and driven
  * in interleaved rounds (the order turning each round), so that a machine whose load changes weighs on
  * each alike. A row: req/s (median of the rounds) and the server's CPU ms per request (its utime + stime
@@ -987,7 +1002,8 @@ async function tracingPasses(env: Record<string, string>): Promise<Row[]> {
         });
       });
     }
-    log(`the receiver took ${receiver.exports()} exports, ${Math.round(receiver.bytes() / 1024)} KB`);
+    const received = await receiver.counts();
+    log(`the receiver took ${received.exports} exports, ${Math.round(received.bytes / 1024)} KB`);
     log(isolated);
     rows.push({ workload: 'tracing alone', door: '(isolated)', reqPerSec: null, p50Ms: null, p99Ms: null, errors: 0, peakRssMb: 0, sqlPerRequest: null, bytesPerResponse: null, note: isolated });
   } finally {
