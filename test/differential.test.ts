@@ -352,12 +352,14 @@ describe('regressions the generated requests found', () => {
   // From its second use the compiled document answered INTERNAL_SERVER_ERROR (graphql-jit was given the
   // raw variables, not the coerced ones).
   test('when a variable with a default is left out of a known document, then every use answers with the default', async () => {
-    const query = `query ($l: Int! = 3) { assets(limit: $l) { remaining } }`;
+    // The assets of this file's big collection: on the run's shared database other files add and delete assets meanwhile.
+    const query = `query ($a: Address!, $l: Int! = 3) { assets(assetContract: $a, limit: $l) { remaining } }`;
+    const variables = { a: market.bigAsset.tokenAddress };
     const answers = [];
-    for (let i = 0; i < 4; i += 1) answers.push(await post(planned, query));
+    for (let i = 0; i < 4; i += 1) answers.push(await post(planned, query, variables));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
-    const expected = await post(resolved, query);
+    const expected = await post(resolved, query, variables);
     expect(answers.map((a) => a.text)).toEqual(Array(4).fill(expected.text));
-    expect(JSON.parse(expected.text).data.assets.remaining).toBeGreaterThan(BIG_COLLECTION);
+    expect(JSON.parse(expected.text).data.assets.remaining).toBe(BIG_COLLECTION - 3);
   });
 });
