@@ -36,6 +36,7 @@ export const DERIVED = [
   'collection_sales_hourly',
   'collection_sales_bounds',
   'collection_sales_lows',
+  'collection_trending_counts',
   'collection_counts',
   'collection_asset_counts',
   'asset_counts',
@@ -292,6 +293,8 @@ async function fillDerived(lanes: QueryRunner[], log: (line: string) => void): P
                     ON r.hour >= w.since + interval '1 hour' - make_interval(secs => w.seconds) AND r.hour < w.since + make_interval(secs => w.seconds)
                   GROUP BY 1, 2) x ON x.collection_id = c.id AND x.period = w.period
        WHERE w.seconds >= 6 * 3600`,
+      // Its triggers counted the trending ones in one statement: one row per period and chain, as folded.
+      'UPDATE collection_trending_counts SET folded = true',
     ),
   ]);
   await timed(

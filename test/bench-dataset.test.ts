@@ -6,6 +6,7 @@ import { DERIVED, loadDataset, Scale, TRIGGERED, WRITTEN_BY_LOADER } from '../be
 import { compactTradeListCounts } from '../src/modules/trade/list-counts';
 import { compactListedAssetCounts } from '../src/modules/listing/listed-counts';
 import { compactAssetCounts } from '../src/modules/asset/asset-counts';
+import { compactTrendingCounts } from '../src/modules/statistics/statistics.trend';
 
 /**
  * The bench's loader (bench/dataset.ts) fills the derived tables (counts, holdings, rollups, the collections'
@@ -87,6 +88,7 @@ async function loaded(q: DataSource, triggers: boolean, at: Date): Promise<Recor
   await compactTradeListCounts(q, 0);
   await compactListedAssetCounts(q, 0);
   await compactAssetCounts(q, 0);
+  await compactTrendingCounts(q, 0);
   return contents(q);
 }
 

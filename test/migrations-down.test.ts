@@ -33,6 +33,10 @@ const statusOf = async (table: 'listings' | 'offers' | 'orders', id: string): Pr
 
 /** What each of the newest migrations' `down` must leave, by name (a migration without an entry is only reverted). */
 const AFTER_DOWN: Record<string, () => Promise<void>> = {
+  CollectionTrendingCounts1765900000000: async () => {
+    expect(await tableExists('collection_trending_counts')).toBe(false);
+    expect(await ds.query(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'collection_sales_lows_trending_%'`)).toEqual([]);
+  },
   OrdersSalesRollupStatement1765890000000: async () => {
     // The row trigger of native sales is back; the statement's function is gone.
     expect(await triggerDefinition('orders_sales_rollup')).toMatch(/FOR EACH ROW .*currency.*collection_sales_hourly_add/);

@@ -226,6 +226,23 @@ onPostgres('on a database of its own', () => {
        WHERE (l.volume_low, l.sales_low) IS DISTINCT FROM (x.volume, x.sales)`,
     );
 
+  /**
+   * The kept counts of trending collections (migration 1765900000000) that differ from a count of the kept sums
+   * that trend, by period and chain; and how many trend in all (so that a test shows it counted some).
+   */
+  const astrayTrendingCounts = async () => {
+    const [row] = await server.ds.query(
+      `SELECT (SELECT count(*)::int FROM collection_sales_lows WHERE trend_volume > 0 AND trend_volume >= 1.5 * previous_volume) AS trending,
+         (SELECT COALESCE(jsonb_agg(d), '[]') FROM (
+           SELECT period, chain_id, k.n::int AS kept, c.n::int AS counted
+           FROM (SELECT period, chain_id, sum(n) AS n FROM collection_trending_counts GROUP BY 1, 2) k
+           FULL JOIN (SELECT period, chain_id, count(*) AS n FROM collection_sales_lows WHERE trend_volume > 0 AND trend_volume >= 1.5 * previous_volume GROUP BY 1, 2) c
+             USING (period, chain_id)
+           WHERE COALESCE(k.n, 0) <> COALESCE(c.n, 0)) d) AS astray`,
+    );
+    return row as { trending: number; astray: unknown[] };
+  };
+
   /** Whether the lows of every period of 6 hours or more hold at `now` (their hours inside the period). */
   const lowsHeld = async (now: Date) => {
     const rows: Array<{ period: Period; since: Date; seconds: number }> = await server.ds.query('SELECT period, since, seconds FROM collection_sales_bound_windows WHERE seconds >= 21600');
@@ -233,17 +250,23 @@ onPostgres('on a database of its own', () => {
   };
 
   test('when the bounds\' hour moves on as the sweeper moves it, then each bound is its collection\'s sales from that hour on, and the lists stay exact', async () => {
+    let trendingSeen = 0;
     expect(await astray(true)).toEqual([]);
     for (const moved of [5 * HOUR, 3 * DAY, 9 * DAY, 33 * DAY]) {
       expect(await advanceSalesBounds(server.ds, later(base, moved))).toBe(true);
       expect({ moved, astray: await astray(true), astrayLows: await astrayLows() }).toEqual({ moved, astray: [], astrayLows: [] });
+      trendingSeen = Math.max(trendingSeen, (await astrayTrendingCounts()).trending);
+      expect({ moved, astrayTrendingCounts: (await astrayTrendingCounts()).astray }).toEqual({ moved, astrayTrendingCounts: [] });
       // Walked lowest first too, an hour after the move.
       expect(await lowsHeld(later(base, moved + 40 * 60 * SECOND))).toBe(true);
       for (const after of [moved, moved + 40 * 60 * SECOND, moved + 30 * HOUR]) await expectExact(server, market, later(base, after), SEED + 1, true);
     }
+    // Some collections trended at some move: the kept counts counted something.
+    expect(trendingSeen).toBeGreaterThan(0);
     // Never back: a move to an earlier hour leaves them; a clock behind them reads without them.
     expect(await advanceSalesBounds(server.ds, base)).toBe(true);
     expect(await astray(true)).toEqual([]);
+    expect((await astrayTrendingCounts()).astray).toEqual([]);
     await expectExact(server, market, later(base, 2 * DAY), SEED + 1, false);
   }, 600_000);
 
@@ -265,9 +288,11 @@ onPostgres('on a database of its own', () => {
     expect(await astray(false)).toEqual([]);
     expect(await astrayLows()).toEqual([]);
     await expectExact(server, market, later(moveTo, HOUR), SEED + 1);
+    expect((await astrayTrendingCounts()).astray).toEqual([]);
     await recountSalesBounds(server.ds, moveTo);
     expect(await astray(true)).toEqual([]);
     expect(await astrayLows()).toEqual([]);
+    expect((await astrayTrendingCounts()).astray).toEqual([]);
     await expectExact(server, market, later(moveTo, HOUR), SEED + 1);
   }, 600_000);
 });

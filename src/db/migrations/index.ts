@@ -49,6 +49,7 @@ import { CollectionTrendOthers1765860000000 } from './1765860000000-collection-t
 import { ListingAssetNames1765870000000 } from './1765870000000-listing-asset-names';
 import { OrdersCountedSales1765880000000 } from './1765880000000-orders-counted-sales';
 import { OrdersSalesRollupStatement1765890000000 } from './1765890000000-orders-sales-rollup-statement';
+import { CollectionTrendingCounts1765900000000 } from './1765900000000-collection-trending-counts';
 
 /** Every migration, in order. Listed explicitly so the build and jest find the same set. */
 export const migrations = [
@@ -103,4 +104,5 @@ export const migrations = [
   ListingAssetNames1765870000000,
   OrdersCountedSales1765880000000,
   OrdersSalesRollupStatement1765890000000,
+  CollectionTrendingCounts1765900000000,
 ];

@@ -7,6 +7,7 @@ import { compactAssetCounts } from '../asset/asset-counts';
 import { failOverdueSettlements } from '../order/settlement';
 import { compactTradeListCounts } from '../trade/list-counts';
 import { advanceSalesBounds, salesBoundsHour } from '../statistics/sales-bounds';
+import { compactTrendingCounts } from '../statistics/statistics.trend';
 import { withEvents } from './event.log';
 
 /** Longest sleep between looks: a listing created meanwhile (by any process) is swept this late at worst. */
@@ -97,10 +98,11 @@ export function startExpirySweeper(ds: DataSource, maxSleepMs = SWEEP_MAX_SLEEP_
   let salesBoundsMoved: number | undefined;
 
   const step = async (): Promise<number> => {
-    // The deltas of the counts of offers, orders, listed assets and assets, folded once they pile up (a market that writes stays at a few hundred rows).
+    // The deltas of the counts of offers, orders, listed assets, assets and trending collections, folded once they pile up (a market that writes stays at a few hundred rows).
     await compactTradeListCounts(ds);
     await compactListedAssetCounts(ds);
     await compactAssetCounts(ds);
+    await compactTrendingCounts(ds);
     const clockNow = new Date();
     const hour = salesBoundsHour(clockNow);
     if (hour !== salesBoundsMoved && (await advanceSalesBounds(ds, clockNow))) salesBoundsMoved = hour;

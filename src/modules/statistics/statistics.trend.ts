@@ -1,3 +1,5 @@
+import type { DataSource } from 'typeorm';
+import { DeltaTable, foldDeltas } from '../../common/delta-counts';
 import { Params } from '../../common/sql';
 import { LOWS_MIN_SECONDS } from './sales-bounds';
 import { countedSaleSql, distinctHours, floorHour, HOUR_MS, trendingRule, windows } from './statistics.sql';
@@ -53,6 +55,14 @@ export interface KeptTrend {
    */
   fewNotTrending: (chain: ((column: string) => string) | null, most: string) => string;
 }
+
+/**
+ * How many collections' kept sums trend, per period and chain (migration 1765900000000): deltas appended by the
+ * statements that change the kept sums, folded into one row per period and chain by the expiry sweeper's loop.
+ */
+const TRENDING_COUNT_DELTAS: DeltaTable = { table: 'collection_trending_counts', groups: ['period', 'chain_id'], marksFolded: true };
+
+export const compactTrendingCounts = (ds: DataSource, past?: number): Promise<void> => foldDeltas(ds, TRENDING_COUNT_DELTAS, past);
 
 const ceilHour = (t: Date) => (t.getTime() % HOUR_MS === 0 ? t : new Date(floorHour(t).getTime() + HOUR_MS));
 
@@ -118,8 +128,9 @@ export function keptTrend(p: Params, period: Period, now: Date): KeptTrend | nul
       ` CROSS JOIN LATERAL (SELECT tl.trend_volume, tl.previous_volume FROM collection_sales_lows tl WHERE tl.collection_id = ${id} AND ${keptRow('tl')} OFFSET 0) tl
         CROSS JOIN LATERAL (SELECT (SELECT tm.m FROM trend_m tm) -> ${id}::text AS e) td
         CROSS JOIN LATERAL (SELECT COALESCE((td.e ->> 0)::numeric, tl.trend_volume) AS trend, COALESCE((td.e ->> 1)::numeric, tl.previous_volume) AS previous) tv`,
+    // The kept count (collection_trending_counts: a few rows per period and chain, whatever the market's size).
     count: (chain) =>
-      `((SELECT count(*) FROM collection_sales_lows l WHERE ${keptRow('l')} AND ${keptTrending('l')}${ofChain(chain, 'l')})
+      `((SELECT COALESCE(sum(k.n), 0)::bigint FROM collection_trending_counts k WHERE k.period = ${periodP}${ofChain(chain, 'k')})
         + (SELECT COALESCE(sum(CASE WHEN ${corrected} THEN 1 ELSE 0 END - CASE WHEN d.kept_trending THEN 1 ELSE 0 END), 0)
            FROM trend_d d${chain ? ` WHERE ${chain('d.chain_id')}` : ''}))`,
     notTrending: (chain) =>
