@@ -22,6 +22,7 @@ const WITHOUT_ENTITY: Record<string, string> = {
   collection_holdings: 'derived: assets per owner per collection, kept by triggers on assets',
   collection_sales_bounds: "derived: upper bounds of each collection's volume and sales per sliding period, raised by triggers on collection_sales_hourly and moved by the expiry sweeper",
   collection_sales_lows: "derived: lower bounds of each collection's volume and sales, and its trend windows' kept sums, per sliding period of 6 hours or more, moved by the expiry sweeper, changed by triggers on collection_sales_hourly",
+  collection_trending_counts: 'derived: how many collections\' kept trend sums trend per period and chain, deltas appended by triggers on collection_sales_lows and folded by the expiry sweeper, read by sums',
   collection_counts: 'derived: the number of collections per chain, category and status, kept by triggers on collections, read by the collections list\'s and the statistics\' counts',
   collection_sales_bound_windows: 'derived: per sliding period, the hour from which collection_sales_bounds count sales',
   collection_traits: 'derived: trait counts kept by set-based writes with asset_traits, read by rarity',
