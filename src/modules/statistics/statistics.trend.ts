@@ -17,8 +17,8 @@ import { PERIODS, Period } from './statistics.types';
  * statement (`trend_d`, a CTE: bounded by the sales of a few hours, not by the market) and added to its kept
  * sums: every collection's trend figures, exact at the millisecond, as salesTable's.
  *
- * - the trending collections are counted as those whose kept sums are trending (a partial index, migration
- *   1765850000000) corrected by the collections of `trend_d`;
+ * - the trending collections are counted as those whose kept sums are trending (kept counts per period and chain,
+ *   migration 1765900000000) corrected by the collections of `trend_d`;
  * - sorted by the trend window's volume (a sliding period's volume), the trending ones are walked in the order
  *   of their kept trend volume (the partial index: the page's rows, not the market's), but those of `trend_d`,
  *   which are merged in with their corrected figures;
