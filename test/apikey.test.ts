@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomAddress, startServer, TestServer } from './setup/server';
 import { saveCollection } from './factories/marketplace';
+import { OWN_WORK_ONLY } from './setup/gateway-process';
 import { runApiKeyCommand } from '../src/tools/apikey';
 import { ApiKeyRole } from '../src/modules/apikey/api-key.entity';
 import { createApiKey } from '../src/modules/apikey/api-key.service';
@@ -206,7 +207,7 @@ describe('npm run apikey and the database it writes to', () => {
   async function startMain(): Promise<void> {
     child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
       // The run's database may be the embedded one, whose single session other test files hold at times.
-      env: { ...process.env, TMPDIR: tmp, DATABASE_URL: process.env.TEST_DATABASE_URL, DB_POOL_WAIT_MS: '30000', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      env: { ...process.env, TMPDIR: tmp, DATABASE_URL: process.env.TEST_DATABASE_URL, DB_POOL_WAIT_MS: '30000', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...OWN_WORK_ONLY },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
-import { exitAfterMs } from './setup/gateway-process';
+import { exitAfterMs, OWN_WORK_ONLY } from './setup/gateway-process';
 
 /**
  * SIGTERM to the real process (src/main.ts, run without a build) under keep-alive load: it stops within
@@ -17,7 +17,7 @@ let output = '';
 async function startMain(graceMs: number, logLevel = 'warn'): Promise<void> {
   output = '';
   child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'setup/ts-register.js'), path.resolve(__dirname, '../src/main.ts')], {
-    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: logLevel, SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off', DB_POOL_WAIT_MS: '30000' },
+    env: { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: logLevel, SHUTDOWN_GRACE_MS: String(graceMs), RATE_LIMIT: 'off', DB_POOL_WAIT_MS: '30000', ...OWN_WORK_ONLY },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ready = new Promise<string>((resolve, reject) => {

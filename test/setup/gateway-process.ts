@@ -13,6 +13,14 @@ export interface GatewayProcess {
   stop(): Promise<number | null>;
 }
 
+/**
+ * The settings of a real service started on the run's database by a test. Test files share one database: a
+ * process of one file must not fetch the tokenURI documents another file queued (with its own targets and
+ * settings: metadata.test's local host, refused as a loopback address by a default worker); a test that wants
+ * the worker says so. Nor deliver another file's webhooks with its own settings (tracing.test.ts turns delivery on).
+ */
+export const OWN_WORK_ONLY = { METADATA_FETCH: 'off', WEBHOOK_DELIVERY: 'off' } as const;
+
 export async function startGatewayProcess(env: Record<string, string | undefined> = {}): Promise<GatewayProcess> {
   let output = '';
   const child = spawn(process.execPath, ['-r', path.resolve(__dirname, 'ts-register.js'), path.resolve(__dirname, '../../src/main.ts')], {
@@ -24,11 +32,7 @@ export async function startGatewayProcess(env: Record<string, string | undefined
       LOG_LEVEL: 'warn',
       RATE_LIMIT: 'off',
       DB_POOL_WAIT_MS: '30000',
-      // Test files share one database: a process of one file must not fetch the tokenURI documents
-      // another file queued (with its own targets and settings); a test that wants the worker says so.
-      METADATA_FETCH: 'off',
-      // Nor deliver another file's webhooks with its own settings (tracing.test.ts turns delivery on).
-      WEBHOOK_DELIVERY: 'off',
+      ...OWN_WORK_ONLY,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
