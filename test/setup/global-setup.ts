@@ -4,7 +4,7 @@ import { createDataSource } from '../../src/db/data-source';
 import { startEmbedded } from '../../src/db/embedded';
 
 /** EIP-155 ids of the test chains: chain-follow, chain-lock, chain-reorg, chain-settlement, chain-range, collection-figures; chain-metadata (31345). */
-export const TEST_CHAIN_IDS = ['31337', '31338', '31339', '31340', '31341', '31342', '31343', '31345', '31346', '31347', '31348', '31349', '31350', '31351', '31352', '31353', '31354'];
+export const TEST_CHAIN_IDS = ['31337', '31338', '31339', '31340', '31341', '31342', '31343', '31345', '31346', '31347', '31348', '31349', '31350', '31351', '31352', '31353', '31354', '31355'];
 
 /**
  * A fresh database with the migrations run: on the server of DATABASE_URL (named after `prefix`), or one

@@ -6,7 +6,7 @@ import { logger } from '../../common/logger';
 import { traceTask } from '../../common/tracing';
 import { chainFollowing, chainHeadBlock, chainLagBlocks, chainReorgs, chainStepErrors, chainTransfersApplied } from '../../common/metrics';
 import { applyChainStep, rollBackChain, TrackedCollection } from './chain.transfers';
-import { afterRange, planRange, RangePlan, RangeRead, readRange, stepsOfRange } from './chain.ranges';
+import { afterRange, planRange, RangePlan, RangeRead, readRange, ReorgDuringRead, stepsOfRange } from './chain.ranges';
 import { readPendingTokenUris, TOKEN_URI_BATCH } from './chain.token-uris';
 import { expandMetadataUpdateRange } from './chain.metadata-updates';
 import { readDueRoyalties } from './chain.royalties';
@@ -113,7 +113,7 @@ export class ChainFollower {
       } catch (err) {
         this.catchingUp = false;
         // A block read between the head and now is gone: a reorg under way, which the next step finds.
-        if (err instanceof viem().BlockNotFoundError) {
+        if (err instanceof viem().BlockNotFoundError || err instanceof ReorgDuringRead) {
           await this.sleep(this.options.pollMs);
           continue;
         }
@@ -235,6 +235,8 @@ export class ChainFollower {
       return false;
     }
     this.rangeSize.answered(to - from + 1n, read.logs);
+    // The range does not continue the blocks applied before it: a reorg since this step's forkBelow, which the next one finds.
+    if (!(await this.chainContinues(from, read.fromParentHash))) return false;
     this.readAhead(afterRange(collections, plan), confirmed);
     let steps = stepsOfRange(chainId, plan, read, this.stepTransfers);
     // With an operator set, the range's approval logs too (chain.approvals.ts), each applied with the step of its block.
@@ -264,6 +266,12 @@ export class ChainFollower {
     // Dropped unread, its failure is nobody's.
     read.catch(() => undefined);
     this.ahead = { key: plan.key, read };
+  }
+
+  /** Whether the block below `from`, when its hash is kept, is the parent the range was read with. */
+  private async chainContinues(from: bigint, parentHash: string): Promise<boolean> {
+    const [below]: { hash: string }[] = await this.ds.query('SELECT hash FROM chain_blocks WHERE chain_id = $1 AND number = $2', [this.chain.chainId, (from - 1n).toString()]);
+    return !below || below.hash === parentHash;
   }
 
   /**

@@ -26,6 +26,11 @@ export interface RangeRead {
   transfers: ChainTransfer[];
   blockHashes: Map<bigint, string>;
   toHash: string;
+  /**
+   * The parent hash of the range's first block, on the chain the range was read from: the follower applies the
+   * range only when it is the hash it kept for that block (chainContinues), else a reorg came between its steps.
+   */
+  fromParentHash: string;
   /** ERC-4906 updates of the range's collections, in chain order (chain.metadata-updates.ts). */
   metadataUpdates: MetadataUpdate[];
   /** ERC-173 OwnershipTransferred logs of the range's collections, in chain order (chain.ownership.ts). */
@@ -53,13 +58,31 @@ export function afterRange(collections: TrackedCollection[], plan: RangePlan): T
   return collections.map((c) => (read.has(c.id) && c.syncedBlock < plan.to ? { ...c, syncedBlock: plan.to } : c));
 }
 
-/** One eth_getLogs of the plan's range and collections (and the hash of its last block); the Transfer topics decoded by hand. */
+/** A reorg happened while a range was read: its logs and its hashes may come from two chains. The next step finds the fork. */
+export class ReorgDuringRead extends Error {
+  constructor(readonly to: bigint) {
+    super(`block ${to} changed while its range was read (a reorg under way)`);
+  }
+}
+
+/**
+ * One eth_getLogs of the plan's range and collections, with the hash of its last block and the parent hash of
+ * its first; the Transfer topics decoded by hand. The last block is read before and after the logs (and the
+ * first block between): the same hash twice says the logs and both hashes are of one chain. A reorg between
+ * the two reads throws ReorgDuringRead, so a range is never applied half from the branch a reorg orphaned
+ * with the new branch's hash kept for its last block (which would hide the reorg from the next step).
+ */
 export async function readRange(client: PublicClient, plan: RangePlan): Promise<RangeRead> {
   const { from, to, reading } = plan;
-  const logs = await client.request({
-    method: 'eth_getLogs',
-    params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [[TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC, OWNERSHIP_TRANSFERRED_TOPIC]], fromBlock: toHex(from), toBlock: toHex(to) }],
-  });
+  const last = await client.getBlock({ blockNumber: to });
+  const [logs, first] = await Promise.all([
+    client.request({
+      method: 'eth_getLogs',
+      params: [{ address: reading.map((c) => c.contractAddress as `0x${string}`), topics: [[TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC, OWNERSHIP_TRANSFERRED_TOPIC]], fromBlock: toHex(from), toBlock: toHex(to) }],
+    }),
+    from === to ? last : client.getBlock({ blockNumber: from }),
+  ]);
+  if ((await client.getBlock({ blockNumber: to })).hash !== last.hash) throw new ReorgDuringRead(to);
   const synced = new Map(reading.map((c) => [c.contractAddress, c.syncedBlock]));
   const transfers: ChainTransfer[] = [];
   const blockHashes = new Map<bigint, string>();
@@ -96,8 +119,7 @@ export async function readRange(client: PublicClient, plan: RangePlan): Promise<
   }
   transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   ownershipLogs.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
-  const toHash = (await client.getBlock({ blockNumber: to })).hash;
-  return { transfers, blockHashes, toHash, metadataUpdates, ownershipLogs, logs: logs.length };
+  return { transfers, blockHashes, toHash: last.hash!, fromParentHash: first.parentHash, metadataUpdates, ownershipLogs, logs: logs.length };
 }
 
 /**
