@@ -1,8 +1,7 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { ChainSettings } from '../src/config';
 import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { startServer, TestServer } from './setup/server';
+import { startRpcProxy } from './setup/rpc-proxy';
 
 /**
  * Issue #30: the ranges a follower reads and the transactions it applies them in. Through a proxy that
@@ -35,31 +34,15 @@ interface LogLimitProxy {
 /** A JSON-RPC proxy in front of the node that answers an eth_getLogs of more than `limit` logs with the error providers give. */
 async function startLogLimitProxy(target: string, limit: number): Promise<LogLimitProxy> {
   const reads: LogRead[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-        let answer = await upstream.text();
-        const call = JSON.parse(body) as { id: number; method?: string; params?: [{ fromBlock: string; toBlock: string }] };
-        if (call.method === 'eth_getLogs') {
-          const logs = (JSON.parse(answer) as { result?: unknown[] }).result ?? [];
-          const read = { from: Number(call.params![0].fromBlock), to: Number(call.params![0].toBlock), answered: logs.length <= limit };
-          reads.push(read);
-          if (!read.answered) answer = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `query returned more than ${limit} results` } });
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-      })().catch(() => res.writeHead(502).end());
-    });
+  const proxy = await startRpcProxy(target, ({ call }, answer) => {
+    if (Array.isArray(call) || call.method !== 'eth_getLogs') return answer;
+    const logs = (JSON.parse(answer) as { result?: unknown[] }).result ?? [];
+    const range = call.params![0] as { fromBlock: string; toBlock: string };
+    const read = { from: Number(range.fromBlock), to: Number(range.toBlock), answered: logs.length <= limit };
+    reads.push(read);
+    return read.answered ? answer : JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `query returned more than ${limit} results` } });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reads,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { ...proxy, reads };
 }
 
 beforeAll(async () => {

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { ChainSettings } from '../src/config';
 import { startChainNode, ChainNode, until } from './setup/chain-node';
 import { startServer, TestServer } from './setup/server';
+import { startRpcProxy } from './setup/rpc-proxy';
 
 /**
  * A reorg that lands while the follower is in the middle of a step, made deterministic by a JSON-RPC proxy
@@ -37,31 +36,19 @@ interface HoldingProxy {
 async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   let head = -1;
   let hold: { matches: (call: RpcCall, head: number) => boolean; seen: () => void; released: Promise<void> } | undefined;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-        const answer = await upstream.text();
-        const call = JSON.parse(body) as RpcCall | RpcCall[];
-        if (!Array.isArray(call)) {
-          if (call.method === 'eth_blockNumber') head = Number((JSON.parse(answer) as { result: string }).result);
-          const held = hold;
-          if (held && held.matches(call, head)) {
-            hold = undefined;
-            held.seen();
-            await held.released;
-          }
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-      })().catch(() => res.writeHead(502).end());
-    });
+  const proxy = await startRpcProxy(target, async ({ call }, answer) => {
+    if (Array.isArray(call)) return answer;
+    if (call.method === 'eth_blockNumber') head = Number((JSON.parse(answer) as { result: string }).result);
+    const held = hold;
+    if (held && held.matches(call, head)) {
+      hold = undefined;
+      held.seen();
+      await held.released;
+    }
+    return answer;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ...proxy,
     holdNext(matches) {
       let seen!: () => void;
       let release!: () => void;
@@ -70,7 +57,6 @@ async function startHoldingProxy(target: string): Promise<HoldingProxy> {
       hold = { matches, seen, released };
       return { seen: seenP, release };
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 

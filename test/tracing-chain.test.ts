@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import http, { IncomingHttpHeaders } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ChainNode, startChainNode } from './setup/chain-node';
 import { GatewayProcess, startGatewayProcess } from './setup/gateway-process';
 import { startCollector, until } from './setup/otlp-collector';
 import { startServer, TestServer } from './setup/server';
+import { startRpcProxy } from './setup/rpc-proxy';
 
 /**
  * Issue #39 item 3, the chain's node: a request that reads the chain (registering a collection on a
@@ -18,33 +17,24 @@ const CHAIN_ID = '31353';
 const CLIENT = 3;
 
 /** A JSON-RPC proxy in front of the node: each call's methods and headers, then the node's answer. */
-async function startRpcProxy(target: string) {
+async function startRecordingProxy(target: string) {
   const received: { methods: string[]; headers: IncomingHttpHeaders }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const parsed = JSON.parse(body) as { method: string } | { method: string }[];
-      received.push({ methods: (Array.isArray(parsed) ? parsed : [parsed]).map((c) => c.method), headers: req.headers });
-      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-    });
+  const proxy = await startRpcProxy(target, ({ call, headers }, answer) => {
+    received.push({ methods: (Array.isArray(call) ? call : [call]).map((c) => c.method!), headers });
+    return answer;
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { ...proxy, received };
 }
 
 let node: ChainNode;
-let proxy: Awaited<ReturnType<typeof startRpcProxy>>;
+let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
 let collector: Awaited<ReturnType<typeof startCollector>>;
 let local: TestServer;
 let gateway: GatewayProcess;
 
 beforeAll(async () => {
   node = await startChainNode(Number(CHAIN_ID));
-  [proxy, collector, local] = await Promise.all([startRpcProxy(node.url), startCollector(), startServer()]);
+  [proxy, collector, local] = await Promise.all([startRecordingProxy(node.url), startCollector(), startServer()]);
   gateway = await startGatewayProcess({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
