@@ -92,6 +92,34 @@ describe('a limit out of range', () => {
   });
 });
 
+describe('the same operation with other limits', () => {
+  // An operation's estimate is kept per values of the variables that give it (graphql/limits.ts): a value
+  // seen before must not answer for another one, through a fragment, a nested list or a REST route.
+  test('when one document is sent again and again with limits in and out of range, then each request is judged by its own values', async () => {
+    const query = `query ($n: Int!, $m: Int) { collections(limit: $n) { result { ...Assets } } } fragment Assets on Collection { assets(limit: $m) { result { id } } }`;
+    const verdicts: [number, string | undefined][] = [];
+    for (const [n, m] of [[2, 3], [2, 101], [2, 3], [0, 3], [2, undefined], [2, null], [2, 101]] as const) {
+      const res = await server.gql(query, m === undefined ? { n } : { n, m });
+      verdicts.push([res.status, res.body.errors?.[0].message]);
+    }
+    expect(verdicts).toEqual([
+      [200, undefined],
+      [400, 'm must be an integer from 1 to 100, got 101'],
+      [200, undefined],
+      [400, 'n must be an integer from 1 to 100, got 0'],
+      [200, undefined],
+      [400, 'limit: must not be null (variable $m is null); leave the variable out for the default, or give a value'],
+      [400, 'm must be an integer from 1 to 100, got 101'],
+    ]);
+  });
+
+  test('when a REST list is read with a nested limit in range, out of range, then in range again, then only the one out of range is refused', async () => {
+    const statuses = [];
+    for (const limit of [5, 500, 5, 500]) statuses.push((await server.rest('GET', `/v1/collections?limit=2&include_assets=true&assets_limit=${limit}`)).status);
+    expect(statuses).toEqual([200, 400, 200, 400]);
+  });
+});
+
 describe('a persisted query whose hash is not its text', () => {
   test('when the hash does not match the query, then it is a 400 BAD_REQUEST saying so, not INTERNAL', async () => {
     const query = '{ chains { id } }';

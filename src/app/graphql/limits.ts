@@ -247,24 +247,28 @@ function rootOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Grap
 }
 
 /**
- * Whether a variable gives some `limit`, `first`, `page`, `after` or list of ids, or an argument of a field
- * that counts its items (`itemsOf`), so that the estimate depends on the variables.
+ * The variables an operation's estimate depends on: those that give some `limit`, `first`, `page`, `after`,
+ * list of ids (or another argument with `listedItems`), or an argument of a field that counts its items
+ * (`itemsOf`). None: the estimate is the same for every request of the operation.
  */
-function limitsFromVariables(schema: GraphQLSchema, document: DocumentNode): boolean {
-  let found = false;
+function estimateVariables(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): string[] {
+  const names = new Set<string>();
   const types = new TypeInfo(schema);
-  visit(
-    document,
-    visitWithTypeInfo(types, {
-      Argument(node) {
-        if (node.value.kind !== Kind.VARIABLE) return;
-        const name = node.name.value;
-        const field = types.getFieldDef();
-        if (RELAY_NAMES.some((pair) => (pair as readonly string[]).includes(name)) || name === 'ids' || (field && itemsOfField(field))) found = true;
-      },
-    }),
-  );
-  return found;
+  const fragments = fragmentsOf(document);
+  const visitor = visitWithTypeInfo(types, {
+    Argument(node) {
+      if (node.value.kind !== Kind.VARIABLE) return;
+      const name = node.name.value;
+      const field = types.getFieldDef();
+      const arg = types.getArgument();
+      if (RELAY_NAMES.some((pair) => (pair as readonly string[]).includes(name)) || name === 'ids' || (arg && listedItemsOf(arg) !== undefined) || (field && itemsOfField(field))) {
+        names.add(node.value.name.value);
+      }
+    },
+  });
+  visit(operation, visitor);
+  for (const fragment of fragments.values()) visit(fragment, visitor);
+  return [...names].sort();
 }
 
 /** What an operation may return with given variables, and the limits among them that are out of range. */
@@ -273,10 +277,20 @@ export interface Estimate {
   outOfRange: LimitProblem[];
 }
 
-/** An operation whose estimate some variable gives: measured on every request. */
-const VARIES = null;
-/** Per schema and operation: its estimate when no variable can change it, measured once, else VARIES. */
-const fixedEstimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, Estimate | typeof VARIES>>();
+/**
+ * An operation whose estimate some variables give (`names`): its estimates by their values, measured once
+ * each (a REST route's operation, or a client's query, is sent with the same few limits again and again).
+ */
+interface Varying {
+  names: readonly string[];
+  byValues: Map<string, Estimate>;
+}
+/** Estimates kept per varying operation (then the oldest half is dropped): enough for the limits clients send. */
+const KEPT_ESTIMATES = 64;
+/** A key of values longer than this (a long list of ids) is measured, not kept. */
+const MAX_KEY_LENGTH = 256;
+/** Per schema and operation: its estimate when no variable can change it, measured once, else the varying one's. */
+const estimates = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, Estimate | Varying>>();
 
 function measureOperation(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined) {
   const outOfRange: LimitProblem[] = [];
@@ -284,17 +298,44 @@ function measureOperation(schema: GraphQLSchema, document: DocumentNode, operati
   return { depth, items: cost, outOfRange };
 }
 
+/** The values of the variables an estimate depends on, as a key (undefined and null told apart). */
+function keyOf(names: readonly string[], variables: Record<string, unknown>): string {
+  let key = '';
+  for (const name of names) {
+    const value = variables[name];
+    key += value === undefined ? 'u,' : `${JSON.stringify(value)},`;
+  }
+  return key;
+}
+
 /**
  * The items an operation may return with these variables (see measure): what decides whether it is large;
  * and its limits that are out of range, for which the whole operation is refused before it runs.
  */
 export function estimate(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): Estimate {
-  let fixed = fixedEstimates.get(schema);
-  if (!fixed) fixedEstimates.set(schema, (fixed = new WeakMap()));
-  const known = fixed.get(operation);
-  if (known) return known;
+  let kept = estimates.get(schema);
+  if (!kept) estimates.set(schema, (kept = new WeakMap()));
+  let known = kept.get(operation);
+  if (!known) {
+    const names = estimateVariables(schema, document, operation);
+    if (!names.length) {
+      const { items, outOfRange } = measureOperation(schema, document, operation, variables);
+      kept.set(operation, { items, outOfRange });
+      return { items, outOfRange };
+    }
+    kept.set(operation, (known = { names, byValues: new Map() }));
+  }
+  if (!('names' in known)) return known;
+  const key = keyOf(known.names, variables);
+  const seen = known.byValues.get(key);
+  if (seen) return seen;
   const { items, outOfRange } = measureOperation(schema, document, operation, variables);
-  if (known === undefined) fixed.set(operation, limitsFromVariables(schema, document) ? VARIES : { items, outOfRange });
+  if (key.length <= MAX_KEY_LENGTH) {
+    if (known.byValues.size >= KEPT_ESTIMATES) {
+      for (const old of [...known.byValues.keys()].slice(0, KEPT_ESTIMATES / 2)) known.byValues.delete(old);
+    }
+    known.byValues.set(key, { items, outOfRange });
+  }
   return { items, outOfRange };
 }
 
